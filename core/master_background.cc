@@ -1,0 +1,184 @@
+// Master: the background steps (put timeouts, DRAM and SSD eviction).
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/eviction_planner.h"
+#include "core/master.h"
+
+namespace mooncake_tier {
+namespace {
+
+// Bytes to free so that `usage` drops to (high - ratio) of capacity; 0 while
+// below the high watermark and nothing extra is wanted.
+uint64_t BytesOverTarget(TierUsage usage, double high, double ratio,
+                         uint64_t extra) {
+  if (usage.capacity == 0) return 0;
+  const double cap = static_cast<double>(usage.capacity);
+  if (extra == 0 && static_cast<double>(usage.used) < high * cap) return 0;
+  const auto target = static_cast<uint64_t>(std::floor((high - ratio) * cap));
+  const uint64_t want = usage.used + extra;
+  return want > target ? want - target : 0;
+}
+
+}  // namespace
+
+void Master::Tick() {
+  ExpireNodes();
+  ReapStalledPuts();
+  ReapOffloadTasks();
+  EvictMemory();
+  EvictSsd();
+}
+
+size_t Master::ReapStalledPuts() {
+  const TimePoint now = clock_->Now();
+  size_t reaped = 0;
+  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
+    Shard& shard = objects_.shard(s);
+    absl::MutexLock lock(&shard.mu);
+    for (auto p = shard.pending_puts.begin(); p != shard.pending_puts.end();) {
+      auto pending = p++;
+      if (now - pending->second < config_.put_timeout) continue;
+      auto it = shard.objects.find(pending->first);
+      shard.pending_puts.erase(pending);
+      if (it == shard.objects.end()) continue;
+      ObjectMeta& meta = it->second;
+      Replica* staged = meta.FindTier(Tier::kMemory, ReplicaState::kProcessing);
+      if (staged == nullptr) continue;
+      const Replica replica = *staged;
+      meta.Erase(replica.desc.id);
+      ReleaseReplicaLocked(shard, it->first, replica, /*node_alive=*/true);
+      meta.put_owner.clear();
+      EraseIfEmptyLocked(shard, it);
+      ++reaped;
+    }
+  }
+  counters_.put_timed_out.fetch_add(reaped, std::memory_order_relaxed);
+  return reaped;
+}
+
+bool Master::MemoryEvictable(const ObjectMeta& meta, TimePoint now) const {
+  return !meta.hard_pin && meta.HasComplete(Tier::kMemory) &&
+         !meta.HasProcessing() && !meta.AnyPinned() && !meta.Leased(now);
+}
+
+uint64_t Master::EvictMemory(uint64_t need_free) {
+  TierUsage usage = nodes_.MemoryUsage();
+  // DRAM that queued offloads will free anyway does not count as used.
+  const uint64_t pending = pending_offload_drop_bytes_.load();
+  usage.used -= std::min(usage.used, pending);
+  const uint64_t need =
+      BytesOverTarget(usage, config_.eviction_high_watermark,
+                      config_.eviction_ratio, need_free);
+  if (need == 0) return 0;
+
+  const TimePoint now = clock_->Now();
+  EvictionPlanner planner;
+  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
+    Shard& shard = objects_.shard(s);
+    absl::MutexLock lock(&shard.mu);
+    for (const auto& [key, meta] : shard.objects) {
+      if (MemoryEvictable(meta, now)) planner.Add(meta.last_access, meta.size);
+    }
+  }
+  const TimePoint cutoff = planner.Cutoff(need);
+
+  uint64_t freed = 0;
+  for (uint32_t s = 0; s < objects_.shard_count() && freed < need; ++s) {
+    Shard& shard = objects_.shard(s);
+    absl::MutexLock lock(&shard.mu);
+    for (auto it = shard.objects.begin();
+         it != shard.objects.end() && freed < need;) {
+      auto current = it++;
+      const ObjectMeta& meta = current->second;
+      if (meta.last_access > cutoff || !MemoryEvictable(meta, now)) continue;
+      freed += EvictMemoryLocked(shard, current);
+    }
+  }
+  return freed;
+}
+
+uint64_t Master::EvictMemoryLocked(Shard& shard, ObjectMap::iterator it) {
+  ObjectMeta& meta = it->second;
+  Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
+  if (memory == nullptr) return 0;
+  const uint64_t size = meta.size;
+  if (config_.offload_mode == OffloadMode::kOnEvict &&
+      !meta.HasComplete(Tier::kLocalDisk) && NodeHasSsd(memory->desc.node)) {
+    // Write to SSD first; the DRAM copy goes when the node reports success.
+    return QueueOffloadLocked(shard, it->first, meta, *memory,
+                              /*drop_source=*/true)
+               ? size
+               : 0;
+  }
+  const Replica dropped = *memory;
+  meta.Erase(dropped.desc.id);
+  ReleaseReplicaLocked(shard, it->first, dropped, /*node_alive=*/true);
+  counters_.evicted_memory_objects.fetch_add(1, std::memory_order_relaxed);
+  counters_.evicted_memory_bytes.fetch_add(size, std::memory_order_relaxed);
+  if (meta.replicas.empty()) {
+    counters_.objects_evicted.fetch_add(1, std::memory_order_relaxed);
+  }
+  EraseIfEmptyLocked(shard, it);
+  return size;
+}
+
+uint64_t Master::EvictSsd() {
+  uint64_t dropped = 0;
+  for (const NodeView& node : nodes_.List()) {
+    if (node.state == NodeState::kDead) continue;
+    dropped += EvictSsdOf(node.id, nodes_.SsdUsageOf(node.id));
+  }
+  return dropped;
+}
+
+uint64_t Master::EvictSsdOf(NodeId node, TierUsage usage) {
+  const uint64_t need = BytesOverTarget(usage, config_.ssd_high_watermark,
+                                        config_.ssd_eviction_ratio, 0);
+  if (need == 0) return 0;
+  const TimePoint now = clock_->Now();
+  const auto evictable = [&](ObjectMeta& meta) -> Replica* {
+    Replica* disk = meta.FindDisk(node);
+    if (disk == nullptr || disk->refcnt > 0 || meta.Leased(now)) return nullptr;
+    return disk;
+  };
+
+  EvictionPlanner planner;
+  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
+    Shard& shard = objects_.shard(s);
+    absl::MutexLock lock(&shard.mu);
+    for (auto& [key, meta] : shard.objects) {
+      if (evictable(meta) != nullptr) planner.Add(meta.last_access, meta.size);
+    }
+  }
+  const TimePoint cutoff = planner.Cutoff(need);
+
+  uint64_t dropped = 0;
+  for (uint32_t s = 0; s < objects_.shard_count() && dropped < need; ++s) {
+    Shard& shard = objects_.shard(s);
+    absl::MutexLock lock(&shard.mu);
+    for (auto it = shard.objects.begin();
+         it != shard.objects.end() && dropped < need;) {
+      auto current = it++;
+      ObjectMeta& meta = current->second;
+      if (meta.last_access > cutoff) continue;
+      Replica* disk = evictable(meta);
+      if (disk == nullptr) continue;
+      const Replica replica = *disk;
+      meta.Erase(replica.desc.id);
+      ReleaseReplicaLocked(shard, current->first, replica, /*node_alive=*/true);
+      dropped += replica.desc.size;
+      counters_.evicted_disk_objects.fetch_add(1, std::memory_order_relaxed);
+      counters_.evicted_disk_bytes.fetch_add(replica.desc.size,
+                                             std::memory_order_relaxed);
+      if (meta.replicas.empty()) {
+        counters_.objects_evicted.fetch_add(1, std::memory_order_relaxed);
+      }
+      EraseIfEmptyLocked(shard, current);
+    }
+  }
+  return dropped;
+}
+
+}  // namespace mooncake_tier

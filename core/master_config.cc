@@ -1,0 +1,35 @@
+#include "core/master_config.h"
+
+namespace mooncake_tier {
+namespace {
+
+bool InUnitRange(double v) { return v > 0.0 && v <= 1.0; }
+
+}  // namespace
+
+std::string MasterConfig::Validate() const {
+  if (shard_count == 0 || (shard_count & (shard_count - 1)) != 0) {
+    return "shard_count must be a power of two";
+  }
+  if (!InUnitRange(eviction_high_watermark) || !InUnitRange(eviction_ratio) ||
+      eviction_ratio >= eviction_high_watermark) {
+    return "need 0 < eviction_ratio < eviction_high_watermark <= 1";
+  }
+  if (!InUnitRange(ssd_high_watermark) || !InUnitRange(ssd_eviction_ratio) ||
+      ssd_eviction_ratio >= ssd_high_watermark) {
+    return "need 0 < ssd_eviction_ratio < ssd_high_watermark <= 1";
+  }
+  if (lease_ttl.count() <= 0 || put_timeout.count() <= 0 ||
+      offload_task_timeout.count() <= 0 || node_ttl.count() <= 0) {
+    return "timeouts must be positive";
+  }
+  if (offload_max_per_heartbeat == 0 || offload_queue_limit == 0) {
+    return "offload limits must be positive";
+  }
+  if (dram_alignment == 0 || (dram_alignment & (dram_alignment - 1)) != 0) {
+    return "dram_alignment must be a power of two";
+  }
+  return "";
+}
+
+}  // namespace mooncake_tier

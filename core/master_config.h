@@ -1,0 +1,58 @@
+#pragma once
+
+// Options of the metadata engine (Master). Defaults are the production
+// defaults of ARCHITECTURE.md; the daemon exposes each as a flag.
+
+#include <chrono>
+#include <cstdint>
+
+#include "core/clock.h"
+#include "core/types.h"
+
+namespace mooncake_tier {
+
+struct MasterConfig {
+  // Object-table stripes. REQUIRES: a power of two. Default: 1024.
+  uint32_t shard_count = 1024;
+
+  // How long a GetReplicaList protects the object from eviction and
+  // non-forced removal. Default: 10 s.
+  Duration lease_ttl = std::chrono::seconds(10);
+  // A put still processing after this long is revoked and its space freed.
+  // Default: 30 s.
+  Duration put_timeout = std::chrono::seconds(30);
+
+  // DRAM eviction starts when used/capacity >= high watermark and frees
+  // until used/capacity <= high watermark - eviction ratio.
+  // Default: 0.90 and 0.05. REQUIRES: 0 < ratio < high <= 1.
+  double eviction_high_watermark = 0.90;
+  double eviction_ratio = 0.05;
+  // The same for each node's SSD tier. Default: 0.90 and 0.05.
+  double ssd_high_watermark = 0.90;
+  double ssd_eviction_ratio = 0.05;
+
+  // What happens to an object's DRAM copy on eviction. Default: kOff.
+  OffloadMode offload_mode = OffloadMode::kOff;
+  // Offload tasks handed to a node per heartbeat. Default: 16.
+  uint32_t offload_max_per_heartbeat = 16;
+  // Queued + in-flight offload tasks per node; more is QUEUE_FULL (the
+  // object simply stays in DRAM). Default: 4096.
+  uint32_t offload_queue_limit = 4096;
+  // An offload not reported within this time is reaped and unpinned.
+  // Default: 60 s.
+  Duration offload_task_timeout = std::chrono::seconds(60);
+  // SSD deletions handed to a node per heartbeat. Default: 1024.
+  uint32_t ssd_deletes_per_heartbeat = 1024;
+
+  // A node silent for node_ttl is dead; silent for half of it, suspect
+  // (no new placements). Default: 10 s.
+  Duration node_ttl = std::chrono::seconds(10);
+
+  // Alignment of DRAM allocations inside a segment. Default: 64 bytes.
+  uint64_t dram_alignment = 64;
+
+  // Empty when valid, otherwise what is wrong.
+  std::string Validate() const;
+};
+
+}  // namespace mooncake_tier

@@ -1,0 +1,133 @@
+// Master: node lifecycle (register, heartbeat, expiry) and SSD inventory.
+
+#include "core/master.h"
+#include "core/validation.h"
+
+namespace mooncake_tier {
+
+Result<NodeId> Master::RegisterNode(
+    const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory) {
+  NodeId replaced = kNoNode;
+  MT_ASSIGN_OR_RETURN(const NodeId id, nodes_.Register(spec, &replaced));
+  counters_.nodes_registered.fetch_add(1, std::memory_order_relaxed);
+  if (replaced != kNoNode) {
+    // The previous incarnation's DRAM is gone; its SSD comes back below.
+    counters_.nodes_expired.fetch_add(1, std::memory_order_relaxed);
+    DropNodeReplicas(replaced);
+  }
+  for (const SsdInventoryEntry& entry : inventory) {
+    RestoreInventoryEntry(id, entry);
+  }
+  return id;
+}
+
+void Master::RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry) {
+  if (!ValidateKey(entry.key).ok() || entry.size == 0 ||
+      (entry.group && !ValidateGroupSpec(*entry.group).ok())) {
+    return;  // a record the master cannot represent; the node keeps it
+  }
+  Shard& shard = objects_.ShardFor(entry.key);
+  absl::MutexLock lock(&shard.mu);
+  auto [it, inserted] = shard.objects.try_emplace(entry.key);
+  ObjectMeta& meta = it->second;
+  if (inserted) {
+    meta.size = entry.size;
+    meta.group = entry.group;
+    meta.last_access = clock_->Now();
+  } else if (meta.size != entry.size || meta.FindDisk(node) != nullptr) {
+    // A different object now owns the key (or it is already known here):
+    // the node's copy is stale.
+    if (meta.size != entry.size) tasks_.EnqueueSsdDelete(node, entry.key);
+    return;
+  }
+  ReplicaDescriptor desc;
+  desc.id = NextReplicaId();
+  desc.tier = Tier::kLocalDisk;
+  desc.state = ReplicaState::kComplete;
+  desc.node = node;
+  desc.size = entry.size;
+  meta.replicas.push_back(Replica{desc, 0});
+  nodes_.AddSsdUsed(node, static_cast<int64_t>(entry.size));
+  counters_.inventory_restored.fetch_add(1, std::memory_order_relaxed);
+}
+
+Result<HeartbeatReply> Master::Heartbeat(NodeId node) {
+  MT_RETURN_IF_ERROR(nodes_.Heartbeat(node));
+  HeartbeatReply reply;
+  reply.offloads = tasks_.Dispatch(node, TaskKind::kOffload,
+                                   config_.offload_max_per_heartbeat);
+  reply.ssd_deletes =
+      tasks_.DispatchSsdDeletes(node, config_.ssd_deletes_per_heartbeat);
+  return reply;
+}
+
+void Master::ReportSsdCorruption(NodeId node,
+                                 std::span<const std::string> keys) {
+  for (const std::string& key : keys) {
+    counters_.ssd_corruptions.fetch_add(1, std::memory_order_relaxed);
+    Shard& shard = objects_.ShardFor(key);
+    absl::MutexLock lock(&shard.mu);
+    auto it = shard.objects.find(key);
+    if (it == shard.objects.end()) continue;
+    Replica* disk = it->second.FindDisk(node);
+    if (disk == nullptr) continue;
+    const Replica replica = *disk;
+    it->second.Erase(replica.desc.id);
+    // The node already dropped the record; only the accounting remains.
+    nodes_.AddSsdUsed(node, -static_cast<int64_t>(replica.desc.size));
+    if (it->second.replicas.empty()) {
+      counters_.objects_lost.fetch_add(1, std::memory_order_relaxed);
+    }
+    EraseIfEmptyLocked(shard, it);
+  }
+}
+
+size_t Master::ExpireNodes() {
+  const std::vector<NodeId> dead = nodes_.ExpireSilent(config_.node_ttl);
+  for (NodeId node : dead) {
+    counters_.nodes_expired.fetch_add(1, std::memory_order_relaxed);
+    DropNodeReplicas(node);
+  }
+  return dead.size();
+}
+
+void Master::DropNodeReplicas(NodeId node) {
+  // Tasks first, so no report of theirs can act on replicas dropped below.
+  for (const Task& task : tasks_.ReapNode(node)) {
+    counters_.offload_node_lost.fetch_add(1, std::memory_order_relaxed);
+    FinishFailedOffload(task);
+  }
+  detached_.DropNode(node);
+  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
+    Shard& shard = objects_.shard(s);
+    absl::MutexLock lock(&shard.mu);
+    for (auto it = shard.objects.begin(); it != shard.objects.end();) {
+      auto current = it++;
+      ObjectMeta& meta = current->second;
+      bool touched = false;
+      for (size_t i = meta.replicas.size(); i-- > 0;) {
+        if (meta.replicas[i].desc.node != node) continue;
+        const Replica replica = meta.replicas[i];
+        meta.replicas.erase(meta.replicas.begin() + i);
+        ReleaseReplicaLocked(shard, current->first, replica,
+                             /*node_alive=*/false);
+        touched = true;
+      }
+      if (!touched) continue;
+      if (!meta.HasProcessing()) shard.pending_puts.erase(current->first);
+      if (meta.replicas.empty()) {
+        counters_.objects_lost.fetch_add(1, std::memory_order_relaxed);
+        shard.pending_puts.erase(current->first);
+        shard.objects.erase(current);
+      }
+    }
+  }
+}
+
+std::optional<NodeView> Master::GetNode(NodeId node) const {
+  return nodes_.Get(node);
+}
+
+std::vector<NodeView> Master::ListNodes() const { return nodes_.List(); }
+
+}  // namespace mooncake_tier

@@ -1,0 +1,79 @@
+// Master: read-only views for operators and tests (stats, audit, describe).
+
+#include "core/master.h"
+#include "core/validation.h"
+
+namespace mooncake_tier {
+
+MasterStats Master::GetStats() const {
+  MasterStats stats;
+#define MOONCAKE_TIER_COUNTER_COPY(name) \
+  stats.name = counters_.name.load(std::memory_order_relaxed);
+  MOONCAKE_TIER_MASTER_COUNTERS(MOONCAKE_TIER_COUNTER_COPY)
+#undef MOONCAKE_TIER_COUNTER_COPY
+  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
+    const Shard& shard = objects_.shard(s);
+    absl::MutexLock lock(&shard.mu);
+    stats.objects += shard.objects.size();
+    stats.pending_puts += shard.pending_puts.size();
+  }
+  stats.memory = nodes_.MemoryUsage();
+  stats.local_disk = nodes_.SsdUsage();
+  for (const NodeView& node : nodes_.List()) {
+    (node.state == NodeState::kAlive ? stats.nodes_alive : stats.nodes_suspect)++;
+  }
+  const TaskCounts offloads = tasks_.Counts(TaskKind::kOffload);
+  stats.offload_tasks_queued = offloads.queued;
+  stats.offload_tasks_in_flight = offloads.dispatched;
+  stats.ssd_deletes_pending = tasks_.PendingSsdDeletes();
+  return stats;
+}
+
+AuditReport Master::Audit() const {
+  AuditReport report;
+  const uint64_t align = config_.dram_alignment;
+  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
+    const Shard& shard = objects_.shard(s);
+    absl::MutexLock lock(&shard.mu);
+    for (const auto& [key, meta] : shard.objects) {
+      for (const Replica& r : meta.replicas) {
+        report.total_refcnt += r.refcnt;
+        if (r.desc.tier == Tier::kMemory) {
+          report.replica_memory_bytes += (r.desc.size + align - 1) & ~(align - 1);
+        } else {
+          report.replica_disk_bytes += r.desc.size;
+        }
+      }
+    }
+  }
+  report.detached_replicas = detached_.count();
+  report.replica_memory_bytes += detached_.memory_bytes(align);
+  report.allocated_memory_bytes = nodes_.MemoryUsage().used;
+  report.ssd_used_bytes = nodes_.SsdUsage().used;
+  const TaskCounts offloads = tasks_.Counts(TaskKind::kOffload);
+  const TaskCounts promotions = tasks_.Counts(TaskKind::kPromotion);
+  report.tasks = offloads.queued + offloads.dispatched + promotions.queued +
+                 promotions.dispatched;
+  return report;
+}
+
+Result<ObjectDescription> Master::DescribeObject(std::string_view key) const {
+  MT_RETURN_IF_ERROR(ValidateKey(key));
+  const Shard& shard = objects_.ShardFor(key);
+  absl::MutexLock lock(&shard.mu);
+  auto it = shard.objects.find(absl::string_view(key.data(), key.size()));
+  if (it == shard.objects.end()) {
+    return Status(ErrorReason::kObjectNotFound, "no object with this key");
+  }
+  const ObjectMeta& meta = it->second;
+  ObjectDescription out;
+  out.size = meta.size;
+  out.replicas.assign(meta.replicas.begin(), meta.replicas.end());
+  out.group = meta.group;
+  out.lease_deadline = meta.lease_deadline;
+  out.last_access = meta.last_access;
+  out.hard_pin = meta.hard_pin;
+  return out;
+}
+
+}  // namespace mooncake_tier

@@ -1,0 +1,93 @@
+#pragma once
+
+// Counters and gauges of the metadata engine. The counter list is declared
+// once (MOONCAKE_TIER_MASTER_COUNTERS); the live atomics, the plain snapshot
+// and the visitor the metrics layer uses are all generated from it.
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include "core/node_registry.h"
+
+namespace mooncake_tier {
+
+#define MOONCAKE_TIER_MASTER_COUNTERS(X)                                   \
+  X(put_started)             /* PutStart that reserved space */           \
+  X(put_completed)           /* PutEnd that made an object visible */     \
+  X(put_revoked)             /* PutRevoke by the client */                \
+  X(put_timed_out)           /* puts freed by the put timeout */          \
+  X(put_no_space)            /* PutStart refused with NO_SPACE */         \
+  X(put_rejected)            /* PutStart refused for bad input/exists */  \
+  X(get_memory_hit)          /* GetReplicaList with a DRAM replica */     \
+  X(get_local_disk_hit)      /* GetReplicaList served by SSD only */      \
+  X(get_miss)                /* GetReplicaList of an absent object */     \
+  X(exists_calls)                                                         \
+  X(removes)                 /* objects removed by Remove */              \
+  X(evicted_memory_objects)  /* DRAM replicas dropped by eviction */      \
+  X(evicted_memory_bytes)                                                 \
+  X(evicted_disk_objects)    /* SSD replicas dropped by eviction */       \
+  X(evicted_disk_bytes)                                                   \
+  X(objects_evicted)         /* objects gone from the store by eviction */\
+  X(offload_queued)                                                       \
+  X(offload_completed)                                                    \
+  X(offload_bytes)           /* bytes committed to SSD by offload */      \
+  X(offload_failed)          /* reported failed by the node */           \
+  X(offload_timed_out)       /* reaped by the offload timeout */          \
+  X(offload_node_lost)       /* reaped with their node */                 \
+  X(offload_queue_full)      /* not queued: the node's queue was full */  \
+  X(offload_discarded)       /* completed after the object was removed */ \
+  X(nodes_registered)                                                     \
+  X(nodes_expired)           /* nodes declared dead (silent or replaced)*/\
+  X(objects_lost)            /* objects whose last replica died */        \
+  X(inventory_restored)      /* SSD objects rebuilt from node inventory */\
+  X(ssd_corruptions)         /* SSD records reported corrupt by nodes */
+
+// Live counters; relaxed atomics (monotonic, read for reporting only).
+struct MasterCounters {
+#define MOONCAKE_TIER_COUNTER_FIELD(name) std::atomic<uint64_t> name{0};
+  MOONCAKE_TIER_MASTER_COUNTERS(MOONCAKE_TIER_COUNTER_FIELD)
+#undef MOONCAKE_TIER_COUNTER_FIELD
+};
+
+// A point-in-time copy: counters plus gauges.
+struct MasterStats {
+#define MOONCAKE_TIER_COUNTER_FIELD(name) uint64_t name = 0;
+  MOONCAKE_TIER_MASTER_COUNTERS(MOONCAKE_TIER_COUNTER_FIELD)
+#undef MOONCAKE_TIER_COUNTER_FIELD
+
+  uint64_t objects = 0;
+  uint64_t pending_puts = 0;
+  TierUsage memory;
+  TierUsage local_disk;
+  uint64_t nodes_alive = 0;
+  uint64_t nodes_suspect = 0;
+  uint64_t offload_tasks_queued = 0;
+  uint64_t offload_tasks_in_flight = 0;  // dispatched, not yet reported
+  uint64_t ssd_deletes_pending = 0;
+
+  // Calls visitor(name, value) for every counter, in declaration order.
+  template <typename Visitor>
+  void VisitCounters(Visitor&& visitor) const {
+#define MOONCAKE_TIER_COUNTER_VISIT(name) visitor(std::string_view(#name), name);
+    MOONCAKE_TIER_MASTER_COUNTERS(MOONCAKE_TIER_COUNTER_VISIT)
+#undef MOONCAKE_TIER_COUNTER_VISIT
+  }
+};
+
+// Cross-checks of the engine's bookkeeping, for tests and the admin API.
+struct AuditReport {
+  uint64_t allocated_memory_bytes = 0;  // what the allocators hold
+  uint64_t replica_memory_bytes = 0;    // what live + detached replicas need
+  uint64_t ssd_used_bytes = 0;          // the registry's SSD accounting
+  uint64_t replica_disk_bytes = 0;      // sum of local_disk replica sizes
+  uint64_t total_refcnt = 0;            // pins on live replicas
+  uint64_t detached_replicas = 0;       // removed but still pinned
+  uint64_t tasks = 0;                   // offload + promotion tasks booked
+  bool consistent() const {
+    return allocated_memory_bytes == replica_memory_bytes &&
+           ssd_used_bytes == replica_disk_bytes;
+  }
+};
+
+}  // namespace mooncake_tier

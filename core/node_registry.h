@@ -1,0 +1,122 @@
+#pragma once
+
+// The nodes a master knows: their published endpoints, the space allocator
+// of each DRAM segment, SSD capacity and use, and liveness by heartbeat.
+//
+// Thread safety: thread-safe. One mutex guards everything; it ranks after
+// the object-table shard locks (a shard may be held while calling in here),
+// so nothing in here calls out while holding it.
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "core/allocation_strategy.h"
+#include "core/clock.h"
+#include "core/space_allocator.h"
+#include "core/types.h"
+#include "mooncake_tier/status.h"
+
+namespace mooncake_tier {
+
+// What a node publishes when it registers.
+struct NodeSpec {
+  std::string name;               // stable identity across restarts
+  std::string rpc_address;        // node service (L2 reads); may be empty
+  std::string transport_address;  // data-plane worker address (opaque bytes)
+  uint64_t dram_base = 0;         // address of the segment on the node
+  uint64_t dram_size = 0;         // bytes the node contributes; may be 0
+  std::string dram_remote_key;    // packed remote key (opaque bytes)
+  uint64_t ssd_capacity = 0;      // bytes of SSD tier; 0 means none
+};
+
+struct NodeView {
+  NodeId id = kNoNode;
+  NodeSpec spec;
+  NodeState state = NodeState::kAlive;
+  TimePoint registered_at;
+  TimePoint last_heartbeat;
+  uint64_t dram_used = 0;
+  uint64_t ssd_used = 0;  // logical bytes of local_disk replicas here
+};
+
+struct TierUsage {
+  uint64_t capacity = 0;
+  uint64_t used = 0;
+  double ratio() const {
+    return capacity == 0 ? 0.0 : static_cast<double>(used) / capacity;
+  }
+};
+
+class NodeRegistry {
+ public:
+  NodeRegistry(const Clock* clock, uint64_t dram_alignment,
+               std::unique_ptr<AllocationStrategy> strategy);
+
+  // Registers a node. A node of the same name that is still registered is
+  // a previous incarnation (the process restarted): it is retired first and
+  // its id returned in `*replaced`. Rejects an empty name.
+  Result<NodeId> Register(const NodeSpec& spec, NodeId* replaced);
+
+  // Records a heartbeat. NODE_NOT_FOUND for an unknown or dead node: the
+  // node must register again.
+  Status Heartbeat(NodeId id);
+
+  // Marks nodes silent for `ttl` dead (retired: allocator dropped, no longer
+  // listed as alive) and those silent for ttl/2 suspect. Returns the ids
+  // that died now.
+  std::vector<NodeId> ExpireSilent(Duration ttl);
+
+  // Retires a node at once (e.g. replaced by a new incarnation).
+  bool Retire(NodeId id);
+
+  // Places `size` bytes on an alive node: `preferred` (by name) first when
+  // given, then by the allocation strategy. NO_SPACE when nothing fits.
+  Result<ReplicaDescriptor> AllocateMemory(uint64_t size,
+                                           std::string_view preferred);
+  // Allocates on one given alive node.
+  Result<uint64_t> AllocateMemoryOn(NodeId node, uint64_t size);
+  // Frees a range AllocateMemory returned. A range of a retired node is
+  // ignored (its segment is gone). Returns false for a double free.
+  bool FreeMemory(NodeId node, uint64_t offset, uint64_t size);
+
+  // Adjusts the logical SSD use of a node by `delta` bytes.
+  void AddSsdUsed(NodeId node, int64_t delta);
+
+  bool IsAlive(NodeId id) const;
+  std::optional<NodeView> Get(NodeId id) const;
+  std::vector<NodeView> List() const;  // live and suspect nodes
+  // The most recently retired nodes (at most kDeadHistory), newest last.
+  std::vector<NodeView> ListDead() const;
+  static constexpr size_t kDeadHistory = 64;
+  TierUsage MemoryUsage() const;       // over alive and suspect nodes
+  TierUsage SsdUsage() const;
+  TierUsage SsdUsageOf(NodeId id) const;
+
+ private:
+  struct Node {
+    NodeView view;
+    std::unique_ptr<SpaceAllocator> allocator;  // null when dram_size == 0
+  };
+
+  Node* FindLive(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RetireLocked(Node& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const Clock* const clock_;
+  const uint64_t dram_alignment_;
+  const std::unique_ptr<AllocationStrategy> strategy_;
+
+  mutable absl::Mutex mu_;
+  NodeId next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  absl::flat_hash_map<NodeId, Node> nodes_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, NodeId> by_name_ ABSL_GUARDED_BY(mu_);
+  std::deque<NodeView> dead_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace mooncake_tier

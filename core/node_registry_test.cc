@@ -1,0 +1,108 @@
+#include "core/node_registry.h"
+
+#include <gtest/gtest.h>
+
+#include "core/two_choice_strategy.h"
+
+namespace mooncake_tier {
+namespace {
+
+class NodeRegistryTest : public ::testing::Test {
+ protected:
+  NodeRegistryTest()
+      : registry_(&clock_, 64, std::make_unique<TwoChoiceStrategy>(1)) {}
+
+  NodeId Add(const std::string& name, uint64_t dram, uint64_t ssd = 0) {
+    NodeSpec spec;
+    spec.name = name;
+    spec.dram_size = dram;
+    spec.ssd_capacity = ssd;
+    NodeId replaced;
+    Result<NodeId> id = registry_.Register(spec, &replaced);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return id.ok() ? *id : kNoNode;
+  }
+
+  ManualClock clock_;
+  NodeRegistry registry_;
+};
+
+TEST_F(NodeRegistryTest, RejectsNamelessNode) {
+  NodeId replaced;
+  Result<NodeId> id = registry_.Register(NodeSpec{}, &replaced);
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.status().reason(), ErrorReason::kInvalidArgument);
+  EXPECT_TRUE(registry_.List().empty());
+}
+
+TEST_F(NodeRegistryTest, ReRegistrationRetiresThePreviousIncarnation) {
+  const NodeId first = Add("n1", 1 << 20);
+  NodeSpec spec;
+  spec.name = "n1";
+  spec.dram_size = 1 << 20;
+  NodeId replaced = kNoNode;
+  Result<NodeId> second = registry_.Register(spec, &replaced);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(replaced, first);
+  EXPECT_NE(*second, first);
+  EXPECT_FALSE(registry_.IsAlive(first));
+  EXPECT_EQ(registry_.List().size(), 1u);
+  EXPECT_EQ(registry_.ListDead().size(), 1u);
+}
+
+TEST_F(NodeRegistryTest, SilentNodesTurnSuspectThenDead) {
+  const NodeId a = Add("a", 1 << 20);
+  const NodeId b = Add("b", 1 << 20);
+  clock_.Advance(std::chrono::seconds(6));
+  ASSERT_TRUE(registry_.Heartbeat(b).ok());
+  EXPECT_TRUE(registry_.ExpireSilent(std::chrono::seconds(10)).empty());
+  EXPECT_EQ(registry_.Get(a)->state, NodeState::kSuspect);
+  EXPECT_EQ(registry_.Get(b)->state, NodeState::kAlive);
+  // A suspect node gets no new placements.
+  for (int i = 0; i < 8; ++i) {
+    Result<ReplicaDescriptor> r = registry_.AllocateMemory(64, "");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->node, b);
+  }
+  clock_.Advance(std::chrono::seconds(5));
+  EXPECT_EQ(registry_.ExpireSilent(std::chrono::seconds(10)),
+            std::vector<NodeId>{a});
+  EXPECT_EQ(registry_.Heartbeat(a).reason(), ErrorReason::kNodeNotFound);
+}
+
+TEST_F(NodeRegistryTest, PreferredNodeWinsWhenItHasRoom) {
+  Add("big", 1 << 20);
+  const NodeId small = Add("small", 4096);
+  Result<ReplicaDescriptor> r = registry_.AllocateMemory(1024, "small");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->node, small);
+  // Too big for the preferred node: placed elsewhere.
+  r = registry_.AllocateMemory(8192, "small");
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r->node, small);
+}
+
+TEST_F(NodeRegistryTest, TwoChoicePlacementBalancesNodes) {
+  for (int i = 0; i < 4; ++i) Add("n" + std::to_string(i), 1 << 20);
+  for (int i = 0; i < 400; ++i) ASSERT_TRUE(registry_.AllocateMemory(1024, "").ok());
+  for (const NodeView& n : registry_.List()) {
+    EXPECT_GT(n.dram_used, 60u * 1024);
+    EXPECT_LT(n.dram_used, 140u * 1024);
+  }
+}
+
+TEST_F(NodeRegistryTest, NoSpaceWhenNothingFitsAndFreeOfDeadNodeIsIgnored) {
+  const NodeId n = Add("n", 4096);
+  Result<ReplicaDescriptor> r = registry_.AllocateMemory(4096, "");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(registry_.AllocateMemory(64, "").status().reason(),
+            ErrorReason::kNoSpace);
+  EXPECT_TRUE(registry_.FreeMemory(n, r->offset, 4096));
+  EXPECT_FALSE(registry_.FreeMemory(n, r->offset, 4096));  // double free
+  ASSERT_TRUE(registry_.Retire(n));
+  EXPECT_TRUE(registry_.FreeMemory(n, 0, 64));
+  EXPECT_EQ(registry_.MemoryUsage().capacity, 0u);
+}
+
+}  // namespace
+}  // namespace mooncake_tier

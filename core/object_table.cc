@@ -1,0 +1,93 @@
+#include "core/object_table.h"
+
+#include "absl/hash/hash.h"
+
+namespace mooncake_tier {
+
+Replica* ObjectMeta::Find(ReplicaId id) {
+  for (Replica& r : replicas) {
+    if (r.desc.id == id) return &r;
+  }
+  return nullptr;
+}
+
+Replica* ObjectMeta::FindTier(Tier tier, ReplicaState state) {
+  for (Replica& r : replicas) {
+    if (r.desc.tier == tier && r.desc.state == state) return &r;
+  }
+  return nullptr;
+}
+
+Replica* ObjectMeta::FindDisk(NodeId node) {
+  for (Replica& r : replicas) {
+    if (r.desc.tier == Tier::kLocalDisk && r.desc.node == node) return &r;
+  }
+  return nullptr;
+}
+
+bool ObjectMeta::HasComplete(Tier tier) const {
+  for (const Replica& r : replicas) {
+    if (r.desc.tier == tier && r.desc.state == ReplicaState::kComplete) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ObjectMeta::HasComplete() const {
+  for (const Replica& r : replicas) {
+    if (r.desc.state == ReplicaState::kComplete) return true;
+  }
+  return false;
+}
+
+bool ObjectMeta::HasProcessing() const {
+  for (const Replica& r : replicas) {
+    if (r.desc.state == ReplicaState::kProcessing) return true;
+  }
+  return false;
+}
+
+bool ObjectMeta::AnyPinned() const {
+  for (const Replica& r : replicas) {
+    if (r.refcnt > 0) return true;
+  }
+  return false;
+}
+
+std::optional<Replica> ObjectMeta::Erase(ReplicaId id) {
+  for (auto it = replicas.begin(); it != replicas.end(); ++it) {
+    if (it->desc.id == id) {
+      Replica r = *it;
+      replicas.erase(it);
+      return r;
+    }
+  }
+  return std::nullopt;
+}
+
+ObjectTable::ObjectTable(uint32_t shard_count) {
+  shards_.reserve(shard_count);
+  for (uint32_t i = 0; i < shard_count; ++i) {
+    shards_.push_back(std::make_unique<Shard>());
+  }
+}
+
+uint32_t ObjectTable::ShardIndex(std::string_view key) const {
+  // The top bits select the stripe: flat_hash_map uses the low 7 bits of the
+  // same hash as its in-group tag, and a constant tag per stripe would make
+  // every probe compare keys.
+  const uint64_t hash = absl::HashOf(key);
+  return static_cast<uint32_t>((hash >> 32) * shards_.size() >> 32);
+}
+
+size_t ObjectTable::Size() const {
+  size_t n = 0;
+  for (const auto& shard : shards_) {
+    absl::MutexLock lock(&shard->mu);
+    n += shard->objects.size();
+  }
+  return n;
+}
+
+}  // namespace mooncake_tier

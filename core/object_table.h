@@ -1,0 +1,82 @@
+#pragma once
+
+// The sharded object index: key -> ObjectMeta. Keys hash onto a power-of-two
+// number of stripes, each with its own mutex, so unrelated keys never
+// contend (the leveldb ShardedLRUCache layout).
+//
+// Lock order (docs/design/core.md): a caller holds at most one shard lock at
+// a time; the node registry, task table and detached-replica table rank
+// after it and may be called with a shard held. Nothing calls back into the
+// object table while holding one of those.
+//
+// Thread safety: thread-safe through the shard locks; ObjectMeta references
+// handed to a callback are valid only inside it.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/synchronization/mutex.h"
+#include "core/clock.h"
+#include "core/types.h"
+
+namespace mooncake_tier {
+
+struct ObjectMeta {
+  uint64_t size = 0;
+  absl::InlinedVector<Replica, 2> replicas;
+  std::optional<GroupSpec> group;
+  ClientId put_owner;        // client of the put in progress, if any
+  TimePoint put_started;     // when the current DRAM put started
+  TimePoint lease_deadline;  // readers hold it until then
+  TimePoint last_access;     // recency for eviction
+  bool hard_pin = false;
+
+  Replica* Find(ReplicaId id);
+  Replica* FindTier(Tier tier, ReplicaState state);
+  Replica* FindDisk(NodeId node);
+  bool HasComplete(Tier tier) const;
+  bool HasComplete() const;
+  bool HasProcessing() const;
+  bool AnyPinned() const;
+  bool Leased(TimePoint now) const { return lease_deadline > now; }
+  // Removes a replica by id; returns it if it was there.
+  std::optional<Replica> Erase(ReplicaId id);
+};
+
+class ObjectTable {
+ public:
+  struct Shard {
+    mutable absl::Mutex mu;
+    absl::flat_hash_map<std::string, ObjectMeta> objects ABSL_GUARDED_BY(mu);
+    // Keys with a put in progress, for the put-timeout sweep.
+    absl::flat_hash_map<std::string, TimePoint> pending_puts
+        ABSL_GUARDED_BY(mu);
+  };
+
+  // REQUIRES: shard_count is a power of two.
+  explicit ObjectTable(uint32_t shard_count);
+
+  uint32_t shard_count() const { return static_cast<uint32_t>(shards_.size()); }
+  uint32_t ShardIndex(std::string_view key) const;
+  Shard& ShardFor(std::string_view key) { return *shards_[ShardIndex(key)]; }
+  Shard& shard(uint32_t index) { return *shards_[index]; }
+  const Shard& ShardFor(std::string_view key) const {
+    return *shards_[ShardIndex(key)];
+  }
+  const Shard& shard(uint32_t index) const { return *shards_[index]; }
+
+  // Objects in all shards; takes each shard lock in turn.
+  size_t Size() const;
+
+ private:
+  std::vector<std::unique_ptr<Shard>> shards_;
+};
+
+}  // namespace mooncake_tier

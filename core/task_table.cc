@@ -1,0 +1,168 @@
+#include "core/task_table.h"
+
+#include <algorithm>
+
+namespace mooncake_tier {
+namespace {
+
+size_t KindIndex(TaskKind kind) { return static_cast<size_t>(kind); }
+
+}  // namespace
+
+Result<TaskId> TaskTable::Enqueue(Task task, uint32_t per_node_limit) {
+  absl::MutexLock lock(&mu_);
+  const size_t k = KindIndex(task.kind);
+  PerNode& node = per_node_[task.node];
+  if (node.count[k] >= per_node_limit) {
+    return Status(ErrorReason::kQueueFull,
+                  std::string(TaskKindName(task.kind)) + " queue of node " +
+                      std::to_string(task.node) + " is full");
+  }
+  if (by_key_[k].contains(task.key)) {
+    return Status(ErrorReason::kObjectBusy,
+                  std::string(TaskKindName(task.kind)) +
+                      " already in flight for key");
+  }
+  task.id = next_id_++;
+  task.state = TaskState::kQueued;
+  task.created = task.dispatched = clock_->Now();
+  node.queued[k].push_back(task.id);
+  ++node.count[k];
+  by_key_[k].emplace(task.key, task.id);
+  const TaskId id = task.id;
+  tasks_.emplace(id, std::move(task));
+  return id;
+}
+
+std::vector<Task> TaskTable::Dispatch(NodeId node_id, TaskKind kind,
+                                      uint32_t max) {
+  absl::MutexLock lock(&mu_);
+  std::vector<Task> out;
+  auto it = per_node_.find(node_id);
+  if (it == per_node_.end()) return out;
+  auto& queue = it->second.queued[KindIndex(kind)];
+  const TimePoint now = clock_->Now();
+  while (!queue.empty() && out.size() < max) {
+    const TaskId id = queue.front();
+    queue.pop_front();
+    auto task = tasks_.find(id);
+    if (task == tasks_.end()) continue;  // reaped while queued
+    task->second.state = TaskState::kDispatched;
+    task->second.dispatched = now;
+    out.push_back(task->second);
+  }
+  return out;
+}
+
+void TaskTable::EraseLocked(absl::flat_hash_map<TaskId, Task>::iterator it) {
+  const Task& task = it->second;
+  const size_t k = KindIndex(task.kind);
+  by_key_[k].erase(task.key);
+  auto node = per_node_.find(task.node);
+  if (node != per_node_.end()) {
+    --node->second.count[k];
+    // A queued id left behind is skipped by Dispatch; drop it eagerly when
+    // it is at the front so the deque does not keep dead ids.
+    auto& queue = node->second.queued[k];
+    if (task.state == TaskState::kQueued) {
+      auto pos = std::find(queue.begin(), queue.end(), task.id);
+      if (pos != queue.end()) queue.erase(pos);
+    }
+  }
+  tasks_.erase(it);
+}
+
+Result<Task> TaskTable::Complete(NodeId node, TaskId id) {
+  absl::MutexLock lock(&mu_);
+  auto it = tasks_.find(id);
+  if (it == tasks_.end() || it->second.node != node) {
+    return Status(ErrorReason::kTaskNotFound,
+                  "task " + std::to_string(id) +
+                      " is unknown to this master (reaped or never issued)");
+  }
+  Task task = it->second;
+  EraseLocked(it);
+  return task;
+}
+
+std::vector<Task> TaskTable::ReapExpired(TaskKind kind, Duration timeout) {
+  const TimePoint now = clock_->Now();
+  absl::MutexLock lock(&mu_);
+  std::vector<Task> out;
+  for (auto it = tasks_.begin(); it != tasks_.end();) {
+    auto current = it++;
+    if (current->second.kind != kind) continue;
+    if (now - current->second.dispatched < timeout) continue;
+    out.push_back(current->second);
+    EraseLocked(current);
+  }
+  return out;
+}
+
+std::vector<Task> TaskTable::ReapNode(NodeId node) {
+  absl::MutexLock lock(&mu_);
+  std::vector<Task> out;
+  for (auto it = tasks_.begin(); it != tasks_.end();) {
+    auto current = it++;
+    if (current->second.node != node) continue;
+    out.push_back(current->second);
+    EraseLocked(current);
+  }
+  per_node_.erase(node);
+  return out;
+}
+
+void TaskTable::EnqueueSsdDelete(NodeId node, std::string key) {
+  absl::MutexLock lock(&mu_);
+  per_node_[node].ssd_deletes.push_back(std::move(key));
+}
+
+std::vector<std::string> TaskTable::DispatchSsdDeletes(NodeId node,
+                                                       uint32_t max) {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> out;
+  auto it = per_node_.find(node);
+  if (it == per_node_.end()) return out;
+  auto& deletes = it->second.ssd_deletes;
+  while (!deletes.empty() && out.size() < max) {
+    out.push_back(std::move(deletes.front()));
+    deletes.pop_front();
+  }
+  return out;
+}
+
+bool TaskTable::HasTask(TaskKind kind, std::string_view key) const {
+  absl::MutexLock lock(&mu_);
+  return by_key_[KindIndex(kind)].contains(
+      absl::string_view(key.data(), key.size()));
+}
+
+std::vector<Task> TaskTable::List(TaskKind kind) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<Task> out;
+  for (const auto& [id, task] : tasks_) {
+    if (task.kind == kind) out.push_back(task);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Task& a, const Task& b) { return a.id < b.id; });
+  return out;
+}
+
+TaskCounts TaskTable::Counts(TaskKind kind) const {
+  absl::MutexLock lock(&mu_);
+  TaskCounts counts;
+  for (const auto& [id, task] : tasks_) {
+    if (task.kind != kind) continue;
+    (task.state == TaskState::kQueued ? counts.queued : counts.dispatched)++;
+  }
+  return counts;
+}
+
+size_t TaskTable::PendingSsdDeletes() const {
+  absl::MutexLock lock(&mu_);
+  size_t n = 0;
+  for (const auto& [node, state] : per_node_) n += state.ssd_deletes.size();
+  return n;
+}
+
+}  // namespace mooncake_tier

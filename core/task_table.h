@@ -1,0 +1,100 @@
+#pragma once
+
+// Work the master hands to nodes: offload and promotion tasks (each pinning
+// its source replica while it exists) and SSD deletions. Tasks are queued per
+// node, handed out with the node's heartbeat in bounded batches, and leave
+// the table when the node reports, when they time out, or with their node.
+//
+// The table only books tasks; pinning and unpinning replicas is the
+// caller's job (it owns the object table), done outside this lock.
+//
+// Thread safety: thread-safe. Its mutex ranks after the object-table shard
+// locks and the node registry: callers may hold those when calling in.
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "core/clock.h"
+#include "core/types.h"
+#include "mooncake_tier/status.h"
+
+namespace mooncake_tier {
+
+enum class TaskState : uint8_t { kQueued = 0, kDispatched = 1 };
+
+struct Task {
+  TaskId id = 0;
+  TaskKind kind = TaskKind::kOffload;
+  NodeId node = kNoNode;  // the node that executes it
+  std::string key;
+  std::optional<GroupSpec> group;
+  ReplicaDescriptor source;  // pinned while the task exists
+  // Offload: drop the DRAM copy once the SSD copy is committed.
+  bool drop_source_on_success = false;
+  TaskState state = TaskState::kQueued;
+  TimePoint created;
+  TimePoint dispatched;
+};
+
+struct TaskCounts {
+  uint64_t queued = 0;
+  uint64_t dispatched = 0;
+};
+
+class TaskTable {
+ public:
+  explicit TaskTable(const Clock* clock) : clock_(clock) {}
+
+  // Books a task for `task.node` and returns its id. QUEUE_FULL when that
+  // node already has `per_node_limit` tasks of the kind.
+  Result<TaskId> Enqueue(Task task, uint32_t per_node_limit);
+
+  // Up to `max` queued tasks of `kind` for `node`, oldest first; they become
+  // dispatched (their timeout clock restarts).
+  std::vector<Task> Dispatch(NodeId node, TaskKind kind, uint32_t max);
+
+  // Removes a task the node reports on. TASK_NOT_FOUND when it is unknown
+  // (already reaped) or belongs to another node.
+  Result<Task> Complete(NodeId node, TaskId id);
+
+  // Removes and returns tasks of `kind` older than `timeout` since they were
+  // last queued or dispatched.
+  std::vector<Task> ReapExpired(TaskKind kind, Duration timeout);
+  // Removes and returns every task of a node.
+  std::vector<Task> ReapNode(NodeId node);
+
+  // SSD deletions: keys a node must drop from its SSD store.
+  void EnqueueSsdDelete(NodeId node, std::string key);
+  std::vector<std::string> DispatchSsdDeletes(NodeId node, uint32_t max);
+
+  bool HasTask(TaskKind kind, std::string_view key) const;
+  std::vector<Task> List(TaskKind kind) const;
+  TaskCounts Counts(TaskKind kind) const;
+  size_t PendingSsdDeletes() const;
+
+ private:
+  struct PerNode {
+    std::deque<TaskId> queued[2];  // by TaskKind
+    uint32_t count[2] = {0, 0};    // queued + dispatched, by TaskKind
+    std::deque<std::string> ssd_deletes;
+  };
+
+  void EraseLocked(absl::flat_hash_map<TaskId, Task>::iterator it)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const Clock* const clock_;
+  mutable absl::Mutex mu_;
+  TaskId next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  absl::flat_hash_map<TaskId, Task> tasks_ ABSL_GUARDED_BY(mu_);
+  // (kind, key) -> task id, for de-duplication and lookups.
+  absl::flat_hash_map<std::string, TaskId> by_key_[2] ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<NodeId, PerNode> per_node_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace mooncake_tier

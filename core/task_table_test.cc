@@ -1,0 +1,84 @@
+#include "core/task_table.h"
+
+#include <gtest/gtest.h>
+
+namespace mooncake_tier {
+namespace {
+
+Task OffloadOf(const std::string& key, NodeId node) {
+  Task task;
+  task.kind = TaskKind::kOffload;
+  task.node = node;
+  task.key = key;
+  return task;
+}
+
+TEST(TaskTableTest, DispatchIsBoundedAndOldestFirst) {
+  ManualClock clock;
+  TaskTable table(&clock);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(table.Enqueue(OffloadOf("k" + std::to_string(i), 1), 100).ok());
+  }
+  std::vector<Task> first = table.Dispatch(1, TaskKind::kOffload, 3);
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_EQ(first[0].key, "k0");
+  EXPECT_EQ(first[2].key, "k2");
+  EXPECT_EQ(table.Dispatch(1, TaskKind::kOffload, 10).size(), 2u);
+  EXPECT_TRUE(table.Dispatch(1, TaskKind::kOffload, 10).empty());
+  EXPECT_TRUE(table.Dispatch(2, TaskKind::kOffload, 10).empty());
+  EXPECT_EQ(table.Counts(TaskKind::kOffload).dispatched, 5u);
+}
+
+TEST(TaskTableTest, QueueLimitAndDedupPerKey) {
+  ManualClock clock;
+  TaskTable table(&clock);
+  ASSERT_TRUE(table.Enqueue(OffloadOf("a", 1), 2).ok());
+  EXPECT_EQ(table.Enqueue(OffloadOf("a", 1), 2).status().reason(),
+            ErrorReason::kObjectBusy);
+  ASSERT_TRUE(table.Enqueue(OffloadOf("b", 1), 2).ok());
+  EXPECT_EQ(table.Enqueue(OffloadOf("c", 1), 2).status().reason(),
+            ErrorReason::kQueueFull);
+  EXPECT_TRUE(table.Enqueue(OffloadOf("c", 2), 2).ok());  // other node
+}
+
+TEST(TaskTableTest, CompleteOnlyByTheOwningNode) {
+  ManualClock clock;
+  TaskTable table(&clock);
+  Result<TaskId> id = table.Enqueue(OffloadOf("a", 1), 10);
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(table.Complete(2, *id).status().reason(), ErrorReason::kTaskNotFound);
+  Result<Task> done = table.Complete(1, *id);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->key, "a");
+  EXPECT_FALSE(table.HasTask(TaskKind::kOffload, "a"));
+  EXPECT_EQ(table.Complete(1, *id).status().reason(), ErrorReason::kTaskNotFound);
+}
+
+TEST(TaskTableTest, ReapsExpiredAndWholeNodes) {
+  ManualClock clock;
+  TaskTable table(&clock);
+  ASSERT_TRUE(table.Enqueue(OffloadOf("old", 1), 10).ok());
+  clock.Advance(std::chrono::seconds(20));
+  ASSERT_TRUE(table.Enqueue(OffloadOf("new", 1), 10).ok());
+  ASSERT_TRUE(table.Enqueue(OffloadOf("other", 2), 10).ok());
+  std::vector<Task> expired =
+      table.ReapExpired(TaskKind::kOffload, std::chrono::seconds(15));
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].key, "old");
+  EXPECT_EQ(table.ReapNode(1).size(), 1u);
+  EXPECT_EQ(table.List(TaskKind::kOffload).size(), 1u);
+  // Reaped tasks are never dispatched.
+  EXPECT_TRUE(table.Dispatch(1, TaskKind::kOffload, 10).empty());
+}
+
+TEST(TaskTableTest, SsdDeletesAreHandedOutInBoundedBatches) {
+  ManualClock clock;
+  TaskTable table(&clock);
+  for (int i = 0; i < 5; ++i) table.EnqueueSsdDelete(1, "k" + std::to_string(i));
+  EXPECT_EQ(table.DispatchSsdDeletes(1, 3).size(), 3u);
+  EXPECT_EQ(table.PendingSsdDeletes(), 2u);
+  EXPECT_EQ(table.DispatchSsdDeletes(1, 3).size(), 2u);
+}
+
+}  // namespace
+}  // namespace mooncake_tier

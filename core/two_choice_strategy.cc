@@ -1,0 +1,42 @@
+#include "core/two_choice_strategy.h"
+
+#include <algorithm>
+
+namespace mooncake_tier {
+
+std::vector<NodeId> TwoChoiceStrategy::Rank(std::span<const NodeSpace> nodes,
+                                            uint64_t size) {
+  std::vector<const NodeSpace*> fits;
+  std::vector<NodeId> order;
+  for (const NodeSpace& n : nodes) {
+    if (n.largest_free_extent < size) continue;
+    if (n.preferred) {
+      order.push_back(n.id);
+    } else {
+      fits.push_back(&n);
+    }
+  }
+  if (fits.size() >= 2) {
+    size_t a, b;
+    {
+      absl::MutexLock lock(&mu_);
+      std::uniform_int_distribution<size_t> pick(0, fits.size() - 1);
+      a = pick(rng_);
+      b = pick(rng_);
+      if (a == b) b = (a + 1) % fits.size();
+    }
+    const size_t winner = fits[a]->free_bytes >= fits[b]->free_bytes ? a : b;
+    std::swap(fits[0], fits[winner]);
+  }
+  // Fallbacks after the chosen candidate: most free space first.
+  if (fits.size() > 1) {
+    std::sort(fits.begin() + 1, fits.end(),
+              [](const NodeSpace* x, const NodeSpace* y) {
+                return x->free_bytes > y->free_bytes;
+              });
+  }
+  for (const NodeSpace* n : fits) order.push_back(n->id);
+  return order;
+}
+
+}  // namespace mooncake_tier

@@ -1,0 +1,56 @@
+#pragma once
+
+// Identifiers and plain records of the engine's data model (ARCHITECTURE.md
+// section 3). Values only; the tables that own them hold the locks.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/clock.h"
+#include "mooncake_tier/types.h"
+
+namespace mooncake_tier {
+
+// Node ids name one registration (incarnation) of a node; a node that
+// re-registers gets a new id. 0 is never a valid id.
+using NodeId = uint64_t;
+inline constexpr NodeId kNoNode = 0;
+using ReplicaId = uint64_t;
+using TaskId = uint64_t;
+// Opaque identity of a client, used to make a repeated PutStart idempotent.
+using ClientId = std::string;
+
+// Where a replica's bytes are, and what a reader may do with them.
+struct ReplicaDescriptor {
+  ReplicaId id = 0;
+  Tier tier = Tier::kMemory;
+  ReplicaState state = ReplicaState::kProcessing;
+  NodeId node = kNoNode;
+  uint64_t offset = 0;  // memory: byte offset in the node's DRAM segment
+  uint64_t size = 0;    // object size in bytes
+};
+
+// A replica as the object table keeps it: its descriptor plus pins.
+struct Replica {
+  ReplicaDescriptor desc;
+  // Pins held by in-flight tasks. A replica with refcnt > 0 is never evicted
+  // or freed; if its object is removed, the space is freed at the last unpin.
+  uint32_t refcnt = 0;
+};
+
+enum class NodeState : uint8_t { kAlive = 0, kSuspect = 1, kDead = 2 };
+std::string_view NodeStateName(NodeState state);
+
+enum class OffloadMode : uint8_t {
+  kOff = 0,           // eviction drops the DRAM copy
+  kWriteThrough = 1,  // every completed put is also written to SSD
+  kOnEvict = 2,       // eviction writes to SSD first, then drops DRAM
+};
+std::string_view OffloadModeName(OffloadMode mode);
+std::optional<OffloadMode> ParseOffloadMode(std::string_view name);
+
+enum class TaskKind : uint8_t { kOffload = 0, kPromotion = 1 };
+std::string_view TaskKindName(TaskKind kind);
+
+}  // namespace mooncake_tier
