@@ -87,6 +87,13 @@ Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
     counters_.put_rejected.fetch_add(1, std::memory_order_relaxed);
     return valid;
   }
+  if (request.size > nodes_.LargestSegment()) {
+    // No eviction could ever make room: do not evict for it.
+    counters_.put_no_space.fetch_add(1, std::memory_order_relaxed);
+    return Status(ErrorReason::kNoSpace,
+                  "object of " + std::to_string(request.size) +
+                      " bytes is larger than any node's DRAM segment");
+  }
 
   Shard& shard = objects_.ShardFor(request.key);
   // One retry after making room: a full store evicts rather than refuses.

@@ -118,8 +118,10 @@ class Master {
   // rebuilds the objects of its SSD inventory.
   Result<NodeId> RegisterNode(const NodeSpec& spec,
                               std::span<const SsdInventoryEntry> inventory);
+  // Records liveness and hands out at most `max_tasks` offload tasks (and
+  // never more than config().offload_max_per_heartbeat) plus SSD deletions.
   // NODE_NOT_FOUND when the node must register again.
-  Result<HeartbeatReply> Heartbeat(NodeId node);
+  Result<HeartbeatReply> Heartbeat(NodeId node, uint32_t max_tasks = UINT32_MAX);
   // The SSD copy of an offload task is durable: add the local_disk replica.
   Status NotifyOffloadSuccess(NodeId node, TaskId task);
   Status NotifyOffloadFailure(NodeId node, TaskId task, const Status& cause);

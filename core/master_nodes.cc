@@ -1,5 +1,7 @@
 // Master: node lifecycle (register, heartbeat, expiry) and SSD inventory.
 
+#include <algorithm>
+
 #include "core/master.h"
 #include "core/validation.h"
 
@@ -51,11 +53,12 @@ void Master::RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry) 
   counters_.inventory_restored.fetch_add(1, std::memory_order_relaxed);
 }
 
-Result<HeartbeatReply> Master::Heartbeat(NodeId node) {
+Result<HeartbeatReply> Master::Heartbeat(NodeId node, uint32_t max_tasks) {
   MT_RETURN_IF_ERROR(nodes_.Heartbeat(node));
   HeartbeatReply reply;
-  reply.offloads = tasks_.Dispatch(node, TaskKind::kOffload,
-                                   config_.offload_max_per_heartbeat);
+  reply.offloads =
+      tasks_.Dispatch(node, TaskKind::kOffload,
+                      std::min(max_tasks, config_.offload_max_per_heartbeat));
   reply.ssd_deletes =
       tasks_.DispatchSsdDeletes(node, config_.ssd_deletes_per_heartbeat);
   return reply;

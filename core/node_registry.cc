@@ -196,6 +196,15 @@ TierUsage NodeRegistry::MemoryUsage() const {
   return usage;
 }
 
+uint64_t NodeRegistry::LargestSegment() const {
+  absl::MutexLock lock(&mu_);
+  uint64_t largest = 0;
+  for (const auto& [id, node] : nodes_) {
+    if (node.allocator) largest = std::max(largest, node.allocator->capacity());
+  }
+  return largest;
+}
+
 TierUsage NodeRegistry::SsdUsage() const {
   absl::MutexLock lock(&mu_);
   TierUsage usage;

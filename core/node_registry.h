@@ -96,6 +96,8 @@ class NodeRegistry {
   std::vector<NodeView> ListDead() const;
   static constexpr size_t kDeadHistory = 64;
   TierUsage MemoryUsage() const;       // over alive and suspect nodes
+  // Size of the largest DRAM segment of any registered node.
+  uint64_t LargestSegment() const;
   TierUsage SsdUsage() const;
   TierUsage SsdUsageOf(NodeId id) const;
 

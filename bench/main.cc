@@ -1,0 +1,116 @@
+// mooncake-tier-bench: one subcommand per benchmark scenario. Figures go to
+// stdout (one JSON object per line with --json), progress to stderr.
+//
+// Exit codes: 0 success, 1 a scenario failed, 2 usage error.
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <iostream>
+
+#include "bench/alloc_scenario.h"
+#include "bench/core_scenario.h"
+#include "bench/result_sink.h"
+#ifdef MOONCAKE_TIER_BENCH_HAVE_SSD
+#include "bench/ssd_scenario.h"
+#endif
+
+namespace {
+
+using mooncake_tier::bench::CommonOptions;
+using mooncake_tier::bench::ResultSink;
+
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+struct Flags {
+  CommonOptions common;
+  bool json = false;
+  uint64_t core_objects = 0;  // 0: kDefaultCoreObjects x scale
+};
+
+struct Scenarios {
+  CLI::App* core = nullptr;
+  CLI::App* alloc = nullptr;
+  CLI::App* ssd = nullptr;
+};
+
+Scenarios DefineCli(CLI::App& app, Flags& flags) {
+  app.require_subcommand(1);
+  // Common flags may also follow the scenario name ("core --json").
+  app.fallthrough();
+  app.add_flag("--json", flags.json,
+               "print one JSON object per result line on stdout");
+  app.add_option("--scratch-dir", flags.common.scratch_dir,
+                 "directory where scenarios may create files")
+      ->capture_default_str();
+  app.add_option("--scale", flags.common.scale,
+                 "multiplies the work of every scenario")
+      ->check(CLI::Range(1e-6, 1e6))
+      ->capture_default_str();
+
+  Scenarios s;
+  s.core = app.add_subcommand(
+      "core", "metadata engine ops/s: put, get_replica_list, exists");
+  s.core
+      ->add_option("--objects", flags.core_objects,
+                   "objects to load (default: 1000000 x --scale)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}));
+  s.alloc = app.add_subcommand(
+      "alloc", "DRAM space allocator ops/s and utilisation vs first fit");
+#ifdef MOONCAKE_TIER_BENCH_HAVE_SSD
+  s.ssd = app.add_subcommand("ssd", "node SSD store throughput");
+#else
+  s.ssd = app.add_subcommand("ssd", "node SSD store (not built in)");
+#endif
+  return s;
+}
+
+int RunSsd(const Flags& flags, ResultSink& sink) {
+#ifdef MOONCAKE_TIER_BENCH_HAVE_SSD
+  return RunSsdScenario(flags.common, sink);
+#else
+  sink.Progress("ssd: this binary was built without the ssd scenario");
+  return kExitFailed;
+#endif
+}
+
+int RunSelected(const Scenarios& s, const Flags& flags) {
+  ResultSink sink(flags.json);
+  if (s.core->parsed()) {
+    const uint64_t objects =
+        flags.core_objects != 0
+            ? flags.core_objects
+            : static_cast<uint64_t>(std::max<long long>(
+                  1, std::llround(mooncake_tier::bench::kDefaultCoreObjects *
+                                  flags.common.scale)));
+    return mooncake_tier::bench::RunCoreScenario(flags.common, sink, objects);
+  }
+  if (s.alloc->parsed()) {
+    return mooncake_tier::bench::RunAllocScenario(flags.common, sink);
+  }
+  if (s.ssd->parsed()) return RunSsd(flags, sink);
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mooncake-tier-bench: benchmark scenarios of mooncake-tier"};
+  Flags flags;
+  const Scenarios scenarios = DefineCli(app, flags);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help or the error
+    return code == 0 ? 0 : kExitUsage;
+  }
+  try {
+    return RunSelected(scenarios, flags);
+  } catch (const std::exception& e) {
+    std::cerr << "mooncake-tier-bench: scenario failed: " << e.what() << '\n';
+    return kExitFailed;
+  }
+}

@@ -1,0 +1,138 @@
+// The whole in-process store, stepped by hand on a manual clock: bytes go
+// DRAM -> SSD on eviction and come back identical, nodes die and restart.
+
+#include "client/embedded_cluster.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/client_conformance.h"
+#include "tests/support/temp_dir.h"
+
+namespace mooncake_tier {
+namespace {
+
+using testing::Pattern;
+
+constexpr uint64_t kMiB = 1 << 20;
+
+class EmbeddedClusterTest : public ::testing::Test {
+ protected:
+  void Start(OffloadMode mode, int nodes, bool real_files = false) {
+    EmbeddedClusterOptions options;
+    options.master.shard_count = 16;
+    options.master.offload_mode = mode;
+    options.clock = &clock_;
+    options.background = false;
+    for (int i = 0; i < nodes; ++i) {
+      EmbeddedNodeOptions node;
+      node.node.name = "n" + std::to_string(i);
+      node.node.dram_bytes = kMiB;
+      node.ssd_bytes = 16 * kMiB;
+      if (real_files) node.ssd_dir = dir_.path() + "/" + node.node.name;
+      options.nodes.push_back(node);
+    }
+    Result<std::unique_ptr<EmbeddedCluster>> c =
+        EmbeddedCluster::Start(std::move(options));
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    cluster_ = std::move(*c);
+    client_ = cluster_->NewClient();
+  }
+
+  // Puts `n` objects of 64 KiB, one simulated second apart, with a round of
+  // background work after each (what the threads do in production).
+  void PutMany(int n, int first = 0) {
+    for (int i = first; i < first + n; ++i) {
+      ASSERT_TRUE(client_->Put(Key(i), Pattern(64 * 1024, i)).ok()) << i;
+      clock_.Advance(std::chrono::seconds(1));
+      cluster_->Step();
+    }
+  }
+  static std::string Key(int i) { return "obj-" + std::to_string(i); }
+
+  void Settle() {
+    for (int i = 0; i < 5; ++i) cluster_->Step();
+  }
+
+  testing::TempDir dir_;
+  ManualClock clock_;
+  std::unique_ptr<EmbeddedCluster> cluster_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(EmbeddedClusterTest, OnEvictObjectsAreReadableFromSsdWithSameBytes) {
+  Start(OffloadMode::kOnEvict, 1, /*real_files=*/true);
+  PutMany(40);  // 2.5 MiB into 1 MiB of DRAM: most go to SSD
+  Settle();
+  const MasterStats stats = cluster_->master().GetStats();
+  EXPECT_GT(stats.offload_completed, 0u);
+  EXPECT_EQ(stats.objects, 40u);  // nothing lost
+  for (int i = 0; i < 40; ++i) {
+    Result<std::vector<std::byte>> got = client_->Get(Key(i));
+    ASSERT_TRUE(got.ok()) << i << ": " << got.status().ToString();
+    EXPECT_EQ(*got, Pattern(64 * 1024, i)) << i;
+  }
+  EXPECT_GT(cluster_->master().GetStats().get_local_disk_hit, 0u);
+  EXPECT_EQ(cluster_->master().Audit().total_refcnt, 0u);
+}
+
+TEST_F(EmbeddedClusterTest, OffModeLosesEvictedObjectsCleanly) {
+  Start(OffloadMode::kOff, 1);
+  PutMany(40);
+  Settle();
+  int present = 0;
+  for (int i = 0; i < 40; ++i) present += client_->Exists(Key(i))->exists;
+  EXPECT_LT(present, 16);
+  EXPECT_TRUE(client_->Exists(Key(39))->exists);  // the newest stays
+  EXPECT_TRUE(cluster_->master().Audit().consistent());
+}
+
+TEST_F(EmbeddedClusterTest, RestartedNodeBringsItsSsdObjectsBack) {
+  Start(OffloadMode::kWriteThrough, 1, /*real_files=*/true);
+  PutMany(8);
+  Settle();  // write-through offloads land
+  ASSERT_EQ(cluster_->master().GetStats().offload_completed, 8u);
+  ASSERT_TRUE(cluster_->RestartNode(0).ok());
+  for (int i = 0; i < 8; ++i) {
+    Result<std::vector<std::byte>> got = client_->Get(Key(i));
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, Pattern(64 * 1024, i));
+  }
+  EXPECT_EQ(cluster_->master().GetStats().inventory_restored, 8u);
+}
+
+TEST_F(EmbeddedClusterTest, DeadNodeIsExpiredAndSurvivorsStayReadable) {
+  Start(OffloadMode::kOff, 2);
+  PutMany(8);
+  cluster_->KillNode(0);
+  for (int i = 0; i < 11; ++i) {
+    clock_.Advance(std::chrono::seconds(1));
+    cluster_->Step();
+  }
+  EXPECT_EQ(cluster_->master().GetStats().nodes_expired, 1u);
+  int readable = 0;
+  for (int i = 0; i < 8; ++i) {
+    Result<std::vector<std::byte>> got = client_->Get(Key(i));
+    if (got.ok()) {
+      EXPECT_EQ(*got, Pattern(64 * 1024, i));
+      ++readable;
+    } else {
+      EXPECT_EQ(got.status().reason(), ErrorReason::kObjectNotFound);
+    }
+  }
+  EXPECT_GT(readable, 0);
+  EXPECT_LT(readable, 8);
+  const AuditReport audit = cluster_->master().Audit();
+  EXPECT_EQ(audit.total_refcnt, 0u);
+  EXPECT_TRUE(audit.consistent());
+}
+
+TEST_F(EmbeddedClusterTest, ReadBeforeExpiryOfAKilledNodeFailsClearly) {
+  Start(OffloadMode::kOff, 1);
+  PutMany(1);
+  cluster_->KillNode(0);
+  // The master still lists the replica; the data plane cannot reach it.
+  EXPECT_EQ(client_->Get(Key(0)).status().reason(), ErrorReason::kUnavailable);
+}
+
+}  // namespace
+}  // namespace mooncake_tier

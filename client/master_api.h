@@ -1,0 +1,75 @@
+#pragma once
+
+// The calls a client makes to the master. In one process they go straight
+// to core::Master (LocalMasterApi); in the distributed store over gRPC.
+//
+// Thread safety: implementations are safe to call from many threads.
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/master.h"
+
+namespace mooncake_tier {
+
+class MasterApi {
+ public:
+  virtual ~MasterApi() = default;
+  virtual std::vector<Result<ReplicaDescriptor>> PutStart(
+      std::span<const PutStartRequest> requests) = 0;
+  virtual std::vector<Status> PutEnd(const ClientId& client,
+                                     std::span<const std::string> keys) = 0;
+  virtual std::vector<Status> PutRevoke(const ClientId& client,
+                                        std::span<const std::string> keys) = 0;
+  virtual std::vector<Result<ObjectReplicas>> GetReplicaList(
+      std::span<const std::string> keys) = 0;
+  virtual std::vector<Result<ExistsInfo>> Exists(
+      std::span<const std::string> keys) = 0;
+  virtual std::vector<Status> Remove(std::span<const std::string> keys,
+                                     RemoveOptions options) = 0;
+  // How to reach a node's segment and SSD reads. NODE_NOT_FOUND when gone.
+  virtual Result<NodeView> GetNode(NodeId node) = 0;
+};
+
+class LocalMasterApi final : public MasterApi {
+ public:
+  explicit LocalMasterApi(Master* master) : master_(master) {}
+  std::vector<Result<ReplicaDescriptor>> PutStart(
+      std::span<const PutStartRequest> requests) override {
+    return master_->PutStart(requests);
+  }
+  std::vector<Status> PutEnd(const ClientId& client,
+                             std::span<const std::string> keys) override {
+    return master_->PutEnd(client, keys);
+  }
+  std::vector<Status> PutRevoke(const ClientId& client,
+                                std::span<const std::string> keys) override {
+    return master_->PutRevoke(client, keys);
+  }
+  std::vector<Result<ObjectReplicas>> GetReplicaList(
+      std::span<const std::string> keys) override {
+    return master_->GetReplicaList(keys);
+  }
+  std::vector<Result<ExistsInfo>> Exists(
+      std::span<const std::string> keys) override {
+    return master_->Exists(keys);
+  }
+  std::vector<Status> Remove(std::span<const std::string> keys,
+                             RemoveOptions options) override {
+    return master_->Remove(keys, options);
+  }
+  Result<NodeView> GetNode(NodeId node) override {
+    std::optional<NodeView> view = master_->GetNode(node);
+    if (!view) {
+      return Status(ErrorReason::kNodeNotFound,
+                    "node " + std::to_string(node) + " is not registered");
+    }
+    return *view;
+  }
+
+ private:
+  Master* const master_;
+};
+
+}  // namespace mooncake_tier

@@ -1,0 +1,230 @@
+#include "client/store_client.h"
+
+#include <random>
+
+#include "absl/strings/str_format.h"
+
+namespace mooncake_tier {
+namespace {
+
+ClientId NewClientId() {
+  std::random_device rd;
+  return absl::StrFormat("client-%016x%016x",
+                         (uint64_t{rd()} << 32) | rd(),
+                         (uint64_t{rd()} << 32) | rd());
+}
+
+}  // namespace
+
+StoreClient::StoreClient(MasterApi* master, Transport* transport)
+    : master_(master), transport_(transport), id_(NewClientId()) {}
+
+Result<std::shared_ptr<const StoreClient::Endpoint>> StoreClient::EndpointOf(
+    NodeId node) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = endpoints_.find(node); it != endpoints_.end()) {
+      return it->second;
+    }
+  }
+  MT_ASSIGN_OR_RETURN(const NodeView view, master_->GetNode(node));
+  auto endpoint = std::make_shared<Endpoint>();
+  endpoint->segment.transport_address = view.spec.transport_address;
+  endpoint->segment.base = view.spec.dram_base;
+  endpoint->segment.size = view.spec.dram_size;
+  endpoint->segment.remote_key = view.spec.dram_remote_key;
+  absl::MutexLock lock(&mu_);
+  endpoints_[node] = endpoint;
+  return std::shared_ptr<const Endpoint>(endpoint);
+}
+
+void StoreClient::Forget(NodeId node) {
+  absl::MutexLock lock(&mu_);
+  endpoints_.erase(node);
+}
+
+std::vector<Status> StoreClient::PutBatch(std::span<const PutItem> items) {
+  std::vector<Status> out(items.size());
+  std::vector<PutStartRequest> requests;
+  requests.reserve(items.size());
+  for (const PutItem& item : items) {
+    requests.push_back({item.key, item.value.size(), item.options, id_});
+  }
+  std::vector<Result<ReplicaDescriptor>> placed = master_->PutStart(requests);
+
+  // Write every placed value into its node's segment.
+  std::vector<std::shared_ptr<const Endpoint>> pinned_endpoints;
+  std::vector<SegmentTransfer> writes;
+  std::vector<size_t> write_item;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!placed[i].ok()) {
+      out[i] = placed[i].status();
+      continue;
+    }
+    Result<std::shared_ptr<const Endpoint>> ep = EndpointOf(placed[i]->node);
+    if (!ep.ok()) {
+      out[i] = ep.status();
+      continue;
+    }
+    pinned_endpoints.push_back(*ep);
+    // The transport only reads from a write's local buffer.
+    std::span<std::byte> local(const_cast<std::byte*>(items[i].value.data()),
+                               items[i].value.size());
+    writes.push_back({&(*ep)->segment, placed[i]->offset, local});
+    write_item.push_back(i);
+  }
+  std::vector<Status> written = transport_->Write(writes);
+
+  std::vector<std::string> to_end, to_revoke;
+  std::vector<size_t> end_item;
+  for (size_t w = 0; w < writes.size(); ++w) {
+    const size_t i = write_item[w];
+    if (written[w].ok()) {
+      to_end.push_back(items[i].key);
+      end_item.push_back(i);
+    } else {
+      out[i] = written[w];
+      to_revoke.push_back(items[i].key);
+      Forget(placed[i]->node);
+    }
+  }
+  if (!to_revoke.empty()) {
+    for (Status& s : master_->PutRevoke(id_, to_revoke)) s.IgnoreError();
+  }
+  std::vector<Status> ended = master_->PutEnd(id_, to_end);
+  for (size_t e = 0; e < ended.size(); ++e) out[end_item[e]] = ended[e];
+  return out;
+}
+
+void StoreClient::ReadAll(std::span<PlannedRead> reads) {
+  // Each item tries its replicas in order (DRAM first). A round reads the
+  // current replica of every unfinished item: DRAM reads as one transport
+  // batch, SSD reads as one batch per holding node.
+  for (PlannedRead& r : reads) {
+    r.status = Status(ErrorReason::kUnavailable, "no replica could be read");
+  }
+  for (size_t round = 0;; ++round) {
+    // Records the outcome of an attempt; the last replica's error sticks.
+    const auto settle = [&](PlannedRead& r, Status s) {
+      const ReplicaDescriptor& replica = r.replicas->replicas[round];
+      if (s.reason() == ErrorReason::kUnavailable) Forget(replica.node);
+      if (s.ok() || round + 1 == r.replicas->replicas.size()) r.status = s;
+    };
+    std::vector<std::shared_ptr<const Endpoint>> held;
+    std::vector<SegmentTransfer> dram_ops;
+    std::vector<PlannedRead*> dram_reads;
+    absl::flat_hash_map<std::string, std::vector<PlannedRead*>> ssd_reads;
+    bool any = false;
+    for (PlannedRead& r : reads) {
+      if (r.status.ok() || round >= r.replicas->replicas.size()) continue;
+      any = true;
+      const ReplicaDescriptor& replica = r.replicas->replicas[round];
+      Result<std::shared_ptr<const Endpoint>> ep = EndpointOf(replica.node);
+      if (!ep.ok()) {
+        settle(r, ep.status());
+        continue;
+      }
+      held.push_back(*ep);
+      if (replica.tier == Tier::kMemory) {
+        dram_ops.push_back({&(*ep)->segment, replica.offset, r.buffer});
+        dram_reads.push_back(&r);
+      } else {
+        ssd_reads[(*ep)->segment.transport_address].push_back(&r);
+      }
+    }
+    if (!any) return;
+    if (!dram_ops.empty()) {
+      std::vector<Status> done = transport_->Read(dram_ops);
+      for (size_t i = 0; i < done.size(); ++i) settle(*dram_reads[i], done[i]);
+    }
+    for (auto& [address, group] : ssd_reads) {
+      std::vector<SsdReadTransfer> ops;
+      ops.reserve(group.size());
+      for (PlannedRead* r : group) ops.push_back({r->key, r->buffer});
+      std::vector<Result<uint64_t>> done = transport_->ReadSsd(address, ops);
+      for (size_t i = 0; i < done.size(); ++i) {
+        Status s = done[i].status();
+        if (s.ok() && *done[i] != group[i]->buffer.size()) {
+          s = Status(ErrorReason::kInternal,
+                     "SSD copy has a different size than the object");
+        }
+        settle(*group[i], s);
+      }
+    }
+  }
+}
+
+std::vector<Result<uint64_t>> StoreClient::GetIntoBatch(
+    std::span<const GetIntoItem> items) {
+  std::vector<std::string> keys;
+  keys.reserve(items.size());
+  for (const GetIntoItem& item : items) keys.push_back(item.key);
+  std::vector<Result<ObjectReplicas>> lists = master_->GetReplicaList(keys);
+
+  std::vector<Result<uint64_t>> out;
+  out.reserve(items.size());
+  std::vector<PlannedRead> reads;
+  std::vector<size_t> read_item;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!lists[i].ok()) {
+      out.emplace_back(lists[i].status());
+      continue;
+    }
+    const uint64_t size = lists[i]->size;
+    if (items[i].buffer.size() < size) {
+      out.emplace_back(Status(ErrorReason::kBufferTooSmall,
+                              "object is " + std::to_string(size) +
+                                  " bytes; buffer holds " +
+                                  std::to_string(items[i].buffer.size())));
+      continue;
+    }
+    out.emplace_back(size);
+    reads.push_back({items[i].key, &*lists[i], items[i].buffer.first(size), {}});
+    read_item.push_back(i);
+  }
+  ReadAll(reads);
+  for (size_t r = 0; r < reads.size(); ++r) {
+    if (!reads[r].status.ok()) out[read_item[r]] = reads[r].status;
+  }
+  return out;
+}
+
+std::vector<Result<std::vector<std::byte>>> StoreClient::GetBatch(
+    std::span<const std::string> keys) {
+  std::vector<Result<ObjectReplicas>> lists = master_->GetReplicaList(keys);
+  std::vector<std::vector<std::byte>> values(keys.size());
+  std::vector<PlannedRead> reads;
+  std::vector<size_t> read_item;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!lists[i].ok()) continue;
+    values[i].resize(lists[i]->size);
+    reads.push_back({keys[i], &*lists[i], values[i], {}});
+    read_item.push_back(i);
+  }
+  ReadAll(reads);
+  std::vector<Result<std::vector<std::byte>>> out;
+  out.reserve(keys.size());
+  size_t r = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!lists[i].ok()) {
+      out.emplace_back(lists[i].status());
+    } else if (!reads[r++].status.ok()) {
+      out.emplace_back(reads[r - 1].status);
+    } else {
+      out.emplace_back(std::move(values[i]));
+    }
+  }
+  return out;
+}
+
+std::vector<Result<ExistsInfo>> StoreClient::ExistsBatch(
+    std::span<const std::string> keys) {
+  return master_->Exists(keys);
+}
+
+std::vector<Status> StoreClient::RemoveBatch(std::span<const std::string> keys,
+                                             RemoveOptions options) {
+  return master_->Remove(keys, options);
+}
+
+}  // namespace mooncake_tier

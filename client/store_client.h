@@ -1,0 +1,66 @@
+#pragma once
+
+// The Client implementation: metadata through a MasterApi, bytes through a
+// Transport. Puts reserve space with PutStart, write straight into the
+// node's segment and publish with PutEnd (or revoke on a failed write).
+// Gets ask for replicas (DRAM first), read the first that works, and fall
+// back to the next replica when a node is unreachable.
+//
+// Thread safety: thread-safe; node endpoints are cached under a mutex.
+
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "client/master_api.h"
+#include "mooncake_tier/client.h"
+#include "transport/transport.h"
+
+namespace mooncake_tier {
+
+class StoreClient final : public Client {
+ public:
+  // `master` and `transport` must outlive the client.
+  StoreClient(MasterApi* master, Transport* transport);
+
+  std::vector<Status> PutBatch(std::span<const PutItem> items) override;
+  std::vector<Result<uint64_t>> GetIntoBatch(
+      std::span<const GetIntoItem> items) override;
+  std::vector<Result<std::vector<std::byte>>> GetBatch(
+      std::span<const std::string> keys) override;
+  std::vector<Result<ExistsInfo>> ExistsBatch(
+      std::span<const std::string> keys) override;
+  std::vector<Status> RemoveBatch(std::span<const std::string> keys,
+                                  RemoveOptions options) override;
+
+  const ClientId& id() const { return id_; }
+
+ private:
+  struct Endpoint {
+    SegmentEndpoint segment;
+  };
+  // One read to do: the replicas to try and where the bytes go.
+  struct PlannedRead {
+    std::string_view key;
+    const ObjectReplicas* replicas;
+    std::span<std::byte> buffer;  // exactly the object's size
+    Status status;                // out
+  };
+
+  Result<std::shared_ptr<const Endpoint>> EndpointOf(NodeId node);
+  void Forget(NodeId node);
+  // Reads every planned item, trying each replica in order.
+  void ReadAll(std::span<PlannedRead> reads);
+
+  MasterApi* const master_;
+  Transport* const transport_;
+  const ClientId id_;
+
+  absl::Mutex mu_;
+  absl::flat_hash_map<NodeId, std::shared_ptr<const Endpoint>> endpoints_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace mooncake_tier

@@ -1,0 +1,74 @@
+#pragma once
+
+// The mooncake-tier client API: put and get objects by key.
+//
+// Every call takes a batch and returns one result per item, in order, so
+// one bad key never hides the others; the single-key forms are batches of
+// one. Reads never wait for background work (offload, promotion).
+//
+// Implementations: the in-process client of EmbeddedStore
+// (mooncake_tier/embedded_store.h) and the remote client of the
+// distributed store. Both pass the same conformance suite.
+//
+// Thread safety: a Client may be used from many threads at once.
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mooncake_tier/status.h"
+#include "mooncake_tier/types.h"
+
+namespace mooncake_tier {
+
+struct PutItem {
+  std::string key;
+  std::span<const std::byte> value;  // must stay valid during the call
+  PutOptions options;
+};
+
+struct GetIntoItem {
+  std::string key;
+  std::span<std::byte> buffer;  // receives the value
+};
+
+class Client {
+ public:
+  virtual ~Client() = default;
+
+  // Stores each value. OBJECT_EXISTS for a key already stored,
+  // INVALID_KEY / INVALID_SIZE (empty value) / INVALID_GROUP for bad input,
+  // NO_SPACE when the store cannot make room.
+  virtual std::vector<Status> PutBatch(std::span<const PutItem> items) = 0;
+
+  // Reads each value into its buffer and returns its size.
+  // OBJECT_NOT_FOUND, BUFFER_TOO_SMALL (nothing written), UNAVAILABLE when
+  // no replica could be read.
+  virtual std::vector<Result<uint64_t>> GetIntoBatch(
+      std::span<const GetIntoItem> items) = 0;
+
+  // Reads each value into a new buffer.
+  virtual std::vector<Result<std::vector<std::byte>>> GetBatch(
+      std::span<const std::string> keys) = 0;
+
+  // Existence probes; they do not protect the object from eviction.
+  virtual std::vector<Result<ExistsInfo>> ExistsBatch(
+      std::span<const std::string> keys) = 0;
+
+  // OBJECT_NOT_FOUND, OBJECT_LEASED while another reader holds a lease
+  // (unless forced), OBJECT_BUSY while a put is in flight.
+  virtual std::vector<Status> RemoveBatch(std::span<const std::string> keys,
+                                          RemoveOptions options = {}) = 0;
+
+  // Batches of one.
+  Status Put(std::string_view key, std::span<const std::byte> value,
+             PutOptions options = {});
+  Result<uint64_t> GetInto(std::string_view key, std::span<std::byte> buffer);
+  Result<std::vector<std::byte>> Get(std::string_view key);
+  Result<ExistsInfo> Exists(std::string_view key);
+  Status Remove(std::string_view key, RemoveOptions options = {});
+};
+
+}  // namespace mooncake_tier

@@ -1,0 +1,59 @@
+#pragma once
+
+// The calls a storage node makes to the master. In one process they go
+// straight to core::Master; in the distributed store over gRPC.
+//
+// Thread safety: implementations are safe to call from many threads.
+
+#include <span>
+#include <string>
+
+#include "core/master.h"
+#include "mooncake_tier/status.h"
+
+namespace mooncake_tier {
+
+class MasterLink {
+ public:
+  virtual ~MasterLink() = default;
+  virtual Result<NodeId> RegisterNode(
+      const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory) = 0;
+  // Hands out at most `max_tasks` offload tasks.
+  virtual Result<HeartbeatReply> Heartbeat(NodeId node, uint32_t max_tasks) = 0;
+  virtual Status NotifyOffloadSuccess(NodeId node, TaskId task) = 0;
+  virtual Status NotifyOffloadFailure(NodeId node, TaskId task,
+                                      const Status& cause) = 0;
+  virtual Status ReportSsdCorruption(NodeId node,
+                                     std::span<const std::string> keys) = 0;
+};
+
+// MasterLink onto a Master in the same process.
+class LocalMasterLink final : public MasterLink {
+ public:
+  explicit LocalMasterLink(Master* master) : master_(master) {}
+  Result<NodeId> RegisterNode(
+      const NodeSpec& spec,
+      std::span<const SsdInventoryEntry> inventory) override {
+    return master_->RegisterNode(spec, inventory);
+  }
+  Result<HeartbeatReply> Heartbeat(NodeId node, uint32_t max_tasks) override {
+    return master_->Heartbeat(node, max_tasks);
+  }
+  Status NotifyOffloadSuccess(NodeId node, TaskId task) override {
+    return master_->NotifyOffloadSuccess(node, task);
+  }
+  Status NotifyOffloadFailure(NodeId node, TaskId task,
+                              const Status& cause) override {
+    return master_->NotifyOffloadFailure(node, task, cause);
+  }
+  Status ReportSsdCorruption(NodeId node,
+                             std::span<const std::string> keys) override {
+    master_->ReportSsdCorruption(node, keys);
+    return Status::Ok();
+  }
+
+ private:
+  Master* const master_;
+};
+
+}  // namespace mooncake_tier

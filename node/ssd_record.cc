@@ -1,0 +1,211 @@
+#include "node/ssd_record.h"
+
+#include <cstring>
+
+#include "core/validation.h"
+
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+namespace mooncake_tier {
+namespace {
+
+// Header layout (offsets in bytes).
+constexpr size_t kMagicOffset = 0;           // u32
+constexpr size_t kVersionOffset = 4;         // u16
+constexpr size_t kFlagsOffset = 6;           // u16
+constexpr size_t kKeyLenOffset = 8;          // u32
+constexpr size_t kGroupIdLenOffset = 12;     // u32
+constexpr size_t kGroupSizeOffset = 16;      // u32
+constexpr size_t kGroupIndexOffset = 20;     // u32
+constexpr size_t kValueLenOffset = 24;       // u64
+constexpr size_t kSequenceOffset = 32;       // u64
+// 40..48 reserved, zero.
+constexpr size_t kRecordChecksumOffset = 48;  // u64
+constexpr size_t kHeaderChecksumOffset = 56;  // u64
+
+// The record checksum covers the header up to itself; the header checksum
+// covers the header up to itself (record checksum included).
+constexpr size_t kRecordChecksumCovers = kRecordChecksumOffset;
+constexpr size_t kHeaderChecksumCovers = kHeaderChecksumOffset;
+
+constexpr uint16_t kFlagTombstone = 1u << 0;
+constexpr uint16_t kFlagGroup = 1u << 1;
+constexpr uint16_t kKnownFlags = kFlagTombstone | kFlagGroup;
+
+constexpr uint64_t AlignUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
+
+template <typename T>
+void Put(std::byte* p, T v) {
+  for (size_t i = 0; i < sizeof(T); ++i) {
+    p[i] = static_cast<std::byte>(v >> (8 * i));
+  }
+}
+
+template <typename T>
+T Get(const std::byte* p) {
+  T v = 0;
+  for (size_t i = 0; i < sizeof(T); ++i) {
+    v |= static_cast<T>(static_cast<T>(p[i]) << (8 * i));
+  }
+  return v;
+}
+
+Status BadHeader(std::string_view why) {
+  return Status(ErrorReason::kChecksumMismatch,
+                "invalid record header: " + std::string(why));
+}
+
+}  // namespace
+
+SsdRecord SsdRecord::Value(std::string_view key,
+                           const std::optional<GroupSpec>& group,
+                           uint64_t value_len, uint64_t sequence) {
+  SsdRecord r;
+  r.key_ = std::string(key);
+  r.group_ = group;
+  r.value_len_ = value_len;
+  r.sequence_ = sequence;
+  return r;
+}
+
+SsdRecord SsdRecord::Tombstone(std::string_view key, uint64_t sequence) {
+  SsdRecord r;
+  r.tombstone_ = true;
+  r.key_ = std::string(key);
+  r.sequence_ = sequence;
+  return r;
+}
+
+uint64_t SsdRecord::meta_bytes() const {
+  return kHeaderBytes + key_.size() + (group_ ? group_->group_id.size() : 0);
+}
+
+uint64_t SsdRecord::value_offset() const {
+  return value_len_ >= kAlignedValueMinBytes ? AlignUp(meta_bytes(), kAlignment)
+                                             : meta_bytes();
+}
+
+uint64_t SsdRecord::size() const {
+  return AlignUp(value_offset() + value_len_, kAlignment);
+}
+
+uint64_t SsdRecord::KeyHash(std::string_view key) {
+  return XXH3_64bits(key.data(), key.size());
+}
+
+uint64_t SsdRecord::RecordChecksum(std::span<const std::byte> meta,
+                                   std::span<const std::byte> value) const {
+  XXH3_state_t state;
+  XXH3_64bits_reset(&state);
+  XXH3_64bits_update(&state, meta.data(), kRecordChecksumCovers);
+  XXH3_64bits_update(&state, meta.data() + kHeaderBytes,
+                     meta.size() - kHeaderBytes);
+  XXH3_64bits_update(&state, value.data(), value.size());
+  return XXH3_64bits_digest(&state);
+}
+
+void SsdRecord::Encode(std::span<const std::byte> value,
+                       std::span<std::byte> out) const {
+  std::byte* p = out.data();
+  const uint64_t meta = meta_bytes();
+  const uint64_t value_at = value_offset();
+  std::memset(p, 0, kHeaderBytes);
+  Put<uint32_t>(p + kMagicOffset, kMagic);
+  Put<uint16_t>(p + kVersionOffset, kFormatVersion);
+  Put<uint16_t>(p + kFlagsOffset, static_cast<uint16_t>(
+                                      (tombstone_ ? kFlagTombstone : 0) |
+                                      (group_ ? kFlagGroup : 0)));
+  Put<uint32_t>(p + kKeyLenOffset, static_cast<uint32_t>(key_.size()));
+  if (group_) {
+    Put<uint32_t>(p + kGroupIdLenOffset,
+                  static_cast<uint32_t>(group_->group_id.size()));
+    Put<uint32_t>(p + kGroupSizeOffset, group_->group_size);
+    Put<uint32_t>(p + kGroupIndexOffset, group_->group_index);
+  }
+  Put<uint64_t>(p + kValueLenOffset, value_len_);
+  Put<uint64_t>(p + kSequenceOffset, sequence_);
+  std::memcpy(p + kHeaderBytes, key_.data(), key_.size());
+  if (group_) {
+    std::memcpy(p + kHeaderBytes + key_.size(), group_->group_id.data(),
+                group_->group_id.size());
+  }
+  std::memset(p + meta, 0, value_at - meta);
+  if (value_len_ > 0) std::memcpy(p + value_at, value.data(), value_len_);
+  std::memset(p + value_at + value_len_, 0, size() - value_at - value_len_);
+
+  const std::span<const std::byte> meta_span(p, meta);
+  Put<uint64_t>(p + kRecordChecksumOffset,
+                RecordChecksum(meta_span, {p + value_at, value_len_}));
+  XXH3_state_t state;
+  XXH3_64bits_reset(&state);
+  XXH3_64bits_update(&state, p, kHeaderChecksumCovers);
+  XXH3_64bits_update(&state, p + kHeaderBytes, meta - kHeaderBytes);
+  Put<uint64_t>(p + kHeaderChecksumOffset, XXH3_64bits_digest(&state));
+}
+
+Result<SsdRecord> SsdRecord::Decode(std::span<const std::byte> bytes) {
+  if (bytes.size() < kHeaderBytes) {
+    return Status(ErrorReason::kTornRecord, "record header cut short");
+  }
+  const std::byte* p = bytes.data();
+  if (Get<uint32_t>(p + kMagicOffset) != kMagic) return BadHeader("magic");
+  if (Get<uint16_t>(p + kVersionOffset) != kFormatVersion) {
+    return BadHeader("format version");
+  }
+  const uint16_t flags = Get<uint16_t>(p + kFlagsOffset);
+  const uint32_t key_len = Get<uint32_t>(p + kKeyLenOffset);
+  const uint32_t group_id_len = Get<uint32_t>(p + kGroupIdLenOffset);
+  const uint32_t group_size = Get<uint32_t>(p + kGroupSizeOffset);
+  const uint32_t group_index = Get<uint32_t>(p + kGroupIndexOffset);
+  const uint64_t value_len = Get<uint64_t>(p + kValueLenOffset);
+  const bool has_group = (flags & kFlagGroup) != 0;
+  const bool tombstone = (flags & kFlagTombstone) != 0;
+  if ((flags & ~kKnownFlags) != 0) return BadHeader("flags");
+  if (key_len == 0 || key_len > kMaxKeyBytes) return BadHeader("key length");
+  if (has_group ? (group_id_len == 0 || group_id_len > kMaxGroupIdBytes ||
+                   group_size == 0 || group_index >= group_size)
+                : (group_id_len != 0 || group_size != 0 || group_index != 0)) {
+    return BadHeader("group");
+  }
+  if (value_len > kMaxValueBytes || (tombstone && (value_len || has_group))) {
+    return BadHeader("value length");
+  }
+  const uint64_t meta = kHeaderBytes + key_len + group_id_len;
+  if (bytes.size() < meta) {
+    return Status(ErrorReason::kTornRecord, "record key cut short");
+  }
+  XXH3_state_t state;
+  XXH3_64bits_reset(&state);
+  XXH3_64bits_update(&state, p, kHeaderChecksumCovers);
+  XXH3_64bits_update(&state, p + kHeaderBytes, meta - kHeaderBytes);
+  if (XXH3_64bits_digest(&state) != Get<uint64_t>(p + kHeaderChecksumOffset)) {
+    return BadHeader("header checksum");
+  }
+
+  SsdRecord r;
+  r.tombstone_ = tombstone;
+  r.key_.assign(reinterpret_cast<const char*>(p + kHeaderBytes), key_len);
+  if (has_group) {
+    r.group_ = GroupSpec{
+        std::string(reinterpret_cast<const char*>(p + kHeaderBytes + key_len),
+                    group_id_len),
+        group_size, group_index};
+  }
+  r.value_len_ = value_len;
+  r.sequence_ = Get<uint64_t>(p + kSequenceOffset);
+  r.record_checksum_ = Get<uint64_t>(p + kRecordChecksumOffset);
+  if (!ValidateKey(r.key_).ok() ||
+      (r.group_ && !ValidateGroupSpec(*r.group_).ok())) {
+    return BadHeader("key or group id");
+  }
+  return r;
+}
+
+bool SsdRecord::VerifyChecksum(std::span<const std::byte> meta,
+                               std::span<const std::byte> value) const {
+  if (meta.size() != meta_bytes() || value.size() != value_len_) return false;
+  return RecordChecksum(meta, value) == record_checksum_;
+}
+
+}  // namespace mooncake_tier

@@ -1,0 +1,92 @@
+#pragma once
+
+// One record of an SSD store data file: its on-disk format, encoding and
+// verification. The format is described in docs/design/ssd-store.md:
+//
+//   [64-byte header][key][group id][zeros to value_offset()][value][zeros]
+//
+// A record starts and ends on a 4096-byte boundary. Values of at least
+// kAlignedValueMinBytes start on a 4096-byte boundary of their own so that
+// an O_DIRECT read can land them straight in a caller's aligned buffer.
+// Two XXH3-64 checksums protect it: the header checksum covers the header
+// fields, key and group id (so lengths and the key can be trusted before the
+// value is read); the record checksum covers header fields, key, group id and
+// value. Integers are little-endian.
+//
+// Thread safety: a value; const methods may run concurrently.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "mooncake_tier/status.h"
+#include "mooncake_tier/types.h"
+
+namespace mooncake_tier {
+
+class SsdRecord {
+ public:
+  static constexpr uint64_t kAlignment = 4096;
+  static constexpr size_t kHeaderBytes = 64;
+  static constexpr uint32_t kMagic = 0x5253544du;  // "MTSR"
+  static constexpr uint16_t kFormatVersion = 1;
+  static constexpr uint64_t kAlignedValueMinBytes = 64 << 10;
+  // Bound on a value's length, so that sizes never overflow.
+  static constexpr uint64_t kMaxValueBytes = uint64_t{1} << 40;
+
+  // A record holding a value of `value_len` bytes.
+  static SsdRecord Value(std::string_view key,
+                         const std::optional<GroupSpec>& group,
+                         uint64_t value_len, uint64_t sequence);
+  // A record saying `key` was removed at `sequence`.
+  static SsdRecord Tombstone(std::string_view key, uint64_t sequence);
+
+  // Parses and validates the header found at the start of `bytes`, which
+  // holds the start of a record (one 4096-byte block always suffices).
+  // Returns TORN_RECORD when `bytes` ends before the header, key and group id
+  // do, CHECKSUM_MISMATCH when they are not a valid header (magic, version,
+  // flags, lengths or header checksum).
+  static Result<SsdRecord> Decode(std::span<const std::byte> bytes);
+
+  // Writes the whole record, size() bytes: header, key, group id, value and
+  // zero padding, with both checksums.
+  // REQUIRES: out.size() >= size(), value.size() == value_len().
+  void Encode(std::span<const std::byte> value, std::span<std::byte> out) const;
+
+  // True when `meta` (the record's first meta_bytes() bytes as stored) and
+  // `value` match the record checksum. Only meaningful on a decoded record.
+  bool VerifyChecksum(std::span<const std::byte> meta,
+                      std::span<const std::byte> value) const;
+
+  // Hash under which the store remembers which files hold a key.
+  static uint64_t KeyHash(std::string_view key);
+
+  bool tombstone() const { return tombstone_; }
+  const std::string& key() const { return key_; }
+  const std::optional<GroupSpec>& group() const { return group_; }
+  uint64_t value_len() const { return value_len_; }
+  uint64_t sequence() const { return sequence_; }
+
+  // Bytes of header, key and group id.
+  uint64_t meta_bytes() const;
+  // Offset of the value within the record.
+  uint64_t value_offset() const;
+  // Bytes the record takes in its file (a multiple of kAlignment).
+  uint64_t size() const;
+
+ private:
+  SsdRecord() = default;
+  uint64_t RecordChecksum(std::span<const std::byte> meta,
+                          std::span<const std::byte> value) const;
+
+  bool tombstone_ = false;
+  std::string key_;
+  std::optional<GroupSpec> group_;
+  uint64_t value_len_ = 0;
+  uint64_t sequence_ = 0;
+  uint64_t record_checksum_ = 0;  // as decoded; unused when encoding
+};
+
+}  // namespace mooncake_tier

@@ -1,0 +1,507 @@
+#include "node/ssd_store.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "core/validation.h"
+#include "node/ssd_record.h"
+
+namespace mooncake_tier {
+namespace {
+
+constexpr uint64_t kBlock = SsdRecord::kAlignment;
+// Headroom for tombstones: capacity / kTombstoneRoomDivisor, at most
+// kMaxTombstoneRoom. Files are at most capacity / kFilesPerCapacity.
+constexpr uint64_t kTombstoneRoomDivisor = 64;
+constexpr uint64_t kMaxTombstoneRoom = 64ull << 20;
+constexpr uint64_t kFilesPerCapacity = 16;
+
+uint64_t AlignDown(uint64_t n) { return n / kBlock * kBlock; }
+
+uint64_t CappedFileBytes(const SsdStoreOptions& o) {
+  return std::max(kBlock, std::min(o.max_file_bytes,
+                                   AlignDown(o.capacity_bytes / kFilesPerCapacity)));
+}
+
+uint64_t PutLimitBytes(const SsdStoreOptions& o) {
+  const double live_share = 1.0 - o.compaction_min_dead_ratio;
+  const uint64_t compaction_room =
+      AlignDown(static_cast<uint64_t>(live_share * static_cast<double>(CappedFileBytes(o))) +
+                kBlock - 1);
+  const uint64_t tombstone_room =
+      AlignDown(std::min(o.capacity_bytes / kTombstoneRoomDivisor, kMaxTombstoneRoom));
+  return o.capacity_bytes -
+         std::min(compaction_room + tombstone_room, o.capacity_bytes / 2);
+}
+
+Status ValidateWrite(const SsdWrite& write) {
+  MT_RETURN_IF_ERROR(ValidateKey(write.key));
+  if (write.group) MT_RETURN_IF_ERROR(ValidateGroupSpec(*write.group));
+  if (write.value.size() > SsdRecord::kMaxValueBytes) {
+    return Status(ErrorReason::kInvalidSize, "value too large");
+  }
+  return Status::Ok();
+}
+
+uint64_t PutRecordBytes(const SsdWrite& write) {
+  return SsdRecord::Value(write.key, write.group, write.value.size(), 0).size();
+}
+
+}  // namespace
+
+// ---- Construction -------------------------------------------------------
+
+
+SsdStore::SsdStore(std::unique_ptr<SsdDevice> device, SsdStoreOptions options)
+    : device_(std::move(device)),
+      options_(options),
+      max_file_bytes_(CappedFileBytes(options)),
+      put_limit_(PutLimitBytes(options)) {}
+
+SsdStore::~SsdStore() = default;
+
+Result<std::unique_ptr<SsdStore>> SsdStore::Open(
+    std::unique_ptr<SsdDevice> device, SsdStoreOptions options) {
+  if (device == nullptr || options.capacity_bytes == 0 ||
+      options.max_file_bytes < kBlock ||
+      !(options.compaction_min_dead_ratio > 0.0 &&
+        options.compaction_min_dead_ratio <= 1.0)) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "SsdStore needs a device, capacity_bytes > 0, "
+                  "max_file_bytes >= 4096 and compaction_min_dead_ratio in "
+                  "(0, 1]");
+  }
+  std::unique_ptr<SsdStore> store(new SsdStore(std::move(device), options));
+  MT_RETURN_IF_ERROR(store->Recover());
+  return store;
+}
+
+std::string SsdStore::FileName(uint32_t number) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "%06u.data", number);
+  return name;
+}
+
+std::optional<uint32_t> SsdStore::ParseFileName(const std::string& name) {
+  constexpr std::string_view kSuffix = ".data";
+  if (name.size() <= kSuffix.size() || name.size() > 10 + kSuffix.size() ||
+      !name.ends_with(kSuffix)) {
+    return std::nullopt;
+  }
+  uint64_t number = 0;
+  for (size_t i = 0; i + kSuffix.size() < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return std::nullopt;
+    number = number * 10 + static_cast<uint64_t>(name[i] - '0');
+  }
+  if (number == 0 || number > UINT32_MAX) return std::nullopt;
+  return static_cast<uint32_t>(number);
+}
+
+// ---- Writes -------------------------------------------------------------
+
+std::vector<Status> SsdStore::PutBatch(std::span<const SsdWrite> writes) {
+  std::vector<Status> statuses(writes.size());
+  std::vector<size_t> valid;
+  valid.reserve(writes.size());
+  for (size_t i = 0; i < writes.size(); ++i) {
+    statuses[i] = ValidateWrite(writes[i]);
+    if (statuses[i].ok()) valid.push_back(i);
+  }
+  RunPutRound(writes, valid, statuses);
+
+  std::vector<size_t> retry;
+  uint64_t retry_bytes = 0;
+  for (size_t i : valid) {
+    if (statuses[i].reason() == ErrorReason::kNoSpace) {
+      retry.push_back(i);
+      retry_bytes += PutRecordBytes(writes[i]);
+    }
+  }
+  if (!retry.empty() && CompactForRoom(retry_bytes)) {
+    RunPutRound(writes, retry, statuses);
+  }
+  return statuses;
+}
+
+void SsdStore::RunPutRound(std::span<const SsdWrite> writes,
+                           std::span<const size_t> indices,
+                           std::vector<Status>& statuses) {
+  if (indices.empty()) return;
+  std::vector<PendingWrite> pending(indices.size());
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const SsdWrite& write = writes[indices[k]];
+    pending[k].kind = WriteKind::kPut;
+    pending[k].key = write.key;
+    pending[k].put = &write;
+    pending[k].bytes = PutRecordBytes(write);
+  }
+  WriteRecords(pending);
+  for (size_t k = 0; k < indices.size(); ++k) {
+    statuses[indices[k]] = pending[k].status;
+    if (pending[k].status.ok()) {
+      counters_.records_written.fetch_add(1, std::memory_order_relaxed);
+      counters_.bytes_written.fetch_add(pending[k].put->value.size(),
+                                        std::memory_order_relaxed);
+    }
+  }
+}
+
+bool SsdStore::CompactForRoom(uint64_t bytes) {
+  constexpr int kMaxSteps = 64;
+  for (int step = 0;; ++step) {
+    {
+      absl::ReaderMutexLock lock(&mutex_);
+      if (file_bytes_ + bytes <= put_limit_) return true;
+    }
+    if (step == kMaxSteps) return false;
+    Result<bool> worked = CompactStep();
+    if (!worked.ok() || !*worked) return step > 0;
+  }
+}
+
+std::vector<Status> SsdStore::RemoveBatch(
+    std::span<const std::string_view> keys) {
+  std::vector<PendingWrite> pending(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    pending[i].kind = WriteKind::kRemove;
+    pending[i].key = keys[i];
+    pending[i].status = ValidateKey(keys[i]);
+    pending[i].bytes = kBlock;
+  }
+  WriteRecords(pending);
+  std::vector<Status> statuses;
+  statuses.reserve(keys.size());
+  for (PendingWrite& p : pending) statuses.push_back(std::move(p.status));
+  return statuses;
+}
+
+void SsdStore::WriteRecords(std::span<PendingWrite> writes) {
+  Reserve(writes);
+  for (PendingWrite& w : writes) {
+    if (!w.admitted || w.skipped) continue;
+    if (w.kind == WriteKind::kCopy || w.kind == WriteKind::kCarryTombstone) {
+      continue;  // bytes already in w.buffer
+    }
+    w.buffer = AlignedBuffer(w.bytes);
+    if (w.kind == WriteKind::kPut) {
+      SsdRecord::Value(w.key, w.put->group, w.put->value.size(), w.sequence)
+          .Encode(w.put->value, w.buffer.span());
+    } else {
+      SsdRecord::Tombstone(w.key, w.sequence).Encode({}, w.buffer.span());
+    }
+  }
+  WriteToFiles(writes);
+  Publish(writes);
+}
+
+void SsdStore::Reserve(std::span<PendingWrite> writes) {
+  absl::MutexLock lock(&mutex_);
+  auto ready = [this, writes]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    if (rolling_) return false;
+    for (const PendingWrite& w : writes) {
+      if (w.status.ok() && busy_keys_.contains(w.key)) return false;
+    }
+    return true;
+  };
+  mutex_.Await(absl::Condition(&ready));
+  for (PendingWrite& w : writes) {
+    if (!w.status.ok()) continue;
+    busy_keys_.insert(w.key);
+    w.busy = true;
+  }
+  absl::flat_hash_set<std::string_view> removed;
+  for (PendingWrite& w : writes) {
+    if (w.status.ok()) w.status = ReserveOneLocked(w, removed);
+  }
+}
+
+Status SsdStore::ReserveOneLocked(
+    PendingWrite& w, absl::flat_hash_set<std::string_view>& removed) {
+  switch (w.kind) {
+    case WriteKind::kPut:
+      break;
+    case WriteKind::kRemove:
+      if (removed.contains(w.key) || !index_.contains(IndexKey(w.key))) {
+        return Status(ErrorReason::kObjectNotFound,
+                      "no SSD record for '" + std::string(w.key) + "'");
+      }
+      removed.insert(w.key);
+      break;
+    case WriteKind::kCorruptionTombstone:
+      w.skipped = index_.contains(IndexKey(w.key));  // a newer value shadows it
+      break;
+    case WriteKind::kCopy: {
+      auto it = index_.find(IndexKey(w.key));
+      w.skipped = it == index_.end() || it->second.file != w.source_file ||
+                  it->second.offset != w.source_offset;
+      break;
+    }
+    case WriteKind::kCarryTombstone:
+      w.skipped =
+          !NeedsTombstoneLocked(SsdRecord::KeyHash(w.key), w.source_file);
+      break;
+  }
+  if (w.skipped) return Status::Ok();
+
+  const uint64_t limit =
+      w.kind == WriteKind::kPut ? put_limit_ : options_.capacity_bytes;
+  if (file_bytes_ + w.bytes > limit) {
+    return Status(ErrorReason::kNoSpace,
+                  "SSD store full: " + std::to_string(file_bytes_) + " of " +
+                      std::to_string(limit) + " bytes used");
+  }
+  DataFile* active = &files_.at(active_file_);
+  if (active->size > 0 && active->size + w.bytes > max_file_bytes_) {
+    MT_RETURN_IF_ERROR(RollActiveFileLocked());
+    active = &files_.at(active_file_);
+  }
+  w.file = active_file_;
+  w.offset = active->size;
+  w.handle = active->file;
+  active->size += w.bytes;
+  ++active->writes_in_flight;
+  file_bytes_ += w.bytes;
+  if (w.kind != WriteKind::kCopy && w.kind != WriteKind::kCarryTombstone) {
+    w.sequence = next_sequence_++;
+  }
+  w.admitted = true;
+  return Status::Ok();
+}
+
+Status SsdStore::RollActiveFileLocked() {
+  rolling_ = true;
+  const uint32_t number = next_file_number_++;
+  mutex_.Unlock();  // creating a file is I/O; rolling_ holds off writers
+  Result<std::unique_ptr<SsdFile>> file = device_->Open(FileName(number), true);
+  mutex_.Lock();
+  rolling_ = false;
+  if (!file.ok()) return file.status();
+  files_[number].file = std::move(file).value();
+  active_file_ = number;
+  return Status::Ok();
+}
+
+void SsdStore::WriteToFiles(std::span<PendingWrite> writes) {
+  std::vector<SsdFile*> files;
+  for (const auto& w : writes) {
+    if (w.admitted && !w.skipped &&
+        std::find(files.begin(), files.end(), w.handle.get()) == files.end()) {
+      files.push_back(w.handle.get());
+    }
+  }
+  for (SsdFile* file : files) {
+    std::vector<IoRequest> requests;
+    std::vector<PendingWrite*> owners;
+    for (auto& w : writes) {
+      if (w.admitted && !w.skipped && w.handle.get() == file) {
+        requests.push_back({w.offset, w.buffer.data(), w.bytes, 0});
+        owners.push_back(&w);
+      }
+    }
+    const Status status = file->WriteBatch(requests);
+    for (size_t k = 0; k < requests.size(); ++k) {
+      if (requests[k].result == static_cast<ssize_t>(requests[k].len)) continue;
+      owners[k]->status =
+          status.ok() ? Status(ErrorReason::kIoError, "short write") : status;
+    }
+  }
+}
+
+void SsdStore::Publish(std::span<PendingWrite> writes) {
+  absl::MutexLock lock(&mutex_);
+  for (PendingWrite& w : writes) {
+    if (!w.admitted || w.skipped) continue;
+    --files_.at(w.file).writes_in_flight;
+    if (w.status.ok()) {
+      PublishOneLocked(w);
+    } else {
+      counters_.write_errors.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  for (PendingWrite& w : writes) {
+    if (w.busy) busy_keys_.erase(w.key);
+    w.busy = false;
+  }
+}
+
+void SsdStore::PublishOneLocked(PendingWrite& w) {
+  DataFile& target = files_.at(w.file);
+  target.dirty = true;
+  target.key_hashes.insert(SsdRecord::KeyHash(w.key));
+  switch (w.kind) {
+    case WriteKind::kPut: {
+      RemoveIndexEntryLocked(w.key);
+      const uint64_t value_len = w.put->value.size();
+      index_.emplace(std::string(w.key),
+                     IndexEntry{w.file, w.offset, w.sequence, value_len,
+                                w.bytes, w.put->group});
+      target.live_bytes += w.bytes;
+      live_bytes_ += value_len;
+      break;
+    }
+    case WriteKind::kRemove:
+      RemoveIndexEntryLocked(w.key);
+      ++target.tombstones;
+      break;
+    case WriteKind::kCorruptionTombstone:
+    case WriteKind::kCarryTombstone:
+      ++target.tombstones;
+      break;
+    case WriteKind::kCopy: {
+      auto it = index_.find(IndexKey(w.key));
+      if (it == index_.end() || it->second.file != w.source_file ||
+          it->second.offset != w.source_offset) {
+        break;  // dropped meanwhile (found corrupt): the copy is dead
+      }
+      files_.at(w.source_file).live_bytes -= it->second.record_bytes;
+      it->second.file = w.file;
+      it->second.offset = w.offset;
+      target.live_bytes += it->second.record_bytes;
+      break;
+    }
+  }
+}
+
+void SsdStore::RemoveIndexEntryLocked(std::string_view key) {
+  auto it = index_.find(IndexKey(key));
+  if (it == index_.end()) return;
+  files_.at(it->second.file).live_bytes -= it->second.record_bytes;
+  live_bytes_ -= it->second.value_len;
+  index_.erase(it);
+}
+
+// ---- Corruption -------------------------------------------------------------
+
+void SsdStore::DropCorrupt(std::span<const CorruptRecord> records) {
+  if (records.empty()) return;
+  std::vector<std::string> dropped;
+  {
+    absl::MutexLock lock(&mutex_);
+    for (const CorruptRecord& r : records) {
+      auto it = index_.find(r.key);
+      if (it == index_.end() || it->second.sequence != r.sequence ||
+          it->second.file != r.file || it->second.offset != r.offset) {
+        continue;  // already dropped, replaced or moved
+      }
+      spdlog::error("SSD store: record of '{}' in {} at {} is corrupt", r.key,
+                    FileName(r.file), r.offset);
+      RemoveIndexEntryLocked(r.key);
+      corrupt_keys_.push_back(r.key);
+      dropped.push_back(r.key);
+      counters_.corrupt_records.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  WriteCorruptionTombstones(dropped);
+}
+
+void SsdStore::WriteCorruptionTombstones(std::span<const std::string> keys) {
+  if (keys.empty()) return;
+  std::vector<PendingWrite> pending(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    pending[i].kind = WriteKind::kCorruptionTombstone;
+    pending[i].key = keys[i];
+    pending[i].bytes = kBlock;
+  }
+  WriteRecords(pending);
+  for (const PendingWrite& p : pending) {
+    if (!p.status.ok()) {
+      spdlog::warn("SSD store: no tombstone for corrupt '{}': {}", p.key,
+                   p.status.ToString());
+    }
+  }
+}
+
+std::vector<std::string> SsdStore::TakeCorruptKeys() {
+  absl::MutexLock lock(&mutex_);
+  return std::exchange(corrupt_keys_, {});
+}
+
+// ---- Single-key forms, queries, stats -----------------------------------------
+
+Status SsdStore::Put(std::string_view key, std::span<const std::byte> value,
+                     std::optional<GroupSpec> group) {
+  const SsdWrite write{key, std::move(group), value};
+  return std::move(PutBatch({&write, 1})[0]);
+}
+
+Result<uint64_t> SsdStore::Get(std::string_view key,
+                               std::span<std::byte> buffer) {
+  SsdRead read{key, buffer, Status::Ok(), 0};
+  ReadBatch({&read, 1});
+  if (!read.status.ok()) return read.status;
+  return read.size;
+}
+
+Status SsdStore::Remove(std::string_view key) {
+  return std::move(RemoveBatch({&key, 1})[0]);
+}
+
+std::optional<uint64_t> SsdStore::ValueSize(std::string_view key) const {
+  absl::ReaderMutexLock lock(&mutex_);
+  auto it = index_.find(IndexKey(key));
+  if (it == index_.end()) return std::nullopt;
+  return it->second.value_len;
+}
+
+std::vector<SsdRecordInfo> SsdStore::Inventory() const {
+  absl::ReaderMutexLock lock(&mutex_);
+  std::vector<SsdRecordInfo> out;
+  out.reserve(index_.size());
+  for (const auto& [key, entry] : index_) {
+    out.push_back({key, entry.value_len, entry.group});
+  }
+  return out;
+}
+
+Status SsdStore::Sync() {
+  std::vector<std::pair<std::shared_ptr<SsdFile>, uint32_t>> dirty;
+  {
+    absl::MutexLock lock(&mutex_);
+    for (auto& [number, f] : files_) {
+      if (!f.dirty) continue;
+      dirty.emplace_back(f.file, number);
+      f.dirty = false;
+    }
+  }
+  Status first_error;
+  for (auto& [file, number] : dirty) {
+    Status status = file->Sync();
+    if (status.ok()) continue;
+    if (first_error.ok()) first_error = status;
+    absl::MutexLock lock(&mutex_);
+    auto it = files_.find(number);
+    if (it != files_.end()) it->second.dirty = true;  // try again next time
+  }
+  MT_RETURN_IF_ERROR(first_error);
+  return device_->Sync();
+}
+
+SsdStoreStats SsdStore::stats() const {
+  SsdStoreStats s;
+  {
+    absl::ReaderMutexLock lock(&mutex_);
+    s.live_records = index_.size();
+    s.live_bytes = live_bytes_;
+    s.file_bytes = file_bytes_;
+  }
+  constexpr auto r = std::memory_order_relaxed;
+  s.capacity_bytes = options_.capacity_bytes;
+  s.put_limit_bytes = put_limit_;
+  s.records_written = counters_.records_written.load(r);
+  s.bytes_written = counters_.bytes_written.load(r);
+  s.records_read = counters_.records_read.load(r);
+  s.bytes_read = counters_.bytes_read.load(r);
+  s.corrupt_records = counters_.corrupt_records.load(r);
+  s.torn_records = counters_.torn_records.load(r);
+  s.compactions = counters_.compactions.load(r);
+  s.compacted_bytes_reclaimed = counters_.compacted_bytes_reclaimed.load(r);
+  s.read_errors = counters_.read_errors.load(r);
+  s.write_errors = counters_.write_errors.load(r);
+  return s;
+}
+
+}  // namespace mooncake_tier

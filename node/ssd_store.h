@@ -1,0 +1,327 @@
+#pragma once
+
+// The crash-safe SSD store of a node (the L2 tier): values by key in
+// append-only data files of checksummed records (node/ssd_record.h), with an
+// in-memory index rebuilt by scanning the files at Open. Format, recovery
+// and compaction are described in docs/design/ssd-store.md.
+//
+// Guarantees:
+// - A value that Put returned OK for is served byte-identical by Get until it
+//   is overwritten or removed, also after a restart or a `kill -9` (after a
+//   power loss only once Sync returned OK).
+// - A torn or corrupt record is detected (checksums), counted, reported by
+//   TakeCorruptKeys and never served; neither is an older version of its key.
+// - A removed key stays removed after a restart (tombstones).
+// - The data files together never exceed options.capacity_bytes.
+//
+// Thread safety: every method may be called from any number of threads at
+// once. The index lock is held only for lookups and updates, never across
+// I/O. Operations on one key are applied in the order their writes were
+// admitted, so the index and a later recovery scan agree on the winner.
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "mooncake_tier/status.h"
+#include "mooncake_tier/types.h"
+#include "node/aligned_buffer.h"
+#include "node/ssd_device.h"
+
+namespace mooncake_tier {
+
+struct SsdStoreOptions {
+  // Limit on the bytes of all data files together (records, padding, dead
+  // records awaiting compaction); never exceeded. Puts stop short of it by a
+  // headroom that only removes (tombstones) and compaction may use, so that
+  // a full store can always be emptied: room to compact one file
+  // ((1 - compaction_min_dead_ratio) * max_file_bytes) plus capacity / 64
+  // (at most 64 MiB) for tombstones, in all at most half the capacity.
+  // SsdStoreStats::put_limit_bytes tells where puts stop.
+  // REQUIRES: > 0.
+  uint64_t capacity_bytes = 0;
+  // A new data file is started when a record would take the active one past
+  // this; a larger record gets a file of its own. Capped at capacity / 16
+  // (but at least 4096) to keep the compaction headroom small.
+  // Default: 256 MiB. REQUIRES: >= 4096.
+  uint64_t max_file_bytes = 256ull << 20;
+  // CompactStep only compacts sealed files with at least this share of dead
+  // bytes (tombstones count as live here: they may have to move).
+  // Default: 0.5. REQUIRES: in (0, 1].
+  double compaction_min_dead_ratio = 0.5;
+};
+
+struct SsdWrite {
+  std::string_view key;
+  std::optional<GroupSpec> group;
+  std::span<const std::byte> value;  // may be empty
+};
+
+struct SsdRead {
+  std::string_view key;
+  std::span<std::byte> buffer;  // receives the value; unspecified on error
+  Status status;                // out
+  uint64_t size = 0;            // out: value size (also on BUFFER_TOO_SMALL)
+};
+
+struct SsdRecordInfo {
+  std::string key;
+  uint64_t size = 0;
+  std::optional<GroupSpec> group;
+};
+
+struct SsdStoreStats {
+  uint64_t live_records = 0;
+  uint64_t live_bytes = 0;      // value bytes of live records
+  uint64_t file_bytes = 0;      // bytes in data files
+  uint64_t capacity_bytes = 0;
+  uint64_t put_limit_bytes = 0;  // file_bytes beyond which puts get NO_SPACE
+  uint64_t records_written = 0;  // by PutBatch
+  uint64_t bytes_written = 0;    // value bytes, by PutBatch
+  uint64_t records_read = 0;
+  uint64_t bytes_read = 0;
+  uint64_t corrupt_records = 0;  // checksum failures seen at scan or read
+  uint64_t torn_records = 0;     // torn tails and never-written holes
+  uint64_t compactions = 0;
+  uint64_t compacted_bytes_reclaimed = 0;
+  uint64_t read_errors = 0;
+  uint64_t write_errors = 0;
+};
+
+class SsdStore {
+ public:
+  // Scans every data file of `device`, truncates torn tails, rebuilds the
+  // index and starts a fresh active file. INVALID_ARGUMENT for bad options,
+  // IO_ERROR when the device fails.
+  static Result<std::unique_ptr<SsdStore>> Open(
+      std::unique_ptr<SsdDevice> device, SsdStoreOptions options);
+
+  ~SsdStore();
+  SsdStore(const SsdStore&) = delete;
+  SsdStore& operator=(const SsdStore&) = delete;
+
+  // Stores every write; one status per write, in order. Overwriting a key is
+  // allowed (the old record turns dead; the later write of a batch wins).
+  // INVALID_KEY (empty, longer than kMaxKeyBytes, or with NUL), INVALID_GROUP,
+  // INVALID_SIZE, NO_SPACE (also after trying compaction; nothing changed),
+  // IO_ERROR.
+  std::vector<Status> PutBatch(std::span<const SsdWrite> writes);
+
+  // Reads every key into its buffer; fills status and size of each read.
+  // OBJECT_NOT_FOUND, INVALID_KEY, BUFFER_TOO_SMALL (size still filled),
+  // CHECKSUM_MISMATCH (the record is dropped, counted, reported by
+  // TakeCorruptKeys and never served again), IO_ERROR.
+  void ReadBatch(std::span<SsdRead> reads);
+
+  // Removes every key, writing a tombstone so that it stays removed after a
+  // restart. OBJECT_NOT_FOUND if absent, INVALID_KEY, NO_SPACE, IO_ERROR.
+  std::vector<Status> RemoveBatch(std::span<const std::string_view> keys);
+
+  // Batches of one.
+  Status Put(std::string_view key, std::span<const std::byte> value,
+             std::optional<GroupSpec> group = {});
+  // Returns the value size.
+  Result<uint64_t> Get(std::string_view key, std::span<std::byte> buffer);
+  Status Remove(std::string_view key);
+
+  std::optional<uint64_t> ValueSize(std::string_view key) const;
+
+  // Every live record (what a node reports to the master on registration).
+  std::vector<SsdRecordInfo> Inventory() const;
+
+  // Keys found corrupt (at the Open scan, by reads or by compaction) since
+  // the last call.
+  std::vector<std::string> TakeCorruptKeys();
+
+  // Compacts at most one sealed file whose dead ratio is at least
+  // compaction_min_dead_ratio, the most dead first, among those whose live
+  // records fit in the free space: rewrites its live records into the active
+  // file and deletes it. True if it did work. NO_SPACE or IO_ERROR if it had
+  // to stop (what it moved stays valid).
+  Result<bool> CompactStep();
+
+  // Makes every completed write durable, including file creations and
+  // removals.
+  Status Sync();
+
+  SsdStoreStats stats() const;
+
+ private:
+  // Where the live record of a key is.
+  struct IndexEntry {
+    uint32_t file = 0;  // data file number
+    uint64_t offset = 0;
+    uint64_t sequence = 0;
+    uint64_t value_len = 0;
+    uint64_t record_bytes = 0;
+    std::optional<GroupSpec> group;
+  };
+
+  struct DataFile {
+    std::shared_ptr<SsdFile> file;  // readers hold a copy across their I/O
+    uint64_t size = 0;              // bytes admitted (written or in flight)
+    uint64_t live_bytes = 0;        // bytes of records the index points at
+    uint64_t tombstones = 0;        // tombstone records in the file
+    // Hashes of every key with a record (live, dead or tombstone) in the
+    // file: a tombstone is carried forward by compaction only while an
+    // older file may still hold its key.
+    absl::flat_hash_set<uint64_t> key_hashes;
+    bool dirty = false;  // written since the last Sync
+    // Admitted writes not yet published; compaction leaves the file alone
+    // until they are.
+    uint32_t writes_in_flight = 0;
+  };
+
+  enum class WriteKind : uint8_t {
+    kPut,                  // a value from PutBatch
+    kRemove,               // a tombstone from RemoveBatch; the key must be live
+    kCorruptionTombstone,  // for a key found corrupt; skipped if it is live
+    kCopy,                 // compaction: a live record moved verbatim
+    kCarryTombstone,       // compaction: a tombstone moved, if still needed
+  };
+
+  // One record on its way through WriteRecords.
+  struct PendingWrite {
+    WriteKind kind = WriteKind::kPut;
+    std::string_view key;    // points into the caller's batch or owned_key
+    std::string owned_key;   // kCopy, kCarryTombstone
+    const SsdWrite* put = nullptr;  // kPut
+    uint64_t bytes = 0;      // record size in the file
+    uint64_t sequence = 0;   // assigned at admission, kept when moved
+    uint32_t source_file = 0;    // kCopy, kCarryTombstone
+    uint64_t source_offset = 0;  // kCopy
+    AlignedBuffer buffer;        // the record as it goes to the file
+    Status status;               // OK until something fails
+    bool busy = false;           // key listed in busy_keys_
+    bool admitted = false;       // space and sequence reserved
+    bool skipped = false;        // not needed after all; not an error
+    uint32_t file = 0;
+    uint64_t offset = 0;
+    std::shared_ptr<SsdFile> handle;
+  };
+
+  // A record that failed its checksum: dropped only if the index still
+  // points at it.
+  struct CorruptRecord {
+    std::string key;
+    uint64_t sequence = 0;
+    uint32_t file = 0;
+    uint64_t offset = 0;
+  };
+
+  struct Counters {
+    std::atomic<uint64_t> records_written{0};
+    std::atomic<uint64_t> bytes_written{0};
+    std::atomic<uint64_t> records_read{0};
+    std::atomic<uint64_t> bytes_read{0};
+    std::atomic<uint64_t> corrupt_records{0};
+    std::atomic<uint64_t> torn_records{0};
+    std::atomic<uint64_t> compactions{0};
+    std::atomic<uint64_t> compacted_bytes_reclaimed{0};
+    std::atomic<uint64_t> read_errors{0};
+    std::atomic<uint64_t> write_errors{0};
+  };
+
+  struct ScanEntry;
+  struct ReadPlan;
+  using ScanMap = absl::flat_hash_map<std::string, ScanEntry>;
+
+  SsdStore(std::unique_ptr<SsdDevice> device, SsdStoreOptions options);
+
+  // Recovery (ssd_store_recovery.cc).
+  Status Recover();
+  Status RecoverFile(uint32_t number, ScanMap& scan,
+                     std::map<uint32_t, DataFile>& files);
+  Status StartActiveFile();
+
+  // The write path shared by puts, removes, tombstones and compaction:
+  // admit (space, sequence, per-key order), fill, write, publish.
+  void WriteRecords(std::span<PendingWrite> writes);
+  void Reserve(std::span<PendingWrite> writes);
+  Status ReserveOneLocked(PendingWrite& write,
+                          absl::flat_hash_set<std::string_view>& removed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  Status RollActiveFileLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Sends every admitted write to its file, one WriteBatch per file.
+  static void WriteToFiles(std::span<PendingWrite> writes);
+  void Publish(std::span<PendingWrite> writes);
+  void PublishOneLocked(PendingWrite& write)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void RunPutRound(std::span<const SsdWrite> writes,
+                   std::span<const size_t> indices,
+                   std::vector<Status>& statuses);
+  // Runs compaction steps until `bytes` more fit under the put limit or no
+  // step helps; true if they fit.
+  bool CompactForRoom(uint64_t bytes);
+
+  // The read path (ssd_store_read.cc): look up under the lock, plan the I/O
+  // of each read, run it one batch per file, verify and copy.
+  void LookUp(std::span<SsdRead> reads, std::span<ReadPlan> plans) const;
+  void PlanIo(SsdRead& read, ReadPlan& plan) const;
+  void RunReads(std::span<ReadPlan> plans);
+  Status FinishRead(SsdRead& read, ReadPlan& plan);
+
+  // Drops records found damaged from the index (if the index still points at
+  // them), counts and reports them, and writes tombstones so that older
+  // versions of their keys are not served either.
+  void DropCorrupt(std::span<const CorruptRecord> records);
+  void WriteCorruptionTombstones(std::span<const std::string> keys);
+
+  // Compaction (ssd_store_compaction.cc).
+  std::optional<uint32_t> PickVictimLocked() const
+      ABSL_SHARED_LOCKS_REQUIRED(mutex_);
+  bool NeedsTombstoneLocked(uint64_t key_hash, uint32_t victim) const
+      ABSL_SHARED_LOCKS_REQUIRED(mutex_);
+  Status CompactFile(uint32_t victim);
+  Status CopyChunk(std::vector<PendingWrite>& chunk, uint64_t& copied_bytes);
+
+  void RemoveIndexEntryLocked(std::string_view key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Heterogeneous index lookups take absl::string_view (Debian's abseil
+  // does not alias it to std::string_view).
+  static absl::string_view IndexKey(std::string_view key) {
+    return {key.data(), key.size()};
+  }
+  static std::string FileName(uint32_t number);
+  static std::optional<uint32_t> ParseFileName(const std::string& name);
+
+  const std::unique_ptr<SsdDevice> device_;
+  const SsdStoreOptions options_;
+  // options_.max_file_bytes after the cap described there.
+  const uint64_t max_file_bytes_;
+  // Puts are admitted while file_bytes_ stays at or below this.
+  const uint64_t put_limit_;
+  Counters counters_;
+
+  // One compaction at a time.
+  absl::Mutex compaction_mu_ ABSL_ACQUIRED_BEFORE(mutex_);
+
+  mutable absl::Mutex mutex_;
+  absl::flat_hash_map<std::string, IndexEntry> index_ ABSL_GUARDED_BY(mutex_);
+  std::map<uint32_t, DataFile> files_ ABSL_GUARDED_BY(mutex_);
+  uint32_t active_file_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint32_t next_file_number_ ABSL_GUARDED_BY(mutex_) = 1;
+  uint64_t next_sequence_ ABSL_GUARDED_BY(mutex_) = 1;
+  uint64_t file_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t live_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
+  // Set while the active file is being replaced; no write is admitted then.
+  bool rolling_ ABSL_GUARDED_BY(mutex_) = false;
+  // Keys with a write admitted but not yet published. A later write of the
+  // same key waits, so per key the publish order is the sequence order.
+  // The views point into the callers' batches, alive while listed.
+  absl::flat_hash_set<std::string_view> busy_keys_ ABSL_GUARDED_BY(mutex_);
+  std::vector<std::string> corrupt_keys_ ABSL_GUARDED_BY(mutex_);
+};
+
+}  // namespace mooncake_tier

@@ -1,0 +1,166 @@
+// SsdStore compaction: pick the sealed file with the largest share of dead
+// bytes, move its live records (verbatim, sequence numbers kept) and its
+// still-needed tombstones into the active file, sync, then delete it.
+
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "node/ssd_file_scanner.h"
+#include "node/ssd_record.h"
+#include "node/ssd_store.h"
+
+namespace mooncake_tier {
+namespace {
+
+// Records moved per WriteRecords call: bounds the staging memory and how
+// long their keys stay busy.
+constexpr size_t kChunkRecords = 64;
+constexpr uint64_t kChunkBytes = 16ull << 20;
+
+}  // namespace
+
+Result<bool> SsdStore::CompactStep() {
+  absl::MutexLock compaction_lock(&compaction_mu_);
+  std::optional<uint32_t> victim;
+  {
+    absl::ReaderMutexLock lock(&mutex_);
+    victim = PickVictimLocked();
+  }
+  if (!victim) return false;
+  MT_RETURN_IF_ERROR(CompactFile(*victim));
+  return true;
+}
+
+std::optional<uint32_t> SsdStore::PickVictimLocked() const {
+  std::optional<uint32_t> best;
+  double best_ratio = -1;
+  for (const auto& [number, f] : files_) {
+    if (number == active_file_ || f.size == 0 || f.writes_in_flight > 0) {
+      continue;
+    }
+    // What moving it may take before the file itself is freed.
+    const uint64_t need = f.live_bytes + f.tombstones * SsdRecord::kAlignment;
+    const double ratio =
+        static_cast<double>(f.size - need) / static_cast<double>(f.size);
+    if (ratio < options_.compaction_min_dead_ratio) continue;
+    if (file_bytes_ + need > options_.capacity_bytes) continue;
+    if (ratio > best_ratio) {
+      best = number;
+      best_ratio = ratio;
+    }
+  }
+  return best;
+}
+
+// Records of a key older than a tombstone live in files numbered no higher
+// than the tombstone's (writes of one key are admitted in order and go to
+// the active file of their time), so only lower-numbered files matter.
+bool SsdStore::NeedsTombstoneLocked(uint64_t key_hash, uint32_t victim) const {
+  for (const auto& [number, f] : files_) {
+    if (number >= victim) break;
+    if (f.key_hashes.contains(key_hash)) return true;
+  }
+  return false;
+}
+
+Status SsdStore::CompactFile(uint32_t victim) {
+  std::shared_ptr<SsdFile> file;
+  uint64_t size = 0;
+  {
+    absl::ReaderMutexLock lock(&mutex_);
+    const DataFile& f = files_.at(victim);
+    file = f.file;
+    size = f.size;
+  }
+  SsdFileScanner scanner(*file, size);
+  SsdFileScanner::Entry entry;
+  std::vector<PendingWrite> chunk;
+  uint64_t chunk_bytes = 0;
+  uint64_t copied_bytes = 0;
+  std::vector<CorruptRecord> damaged;
+  while (true) {
+    MT_ASSIGN_OR_RETURN(const bool more, scanner.Next(&entry));
+    if (!more) break;
+    if (entry.kind == SsdFileScanner::Kind::kDamagedRecord) {
+      damaged.push_back({entry.record->key(), entry.record->sequence(), victim,
+                         entry.offset});
+    }
+    if (entry.kind != SsdFileScanner::Kind::kRecord) continue;
+    const SsdRecord& record = *entry.record;
+    {
+      // Skip what is already dead; admission checks again.
+      absl::ReaderMutexLock lock(&mutex_);
+      auto it = index_.find(record.key());
+      const bool needed =
+          record.tombstone()
+              ? NeedsTombstoneLocked(SsdRecord::KeyHash(record.key()), victim)
+              : it != index_.end() && it->second.file == victim &&
+                    it->second.offset == entry.offset;
+      if (!needed) continue;
+    }
+    PendingWrite& w = chunk.emplace_back();
+    w.kind = record.tombstone() ? WriteKind::kCarryTombstone : WriteKind::kCopy;
+    w.owned_key = record.key();
+    w.sequence = record.sequence();
+    w.source_file = victim;
+    w.source_offset = entry.offset;
+    w.bytes = entry.bytes;
+    w.buffer = AlignedBuffer(entry.bytes);
+    std::memcpy(w.buffer.data(), entry.data.data(), entry.bytes);
+    chunk_bytes += entry.bytes;
+    if (chunk.size() >= kChunkRecords || chunk_bytes >= kChunkBytes) {
+      MT_RETURN_IF_ERROR(CopyChunk(chunk, copied_bytes));
+      chunk_bytes = 0;
+    }
+  }
+  MT_RETURN_IF_ERROR(CopyChunk(chunk, copied_bytes));
+  DropCorrupt(damaged);
+  damaged.clear();
+  {
+    // Whatever the index still places in the file sits in a stretch the
+    // scan could not read: it is lost.
+    absl::ReaderMutexLock lock(&mutex_);
+    if (files_.at(victim).live_bytes > 0) {
+      for (const auto& [key, e] : index_) {
+        if (e.file == victim) {
+          damaged.push_back({key, e.sequence, victim, e.offset});
+        }
+      }
+    }
+  }
+  DropCorrupt(damaged);
+  // The moved records must be durable before their originals go.
+  MT_RETURN_IF_ERROR(Sync());
+  {
+    absl::MutexLock lock(&mutex_);
+    file_bytes_ -= size;
+    files_.erase(victim);
+  }
+  counters_.compactions.fetch_add(1, std::memory_order_relaxed);
+  counters_.compacted_bytes_reclaimed.fetch_add(size - copied_bytes,
+                                                std::memory_order_relaxed);
+  const Status removed = device_->Remove(FileName(victim));
+  if (!removed.ok()) {
+    spdlog::warn("SSD store: cannot delete compacted {}: {}", FileName(victim),
+                 removed.ToString());
+  }
+  return Status::Ok();
+}
+
+Status SsdStore::CopyChunk(std::vector<PendingWrite>& chunk,
+                           uint64_t& copied_bytes) {
+  if (chunk.empty()) return Status::Ok();
+  // The vector no longer grows: keys may now point at owned_key.
+  for (PendingWrite& w : chunk) w.key = w.owned_key;
+  WriteRecords(chunk);
+  Status first_error;
+  for (const PendingWrite& w : chunk) {
+    if (!w.status.ok() && first_error.ok()) first_error = w.status;
+    if (w.status.ok() && w.admitted && !w.skipped) copied_bytes += w.bytes;
+  }
+  chunk.clear();
+  return first_error;
+}
+
+}  // namespace mooncake_tier

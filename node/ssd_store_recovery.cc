@@ -1,0 +1,152 @@
+// SsdStore::Open's recovery: scan every data file, keep the newest record of
+// each key (by sequence number), cut torn tails, then start a fresh active
+// file and write tombstones for keys whose newest record is damaged.
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "node/ssd_file_scanner.h"
+#include "node/ssd_record.h"
+#include "node/ssd_store.h"
+
+namespace mooncake_tier {
+
+// The newest record seen so far for a key during the scan.
+struct SsdStore::ScanEntry {
+  enum class Kind { kValue, kTombstone, kDamaged };
+  Kind kind = Kind::kValue;
+  IndexEntry entry;
+};
+
+namespace {
+
+using Kind = SsdFileScanner::Kind;
+
+}  // namespace
+
+Status SsdStore::Recover() {
+  MT_ASSIGN_OR_RETURN(std::vector<std::string> names, device_->List());
+  std::vector<uint32_t> numbers;
+  for (const std::string& name : names) {
+    if (std::optional<uint32_t> number = ParseFileName(name)) {
+      numbers.push_back(*number);
+    }
+  }
+  std::sort(numbers.begin(), numbers.end());
+  ScanMap scan;
+  std::map<uint32_t, DataFile> files;
+  for (uint32_t number : numbers) {
+    MT_RETURN_IF_ERROR(RecoverFile(number, scan, files));
+  }
+
+  std::vector<std::string> damaged;
+  {
+    absl::MutexLock lock(&mutex_);
+    files_ = std::move(files);
+    for (const auto& [number, file] : files_) file_bytes_ += file.size;
+    uint64_t max_sequence = 0;
+    for (auto& [key, s] : scan) {
+      max_sequence = std::max(max_sequence, s.entry.sequence);
+      if (s.kind == ScanEntry::Kind::kValue) {
+        files_.at(s.entry.file).live_bytes += s.entry.record_bytes;
+        live_bytes_ += s.entry.value_len;
+        index_.emplace(key, std::move(s.entry));
+      } else if (s.kind == ScanEntry::Kind::kDamaged) {
+        damaged.push_back(key);
+        corrupt_keys_.push_back(key);
+      }
+    }
+    next_sequence_ = max_sequence + 1;
+    next_file_number_ = numbers.empty() ? 1 : numbers.back() + 1;
+  }
+  MT_RETURN_IF_ERROR(StartActiveFile());
+  // The newest record of these keys is unreadable: make sure no older one
+  // comes back either.
+  WriteCorruptionTombstones(damaged);
+  return Status::Ok();
+}
+
+Status SsdStore::RecoverFile(uint32_t number, ScanMap& scan,
+                             std::map<uint32_t, DataFile>& files) {
+  const std::string name = FileName(number);
+  MT_ASSIGN_OR_RETURN(std::unique_ptr<SsdFile> opened,
+                      device_->Open(name, /*create=*/false));
+  DataFile data;
+  data.file = std::move(opened);
+  MT_ASSIGN_OR_RETURN(uint64_t size, data.file->Size());
+
+  auto apply = [&](const SsdRecord& record, ScanEntry::Kind kind,
+                   uint64_t offset) {
+    data.key_hashes.insert(SsdRecord::KeyHash(record.key()));
+    auto [it, inserted] = scan.try_emplace(record.key());
+    if (!inserted && it->second.entry.sequence >= record.sequence()) return;
+    it->second.kind = kind;
+    it->second.entry = IndexEntry{number,          offset,
+                                  record.sequence(), record.value_len(),
+                                  record.size(),   record.group()};
+  };
+
+  SsdFileScanner scanner(*data.file, size);
+  SsdFileScanner::Entry entry;
+  while (true) {
+    MT_ASSIGN_OR_RETURN(const bool more, scanner.Next(&entry));
+    if (!more) break;
+    switch (entry.kind) {
+      case Kind::kRecord:
+        apply(*entry.record,
+              entry.record->tombstone() ? ScanEntry::Kind::kTombstone
+                                        : ScanEntry::Kind::kValue,
+              entry.offset);
+        if (entry.record->tombstone()) ++data.tombstones;
+        break;
+      case Kind::kDamagedRecord:
+        spdlog::error("SSD store: record of '{}' in {} at {} fails its checksum",
+                      entry.record->key(), name, entry.offset);
+        counters_.corrupt_records.fetch_add(1, std::memory_order_relaxed);
+        apply(*entry.record, ScanEntry::Kind::kDamaged, entry.offset);
+        break;
+      case Kind::kDamagedRegion:
+        spdlog::error("SSD store: {} bytes without a valid header in {} at {}",
+                      entry.bytes, name, entry.offset);
+        (entry.zeros ? counters_.torn_records : counters_.corrupt_records)
+            .fetch_add(1, std::memory_order_relaxed);
+        break;
+      case Kind::kTornTail:
+        spdlog::warn("SSD store: torn tail of {} bytes in {} at {}; truncated",
+                     entry.bytes, name, entry.offset);
+        counters_.torn_records.fetch_add(1, std::memory_order_relaxed);
+        MT_RETURN_IF_ERROR(data.file->Truncate(entry.offset));
+        size = entry.offset;
+        break;
+    }
+  }
+  if (size == 0) {
+    data.file.reset();
+    const Status removed = device_->Remove(name);
+    if (!removed.ok()) {
+      spdlog::warn("SSD store: cannot remove empty {}: {}", name,
+                   removed.ToString());
+    }
+    return Status::Ok();
+  }
+  data.size = size;
+  files.emplace(number, std::move(data));
+  return Status::Ok();
+}
+
+Status SsdStore::StartActiveFile() {
+  uint32_t number = 0;
+  {
+    absl::MutexLock lock(&mutex_);
+    number = next_file_number_++;
+  }
+  MT_ASSIGN_OR_RETURN(std::unique_ptr<SsdFile> file,
+                      device_->Open(FileName(number), /*create=*/true));
+  absl::MutexLock lock(&mutex_);
+  files_[number].file = std::move(file);
+  active_file_ = number;
+  return Status::Ok();
+}
+
+}  // namespace mooncake_tier

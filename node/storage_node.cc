@@ -1,0 +1,306 @@
+#include "node/storage_node.h"
+
+#include <algorithm>
+
+#include "spdlog/spdlog.h"
+
+namespace mooncake_tier {
+
+struct StorageNode::Counters {
+  std::atomic<uint64_t> heartbeats{0}, heartbeat_failures{0}, registrations{0},
+      offloads_done{0}, offloads_failed{0}, offload_bytes{0}, ssd_deletes{0},
+      ssd_reads{0}, ssd_read_bytes{0}, ssd_read_errors{0},
+      corrupt_keys_reported{0};
+};
+
+Result<std::unique_ptr<StorageNode>> StorageNode::Create(
+    StorageNodeOptions options, std::unique_ptr<SsdStore> ssd,
+    MasterLink* master, SegmentExporter* exporter) {
+  if (options.name.empty()) {
+    return Status(ErrorReason::kInvalidArgument, "node name is empty");
+  }
+  if (options.max_pending_tasks == 0 || options.io_batch == 0) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "max_pending_tasks and io_batch must be > 0");
+  }
+  MT_ASSIGN_OR_RETURN(std::unique_ptr<DramSegment> segment,
+                      DramSegment::Create(options.dram_bytes,
+                                          options.huge_pages));
+  std::unique_ptr<StorageNode> node(new StorageNode(
+      std::move(options), std::move(segment), std::move(ssd), master,
+      exporter));
+  MT_ASSIGN_OR_RETURN(
+      node->endpoint_,
+      exporter->Export(node->options_.name, node->segment_->base(),
+                       node->segment_->size(), node.get()));
+  return node;
+}
+
+StorageNode::StorageNode(StorageNodeOptions options,
+                         std::unique_ptr<DramSegment> segment,
+                         std::unique_ptr<SsdStore> ssd, MasterLink* master,
+                         SegmentExporter* exporter)
+    : options_(std::move(options)),
+      segment_(std::move(segment)),
+      ssd_(std::move(ssd)),
+      master_(master),
+      exporter_(exporter),
+      counters_(std::make_unique<Counters>()) {}
+
+StorageNode::~StorageNode() {
+  Stop();
+  exporter_->Withdraw(endpoint_);
+}
+
+Status StorageNode::Register() {
+  NodeSpec spec;
+  spec.name = options_.name;
+  spec.rpc_address = options_.rpc_address;
+  spec.transport_address = endpoint_.transport_address;
+  spec.dram_base = endpoint_.base;
+  spec.dram_size = endpoint_.size;
+  spec.dram_remote_key = endpoint_.remote_key;
+  std::vector<SsdInventoryEntry> inventory;
+  if (ssd_) {
+    spec.ssd_capacity = ssd_->stats().capacity_bytes;
+    for (SsdRecordInfo& r : ssd_->Inventory()) {
+      if (r.size == 0) continue;  // empty values are not objects
+      inventory.push_back({std::move(r.key), r.size, std::move(r.group)});
+    }
+  }
+  MT_ASSIGN_OR_RETURN(const NodeId id,
+                      master_->RegisterNode(spec, inventory));
+  {
+    absl::MutexLock lock(&mu_);
+    offloads_.clear();  // issued to an earlier registration
+  }
+  id_.store(id);
+  counters_->registrations.fetch_add(1);
+  spdlog::info("node '{}' registered as {} with {} SSD objects",
+               options_.name, id, inventory.size());
+  return Status::Ok();
+}
+
+size_t StorageNode::PendingTasks() const {
+  absl::MutexLock lock(&mu_);
+  return offloads_.size();
+}
+
+Status StorageNode::HeartbeatOnce() {
+  if (id() == kNoNode) MT_RETURN_IF_ERROR(Register());
+  if (ssd_) {
+    std::vector<std::string> corrupt = ssd_->TakeCorruptKeys();
+    if (!corrupt.empty()) {
+      spdlog::warn("node '{}': {} corrupt SSD records dropped", options_.name,
+                   corrupt.size());
+      counters_->corrupt_keys_reported.fetch_add(corrupt.size());
+      master_->ReportSsdCorruption(id(), corrupt).IgnoreError();
+    }
+  }
+  const size_t pending = PendingTasks();
+  const uint32_t room =
+      pending >= options_.max_pending_tasks
+          ? 0
+          : options_.max_pending_tasks - static_cast<uint32_t>(pending);
+  Result<HeartbeatReply> reply = master_->Heartbeat(id(), room);
+  if (!reply.ok()) {
+    counters_->heartbeat_failures.fetch_add(1);
+    if (reply.status().reason() == ErrorReason::kNodeNotFound) {
+      spdlog::warn("node '{}': master forgot node {}; registering again",
+                   options_.name, id());
+      return Register();
+    }
+    return reply.status();
+  }
+  counters_->heartbeats.fetch_add(1);
+  if (reply->offloads.empty() && reply->ssd_deletes.empty()) {
+    return Status::Ok();
+  }
+  absl::MutexLock lock(&mu_);
+  for (Task& t : reply->offloads) offloads_.push_back(std::move(t));
+  for (std::string& k : reply->ssd_deletes) deletes_.push_back(std::move(k));
+  return Status::Ok();
+}
+
+size_t StorageNode::RunTasksOnce() {
+  std::vector<std::string> deletes;
+  std::vector<Task> offloads;
+  {
+    absl::MutexLock lock(&mu_);
+    deletes.assign(std::make_move_iterator(deletes_.begin()),
+                   std::make_move_iterator(deletes_.end()));
+    deletes_.clear();
+    const size_t n = std::min<size_t>(offloads_.size(), options_.io_batch);
+    offloads.assign(std::make_move_iterator(offloads_.begin()),
+                    std::make_move_iterator(offloads_.begin() + n));
+    offloads_.erase(offloads_.begin(), offloads_.begin() + n);
+  }
+  const size_t done = deletes.size() + offloads.size();
+  if (!deletes.empty()) RunDeletes(std::move(deletes));
+  if (!offloads.empty()) RunOffloads(std::move(offloads));
+  if (done == 0 && ssd_) {
+    Result<bool> compacted = ssd_->CompactStep();
+    if (!compacted.ok()) {
+      spdlog::warn("node '{}': compaction stopped: {}", options_.name,
+                   compacted.status().ToString());
+    }
+  }
+  return done;
+}
+
+void StorageNode::RunDeletes(std::vector<std::string> keys) {
+  if (!ssd_) return;
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  std::vector<Status> results = ssd_->RemoveBatch(views);
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].ok()) {
+      counters_->ssd_deletes.fetch_add(1);
+    } else if (results[i].reason() != ErrorReason::kObjectNotFound) {
+      spdlog::warn("node '{}': SSD delete failed: {}", options_.name,
+                   results[i].ToString());
+    }
+  }
+}
+
+void StorageNode::RunOffloads(std::vector<Task> batch) {
+  const NodeId me = id();
+  std::vector<SsdWrite> writes;
+  std::vector<const Task*> written;
+  for (const Task& task : batch) {
+    Result<std::span<std::byte>> range =
+        segment_->Range(task.source.offset, task.source.size);
+    Status why = range.status();
+    if (why.ok() && !ssd_) {
+      why = Status(ErrorReason::kNoSpace, "node has no SSD tier");
+    }
+    if (!why.ok()) {
+      counters_->offloads_failed.fetch_add(1);
+      master_->NotifyOffloadFailure(me, task.id, why).IgnoreError();
+      continue;
+    }
+    // The source replica is pinned by the task: its bytes are stable.
+    writes.push_back({task.key, task.group, *range});
+    written.push_back(&task);
+  }
+  if (writes.empty()) return;
+  std::vector<Status> results = ssd_->PutBatch(writes);
+  for (size_t i = 0; i < written.size(); ++i) {
+    const Task& task = *written[i];
+    if (!results[i].ok()) {
+      counters_->offloads_failed.fetch_add(1);
+      master_->NotifyOffloadFailure(me, task.id, results[i]).IgnoreError();
+      continue;
+    }
+    counters_->offloads_done.fetch_add(1);
+    counters_->offload_bytes.fetch_add(task.source.size);
+    Status reported = master_->NotifyOffloadSuccess(me, task.id);
+    if (reported.reason() == ErrorReason::kTaskNotFound) {
+      // Reaped meanwhile: no replica will point at this copy.
+      ssd_->Remove(task.key).IgnoreError();
+    }
+  }
+}
+
+std::vector<Result<uint64_t>> StorageNode::ServeSsdReads(
+    std::span<const SsdReadTransfer> ops) {
+  if (!ssd_) {
+    return std::vector<Result<uint64_t>>(
+        ops.size(),
+        Status(ErrorReason::kObjectNotFound, "node has no SSD tier"));
+  }
+  std::vector<SsdRead> reads(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    reads[i].key = ops[i].key;
+    reads[i].buffer = ops[i].buffer;
+  }
+  ssd_->ReadBatch(reads);
+  std::vector<Result<uint64_t>> out;
+  out.reserve(reads.size());
+  for (SsdRead& r : reads) {
+    if (r.status.ok()) {
+      counters_->ssd_reads.fetch_add(1);
+      counters_->ssd_read_bytes.fetch_add(r.size);
+      out.emplace_back(r.size);
+    } else {
+      counters_->ssd_read_errors.fetch_add(1);
+      out.emplace_back(std::move(r.status));
+    }
+  }
+  return out;
+}
+
+void StorageNode::Start() {
+  absl::MutexLock lock(&mu_);
+  if (heartbeat_thread_.joinable()) return;
+  stopping_ = false;
+  heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
+  worker_thread_ = std::thread([this] { WorkerLoop(); });
+}
+
+void StorageNode::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!heartbeat_thread_.joinable()) return;
+    stopping_ = true;
+  }
+  heartbeat_thread_.join();
+  worker_thread_.join();
+  if (ssd_) {
+    Status synced = ssd_->Sync();
+    if (!synced.ok()) {
+      spdlog::error("node '{}': SSD sync at stop failed: {}", options_.name,
+                    synced.ToString());
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  heartbeat_thread_ = std::thread();
+  worker_thread_ = std::thread();
+}
+
+void StorageNode::HeartbeatLoop() {
+  const absl::Duration interval =
+      absl::FromChrono(options_.heartbeat_interval);
+  while (true) {
+    Status s = HeartbeatOnce();
+    if (!s.ok()) {
+      spdlog::warn("node '{}': heartbeat failed: {}", options_.name,
+                   s.ToString());
+    }
+    absl::MutexLock lock(&mu_);
+    if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval)) return;
+  }
+}
+
+void StorageNode::WorkerLoop() {
+  const auto has_work_or_stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopping_ || !offloads_.empty() || !deletes_.empty();
+  };
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      // Wake for work, or now and then for a compaction step.
+      mu_.AwaitWithTimeout(absl::Condition(&has_work_or_stop),
+                           absl::Milliseconds(200));
+      if (stopping_) return;
+    }
+    RunTasksOnce();
+  }
+}
+
+StorageNodeStats StorageNode::stats() const {
+  StorageNodeStats s;
+  s.heartbeats = counters_->heartbeats.load();
+  s.heartbeat_failures = counters_->heartbeat_failures.load();
+  s.registrations = counters_->registrations.load();
+  s.offloads_done = counters_->offloads_done.load();
+  s.offloads_failed = counters_->offloads_failed.load();
+  s.offload_bytes = counters_->offload_bytes.load();
+  s.ssd_deletes = counters_->ssd_deletes.load();
+  s.ssd_reads = counters_->ssd_reads.load();
+  s.ssd_read_bytes = counters_->ssd_read_bytes.load();
+  s.ssd_read_errors = counters_->ssd_read_errors.load();
+  s.corrupt_keys_reported = counters_->corrupt_keys_reported.load();
+  return s;
+}
+
+}  // namespace mooncake_tier

@@ -1,0 +1,132 @@
+#pragma once
+
+// A storage node: contributes a DRAM segment to L1 and an SSD store to L2,
+// executes the master's offload tasks and SSD deletions, and serves SSD-tier
+// reads.
+//
+// Two threads in production (Start): a heartbeat thread that only talks to
+// the master (so long I/O can never starve the heartbeat) and a worker
+// thread that does the SSD I/O. Tests drive the same steps by hand:
+// Register, HeartbeatOnce, RunTasksOnce.
+//
+// Thread safety: thread-safe. ServeSsdReads may be called from any thread
+// at any time after Create.
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "core/clock.h"
+#include "core/task_table.h"
+#include "node/dram_segment.h"
+#include "node/master_link.h"
+#include "node/ssd_store.h"
+#include "transport/transport.h"
+
+namespace mooncake_tier {
+
+struct StorageNodeOptions {
+  // Stable identity across restarts. REQUIRES: non-empty.
+  std::string name;
+  // DRAM contributed to L1. Default: 256 MiB.
+  uint64_t dram_bytes = 256ull << 20;
+  // Back the segment with 2 MiB pages when available. Default: false.
+  bool huge_pages = false;
+  // Address of this node's RPC service (published to the master).
+  std::string rpc_address;
+  // How often the node heartbeats. REQUIRES: well below the master's
+  // node_ttl. Default: 1 s.
+  Duration heartbeat_interval = std::chrono::seconds(1);
+  // Offload tasks accepted but not yet executed; the node asks for no more
+  // than the room left. Default: 256.
+  uint32_t max_pending_tasks = 256;
+  // Offloads written to the SSD store per batch. Default: 16.
+  uint32_t io_batch = 16;
+};
+
+// Monotonic counters of one node.
+struct StorageNodeStats {
+  uint64_t heartbeats = 0;
+  uint64_t heartbeat_failures = 0;
+  uint64_t registrations = 0;
+  uint64_t offloads_done = 0;
+  uint64_t offloads_failed = 0;
+  uint64_t offload_bytes = 0;
+  uint64_t ssd_deletes = 0;
+  uint64_t ssd_reads = 0;
+  uint64_t ssd_read_bytes = 0;
+  uint64_t ssd_read_errors = 0;
+  uint64_t corrupt_keys_reported = 0;
+};
+
+class StorageNode final : public SsdReadHandler {
+ public:
+  // Maps the DRAM segment and exports it (and SSD reads) through
+  // `exporter`. `ssd` may be null (no L2 on this node). `master` and
+  // `exporter` must outlive the node.
+  static Result<std::unique_ptr<StorageNode>> Create(
+      StorageNodeOptions options, std::unique_ptr<SsdStore> ssd,
+      MasterLink* master, SegmentExporter* exporter);
+  ~StorageNode() override;
+
+  // Registers (again) with the master, reporting the SSD inventory. Work
+  // handed out to an earlier registration is dropped.
+  Status Register();
+  // One heartbeat: queues the tasks it returns, reports corrupt SSD
+  // records, and registers again if the master no longer knows the node.
+  Status HeartbeatOnce();
+  // Executes queued deletions and offloads (and one compaction step when
+  // idle). Returns the number of tasks and deletions executed.
+  size_t RunTasksOnce();
+
+  // Starts the heartbeat and worker threads; Stop joins them and syncs the
+  // SSD store. Idempotent.
+  void Start();
+  void Stop();
+
+  // SsdReadHandler: SSD-tier reads into the callers' buffers.
+  std::vector<Result<uint64_t>> ServeSsdReads(
+      std::span<const SsdReadTransfer> ops) override;
+
+  NodeId id() const { return id_.load(); }
+  const std::string& name() const { return options_.name; }
+  const DramSegment& segment() const { return *segment_; }
+  SsdStore* ssd() const { return ssd_.get(); }
+  StorageNodeStats stats() const;
+
+ private:
+  StorageNode(StorageNodeOptions options, std::unique_ptr<DramSegment> segment,
+              std::unique_ptr<SsdStore> ssd, MasterLink* master,
+              SegmentExporter* exporter);
+
+  void RunOffloads(std::vector<Task> batch);
+  void RunDeletes(std::vector<std::string> keys);
+  void HeartbeatLoop();
+  void WorkerLoop();
+  size_t PendingTasks() const;
+
+  const StorageNodeOptions options_;
+  const std::unique_ptr<DramSegment> segment_;
+  const std::unique_ptr<SsdStore> ssd_;
+  MasterLink* const master_;
+  SegmentExporter* const exporter_;
+  SegmentEndpoint endpoint_;
+  std::atomic<NodeId> id_{kNoNode};
+
+  mutable absl::Mutex mu_;
+  std::deque<Task> offloads_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> deletes_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread heartbeat_thread_;
+  std::thread worker_thread_;
+
+  struct Counters;
+  std::unique_ptr<Counters> counters_;
+};
+
+}  // namespace mooncake_tier

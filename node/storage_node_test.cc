@@ -1,0 +1,151 @@
+#include "node/storage_node.h"
+
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "node/memory_ssd_device.h"
+#include "transport/in_process_transport.h"
+
+namespace mooncake_tier {
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+class StorageNodeTest : public ::testing::Test {
+ protected:
+  StorageNodeTest() : master_(Config(), &clock_), link_(&master_) {}
+
+  static MasterConfig Config() {
+    MasterConfig c;
+    c.shard_count = 16;
+    c.offload_mode = OffloadMode::kOnEvict;
+    return c;
+  }
+
+  std::unique_ptr<StorageNode> MakeNode(bool with_ssd = true) {
+    std::unique_ptr<SsdStore> store;
+    if (with_ssd) {
+      SsdStoreOptions o;
+      o.capacity_bytes = 64 * kMiB;
+      Result<std::unique_ptr<SsdStore>> opened =
+          SsdStore::Open(device_.Reopen(), o);
+      EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+      store = std::move(*opened);
+    }
+    StorageNodeOptions options;
+    options.name = "n1";
+    options.dram_bytes = kMiB;
+    Result<std::unique_ptr<StorageNode>> node =
+        StorageNode::Create(options, std::move(store), &link_, &transport_);
+    EXPECT_TRUE(node.ok()) << node.status().ToString();
+    EXPECT_TRUE((*node)->Register().ok());
+    return std::move(*node);
+  }
+
+  // A put as a client does it: reserve, write the bytes, publish.
+  void Put(StorageNode& node, const std::string& key, size_t size, char fill) {
+    PutStartRequest req{key, size, {}, "c"};
+    Result<ReplicaDescriptor> d = std::move(master_.PutStart({&req, 1})[0]);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    std::memset(node.segment().base() + d->offset, fill, size);
+    ASSERT_TRUE(master_.PutEnd("c", {&key, 1})[0].ok());
+  }
+
+  ManualClock clock_;
+  Master master_;
+  LocalMasterLink link_;
+  InProcessTransport transport_;
+  MemorySsdDevice device_;
+};
+
+TEST_F(StorageNodeTest, OffloadWritesOwnDramToOwnSsdAndReports) {
+  std::unique_ptr<StorageNode> node = MakeNode();
+  Put(*node, "k", 5000, 'x');
+  master_.EvictMemory(kMiB);
+  ASSERT_TRUE(node->HeartbeatOnce().ok());
+  EXPECT_EQ(node->RunTasksOnce(), 1u);
+  EXPECT_EQ(node->stats().offloads_done, 1u);
+  std::string key = "k";
+  Result<ObjectReplicas> got = std::move(master_.GetReplicaList({&key, 1})[0]);
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->replicas.size(), 1u);
+  EXPECT_EQ(got->replicas[0].tier, Tier::kLocalDisk);
+  std::vector<std::byte> buf(5000);
+  SsdReadTransfer op{"k", buf};
+  Result<uint64_t> n = std::move(node->ServeSsdReads({&op, 1})[0]);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 5000u);
+  EXPECT_EQ(buf[4999], std::byte{'x'});
+  EXPECT_EQ(master_.Audit().total_refcnt, 0u);
+}
+
+TEST_F(StorageNodeTest, RestartReportsInventoryAndMasterRebuilds) {
+  {
+    std::unique_ptr<StorageNode> node = MakeNode();
+    Put(*node, "a", 100, 'a');
+    Put(*node, "b", 200, 'b');
+    master_.EvictMemory(kMiB);
+    ASSERT_TRUE(node->HeartbeatOnce().ok());
+    EXPECT_EQ(node->RunTasksOnce(), 2u);
+  }
+  std::unique_ptr<StorageNode> restarted = MakeNode();
+  std::vector<std::string> keys = {"a", "b"};
+  auto exists = master_.Exists(keys);
+  EXPECT_TRUE(exists[0]->exists);
+  EXPECT_TRUE(exists[1]->exists);
+  EXPECT_EQ(master_.GetStats().inventory_restored, 2u);
+  EXPECT_TRUE(master_.Audit().consistent());
+}
+
+TEST_F(StorageNodeTest, ForgottenNodeRegistersAgainOnHeartbeat) {
+  std::unique_ptr<StorageNode> node = MakeNode();
+  const NodeId first = node->id();
+  clock_.Advance(master_.config().node_ttl);
+  master_.ExpireNodes();
+  EXPECT_TRUE(node->HeartbeatOnce().ok());
+  EXPECT_NE(node->id(), first);
+  EXPECT_EQ(node->stats().registrations, 2u);
+}
+
+TEST_F(StorageNodeTest, SsdDeletesFromTheMasterAreApplied) {
+  std::unique_ptr<StorageNode> node = MakeNode();
+  Put(*node, "k", 100, 'k');
+  master_.EvictMemory(kMiB);
+  ASSERT_TRUE(node->HeartbeatOnce().ok());
+  node->RunTasksOnce();
+  ASSERT_TRUE(node->ssd()->ValueSize("k").has_value());
+  std::string key = "k";
+  ASSERT_TRUE(master_.Remove({&key, 1}, {})[0].ok());
+  ASSERT_TRUE(node->HeartbeatOnce().ok());
+  node->RunTasksOnce();
+  EXPECT_FALSE(node->ssd()->ValueSize("k").has_value());
+  EXPECT_EQ(node->stats().ssd_deletes, 1u);
+}
+
+TEST_F(StorageNodeTest, NodeWithoutSsdFailsOffloadsCleanly) {
+  std::unique_ptr<StorageNode> node = MakeNode(/*with_ssd=*/false);
+  Put(*node, "k", 100, 'k');
+  // Without SSD capacity the master never queues an offload: DRAM is dropped.
+  master_.EvictMemory(kMiB);
+  EXPECT_EQ(master_.GetStats().offload_queued, 0u);
+  std::vector<std::byte> buf(10);
+  SsdReadTransfer op{"k", buf};
+  EXPECT_EQ(node->ServeSsdReads({&op, 1})[0].status().reason(),
+            ErrorReason::kObjectNotFound);
+}
+
+TEST_F(StorageNodeTest, ThreadsRunHeartbeatsAndTasks) {
+  std::unique_ptr<StorageNode> node = MakeNode();
+  Put(*node, "k", 100, 'k');
+  master_.EvictMemory(kMiB);
+  node->Start();
+  for (int i = 0; i < 200 && node->stats().offloads_done == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  node->Stop();
+  EXPECT_EQ(node->stats().offloads_done, 1u);
+}
+
+}  // namespace
+}  // namespace mooncake_tier

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages mooncake-tier builds, tests and runs with.
+# Run as root on a fresh machine; safe to run again.
+set -euo pipefail
+
+packages=(
+  cmake g++ make pkg-config git ca-certificates
+  libabsl-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
+  liburing-dev libxxhash-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  prometheus-cpp-dev libcpp-httplib-dev libucx-dev ucx-utils
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "[deps] all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "[deps] installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what is needed, builds mooncake-tier and runs every test:
+#   1. the whole suite on a RelWithDebInfo build;
+#   2. the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. the concurrency tests under ThreadSanitizer.
+# SANITIZERS=0 skips 2 and 3 (a quick local run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+
+run_suite() {  # build_dir, ctest args...
+  local dir=$1
+  shift
+  (cd "$dir" && ctest --output-on-failure --timeout 600 -j 2 "$@")
+}
+
+echo "== build and test (RelWithDebInfo)"
+bash scripts/build.sh build
+run_suite build
+
+if [[ ${SANITIZERS:-1} != 0 ]]; then
+  echo "== build and test under ASAN+UBSAN"
+  bash scripts/build.sh build-asan -DMOONCAKE_TIER_ASAN=ON \
+    -DMOONCAKE_TIER_BUILD_BENCH=OFF
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_suite build-asan
+
+  echo "== build and test under TSAN"
+  bash scripts/build.sh build-tsan -DMOONCAKE_TIER_TSAN=ON \
+    -DMOONCAKE_TIER_BUILD_BENCH=OFF
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" run_suite build-tsan
+fi
+echo "== all tests passed"

@@ -1,0 +1,139 @@
+#include "tests/support/client_conformance.h"
+
+#include <thread>
+
+namespace mooncake_tier::testing {
+
+std::vector<std::byte> Pattern(size_t size, uint32_t seed) {
+  std::vector<std::byte> out(size);
+  uint32_t x = seed * 2654435761u + 1;
+  for (size_t i = 0; i < size; ++i) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    out[i] = static_cast<std::byte>(x);
+  }
+  return out;
+}
+
+namespace {
+
+TEST_P(ClientConformanceTest, RoundTripsManySizes) {
+  const std::vector<size_t> sizes = {1, 63, 64, 65, 4096, 100000, 1 << 20};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const std::string key = "size-" + std::to_string(sizes[i]);
+    const std::vector<std::byte> value = Pattern(sizes[i], i);
+    ASSERT_TRUE(client().Put(key, value).ok()) << key;
+    Result<std::vector<std::byte>> got = client().Get(key);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, value) << key;
+    std::vector<std::byte> buf(sizes[i] + 10);
+    Result<uint64_t> n = client().GetInto(key, buf);
+    ASSERT_TRUE(n.ok());
+    EXPECT_EQ(*n, sizes[i]);
+    EXPECT_TRUE(std::equal(value.begin(), value.end(), buf.begin()));
+  }
+}
+
+TEST_P(ClientConformanceTest, MissingKeysAndBadInputAreClearErrors) {
+  EXPECT_EQ(client().Get("absent").status().reason(),
+            ErrorReason::kObjectNotFound);
+  EXPECT_FALSE(client().Exists("absent")->exists);
+  EXPECT_EQ(client().Remove("absent").reason(), ErrorReason::kObjectNotFound);
+  const std::vector<std::byte> v = Pattern(10, 1);
+  EXPECT_EQ(client().Put("", v).reason(), ErrorReason::kInvalidKey);
+  EXPECT_EQ(client().Put(std::string(kMaxKeyBytes + 1, 'k'), v).reason(),
+            ErrorReason::kInvalidKey);
+  EXPECT_EQ(client().Put("empty", {}).reason(), ErrorReason::kInvalidSize);
+  EXPECT_EQ(client().Put("huge", Pattern(env_->dram_bytes() + 1, 1)).reason(),
+            ErrorReason::kNoSpace);
+  EXPECT_FALSE(client().Exists("empty")->exists);
+  EXPECT_FALSE(client().Exists("huge")->exists);
+}
+
+TEST_P(ClientConformanceTest, RePutIsRefusedAndKeepsTheOriginal) {
+  const std::vector<std::byte> first = Pattern(1000, 1);
+  ASSERT_TRUE(client().Put("k", first).ok());
+  EXPECT_EQ(client().Put("k", Pattern(1000, 2)).reason(),
+            ErrorReason::kObjectExists);
+  EXPECT_EQ(*client().Get("k"), first);
+}
+
+TEST_P(ClientConformanceTest, GetIntoTooSmallBufferWritesNothing) {
+  ASSERT_TRUE(client().Put("k", Pattern(1000, 3)).ok());
+  std::vector<std::byte> small(999, std::byte{0x5a});
+  EXPECT_EQ(client().GetInto("k", small).status().reason(),
+            ErrorReason::kBufferTooSmall);
+  EXPECT_EQ(small[0], std::byte{0x5a});
+}
+
+TEST_P(ClientConformanceTest, BatchesReportPerKey) {
+  const std::vector<std::byte> a = Pattern(100, 1), b = Pattern(200, 2);
+  std::vector<PutItem> puts = {{"a", a, {}}, {"", a, {}}, {"b", b, {}}};
+  std::vector<Status> put = client().PutBatch(puts);
+  EXPECT_TRUE(put[0].ok());
+  EXPECT_EQ(put[1].reason(), ErrorReason::kInvalidKey);
+  EXPECT_TRUE(put[2].ok());
+
+  std::vector<std::string> keys = {"a", "nope", "b"};
+  auto got = client().GetBatch(keys);
+  EXPECT_EQ(*got[0], a);
+  EXPECT_EQ(got[1].status().reason(), ErrorReason::kObjectNotFound);
+  EXPECT_EQ(*got[2], b);
+
+  std::vector<std::byte> ba(100), bb(100);
+  std::vector<GetIntoItem> into = {{"a", ba}, {"b", bb}};
+  auto n = client().GetIntoBatch(into);
+  EXPECT_EQ(*n[0], 100u);
+  EXPECT_EQ(n[1].status().reason(), ErrorReason::kBufferTooSmall);
+  EXPECT_EQ(ba, a);
+
+  auto exists = client().ExistsBatch(keys);
+  EXPECT_TRUE(exists[0]->exists);
+  EXPECT_EQ(exists[0]->size, 100u);
+  EXPECT_FALSE(exists[1]->exists);
+
+  auto removed = client().RemoveBatch(keys, RemoveOptions{true});
+  EXPECT_TRUE(removed[0].ok());
+  EXPECT_EQ(removed[1].reason(), ErrorReason::kObjectNotFound);
+  EXPECT_TRUE(removed[2].ok());
+  EXPECT_FALSE(client().Exists("a")->exists);
+}
+
+TEST_P(ClientConformanceTest, ReadersLeaseBlocksOtherRemovalUnlessForced) {
+  ASSERT_TRUE(client().Put("k", Pattern(10, 1)).ok());
+  ASSERT_TRUE(client().Get("k").ok());
+  EXPECT_EQ(client().Remove("k").reason(), ErrorReason::kObjectLeased);
+  EXPECT_TRUE(client().Remove("k", RemoveOptions{true}).ok());
+  EXPECT_TRUE(client().Put("k", Pattern(10, 2)).ok());
+  EXPECT_EQ(*client().Get("k"), Pattern(10, 2));
+}
+
+TEST_P(ClientConformanceTest, KeysWithAnyBytesButNul) {
+  const std::string key = "tok/\xe6\x97\xa5 \x01\xff:block#7";
+  ASSERT_TRUE(client().Put(key, Pattern(50, 9)).ok());
+  EXPECT_EQ(*client().Get(key), Pattern(50, 9));
+}
+
+TEST_P(ClientConformanceTest, ManyClientsInParallel) {
+  constexpr int kThreads = 4, kPerThread = 50;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::unique_ptr<Client> c = env_->NewClient();
+      for (int i = 0; i < kPerThread; ++i) {
+        const std::string key = "p" + std::to_string(t) + "-" + std::to_string(i);
+        const std::vector<std::byte> v = Pattern(4096, t * 1000 + i);
+        if (!c->Put(key, v).ok()) failures++;
+        Result<std::vector<std::byte>> got = c->Get(key);
+        if (!got.ok() || *got != v) failures++;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+}  // namespace
+}  // namespace mooncake_tier::testing

@@ -1,0 +1,84 @@
+#include "transport/in_process_transport.h"
+
+#include <cstring>
+
+namespace mooncake_tier {
+
+template <bool kWrite>
+std::vector<Status> InProcessTransport::Transfer(
+    std::span<const SegmentTransfer> ops) {
+  std::vector<Status> out;
+  out.reserve(ops.size());
+  absl::ReaderMutexLock lock(&mu_);
+  for (const SegmentTransfer& op : ops) {
+    auto it = op.segment == nullptr
+                  ? nodes_.end()
+                  : nodes_.find(op.segment->transport_address);
+    if (it == nodes_.end()) {
+      out.emplace_back(ErrorReason::kUnavailable,
+                       "node segment is not reachable (node gone?)");
+      continue;
+    }
+    const Attached& node = it->second;
+    const uint64_t len = op.local.size();
+    if (op.offset > node.size || len > node.size - op.offset) {
+      out.emplace_back(ErrorReason::kInvalidArgument,
+                       "transfer outside the node's segment");
+      continue;
+    }
+    if constexpr (kWrite) {
+      std::memcpy(node.base + op.offset, op.local.data(), len);
+    } else {
+      std::memcpy(op.local.data(), node.base + op.offset, len);
+    }
+    out.emplace_back();
+  }
+  return out;
+}
+
+std::vector<Status> InProcessTransport::Write(
+    std::span<const SegmentTransfer> ops) {
+  return Transfer<true>(ops);
+}
+
+std::vector<Status> InProcessTransport::Read(
+    std::span<const SegmentTransfer> ops) {
+  return Transfer<false>(ops);
+}
+
+std::vector<Result<uint64_t>> InProcessTransport::ReadSsd(
+    std::string_view node_address, std::span<const SsdReadTransfer> ops) {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = nodes_.find(absl::string_view(node_address.data(), node_address.size()));
+  if (it == nodes_.end() || it->second.ssd == nullptr) {
+    return std::vector<Result<uint64_t>>(
+        ops.size(), Status(ErrorReason::kUnavailable,
+                           "node does not serve SSD reads (node gone?)"));
+  }
+  return it->second.ssd->ServeSsdReads(ops);
+}
+
+Result<SegmentEndpoint> InProcessTransport::Export(std::string_view name,
+                                                   std::byte* base,
+                                                   uint64_t size,
+                                                   SsdReadHandler* ssd) {
+  SegmentEndpoint endpoint;
+  endpoint.transport_address = "inproc://" + std::string(name);
+  endpoint.base = reinterpret_cast<uint64_t>(base);
+  endpoint.size = size;
+  absl::MutexLock lock(&mu_);
+  if (!nodes_.try_emplace(endpoint.transport_address, Attached{base, size, ssd})
+           .second) {
+    return Status(ErrorReason::kObjectExists,
+                  "a segment is already exported as " +
+                      endpoint.transport_address);
+  }
+  return endpoint;
+}
+
+void InProcessTransport::Withdraw(const SegmentEndpoint& endpoint) {
+  absl::MutexLock lock(&mu_);
+  nodes_.erase(endpoint.transport_address);
+}
+
+}  // namespace mooncake_tier
