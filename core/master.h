@@ -176,10 +176,22 @@ class Master {
   bool QueueOffloadLocked(Shard& shard, const std::string& key,
                           ObjectMeta& meta, Replica& replica,
                           bool drop_source) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // Every offload leaves the task table under its object's stripe lock, so
+  // its exit (unpin, SSD copy kept or deleted) is ordered with any later
+  // offload of the same key. Returns the task if it was still booked.
+  Result<Task> CompleteOffloadLocked(Shard& shard, NodeId node, TaskId id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   // Drops one pin of a task's source replica, wherever it now lives.
-  void Unpin(const Task& task);
-  // Settles a task that left the table without success.
-  void FinishFailedOffload(const Task& task);
+  void UnpinLocked(Shard& shard, const Task& task)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // Ends an offload that did not commit: unpins, and when the node may hold
+  // a copy no replica points at (`delete_copy`), tells it to drop it.
+  void SettleUncommittedLocked(Shard& shard, const Task& task, bool delete_copy)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // Runs `fn(shard, task)` for a booked offload under its stripe lock after
+  // removing it from the table; TASK_NOT_FOUND if it is no longer booked.
+  template <typename Fn>
+  Status WithCompletedOffload(NodeId node, TaskId id, Fn&& fn);
 
   bool MemoryEvictable(const ObjectMeta& meta, TimePoint now) const;
   // Frees (or schedules the freeing of) an object's DRAM copy. Returns the

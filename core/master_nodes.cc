@@ -96,9 +96,15 @@ size_t Master::ExpireNodes() {
 
 void Master::DropNodeReplicas(NodeId node) {
   // Tasks first, so no report of theirs can act on replicas dropped below.
+  // The node is gone: its copies need no deletion.
   for (const Task& task : tasks_.ReapNode(node)) {
     counters_.offload_node_lost.fetch_add(1, std::memory_order_relaxed);
-    FinishFailedOffload(task);
+    if (task.drop_source_on_success) {
+      pending_offload_drop_bytes_.fetch_sub(task.source.size);
+    }
+    Shard& shard = objects_.ShardFor(task.key);
+    absl::MutexLock lock(&shard.mu);
+    UnpinLocked(shard, task);
   }
   detached_.DropNode(node);
   for (uint32_t s = 0; s < objects_.shard_count(); ++s) {

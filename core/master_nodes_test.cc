@@ -113,6 +113,15 @@ TEST(MasterNodesTest, OffloadTimeoutReapsAndUnpins) {
             ErrorReason::kTaskNotFound);
   EXPECT_EQ(h.Tiers("k"), std::vector<Tier>{Tier::kMemory});
   EXPECT_EQ(h.master().GetStats().offload_timed_out, 1u);
+  // The node may have written a copy anyway: it is told to drop it, and
+  // that deletion comes no later than a new offload of the key.
+  h.master().EvictMemory(kMiB);
+  reply = h.master().Heartbeat(node);
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ(reply->ssd_deletes, std::vector<std::string>{"k"});
+  ASSERT_EQ(reply->offloads.size(), 1u);
+  ASSERT_TRUE(h.master().NotifyOffloadSuccess(node, reply->offloads[0].id).ok());
+  EXPECT_EQ(h.Tiers("k"), std::vector<Tier>{Tier::kLocalDisk});
 }
 
 TEST(MasterNodesTest, RemovalDuringOffloadCommitsNothingAndLeaksNothing) {

@@ -28,16 +28,37 @@ bool Master::QueueOffloadLocked(Shard& shard, const std::string& key,
   return true;
 }
 
-void Master::Unpin(const Task& task) {
-  {
-    Shard& shard = objects_.ShardFor(task.key);
-    absl::MutexLock lock(&shard.mu);
-    auto it = shard.objects.find(task.key);
-    if (it != shard.objects.end()) {
-      if (Replica* r = it->second.Find(task.source.id)) {
-        if (r->refcnt > 0) --r->refcnt;
-        return;
-      }
+Result<Task> Master::CompleteOffloadLocked(Shard& shard, NodeId node,
+                                           TaskId id) {
+  MT_ASSIGN_OR_RETURN(Task task, tasks_.Complete(node, id));
+  if (task.drop_source_on_success) {
+    pending_offload_drop_bytes_.fetch_sub(task.source.size);
+  }
+  return task;
+}
+
+template <typename Fn>
+Status Master::WithCompletedOffload(NodeId node, TaskId id, Fn&& fn) {
+  std::optional<Task> booked = tasks_.Find(node, id);
+  if (!booked) {
+    return Status(ErrorReason::kTaskNotFound,
+                  "task " + std::to_string(id) +
+                      " is unknown to this master (reaped or never issued)");
+  }
+  Shard& shard = objects_.ShardFor(booked->key);
+  absl::MutexLock lock(&shard.mu);
+  // Reaped between the lookup and the lock: its reaper settled it.
+  MT_ASSIGN_OR_RETURN(const Task task, CompleteOffloadLocked(shard, node, id));
+  fn(shard, task);
+  return Status::Ok();
+}
+
+void Master::UnpinLocked(Shard& shard, const Task& task) {
+  auto it = shard.objects.find(task.key);
+  if (it != shard.objects.end()) {
+    if (Replica* r = it->second.Find(task.source.id)) {
+      if (r->refcnt > 0) --r->refcnt;
+      return;
     }
   }
   // The object (or this replica) was removed while pinned.
@@ -48,80 +69,79 @@ void Master::Unpin(const Task& task) {
   }
 }
 
+void Master::SettleUncommittedLocked(Shard& shard, const Task& task,
+                                     bool delete_copy) {
+  UnpinLocked(shard, task);
+  if (!delete_copy) return;
+  auto it = shard.objects.find(task.key);
+  const bool replica_there =
+      it != shard.objects.end() && it->second.FindDisk(task.node) != nullptr;
+  // Queued under the stripe lock: it reaches the node before any later
+  // offload of this key, so it can only drop this task's copy.
+  if (!replica_there) tasks_.EnqueueSsdDelete(task.node, task.key);
+}
+
 Status Master::NotifyOffloadSuccess(NodeId node, TaskId task_id) {
-  MT_ASSIGN_OR_RETURN(const Task task, tasks_.Complete(node, task_id));
-  if (task.drop_source_on_success) {
-    pending_offload_drop_bytes_.fetch_sub(task.source.size);
-  }
-  Shard& shard = objects_.ShardFor(task.key);
-  bool committed = false;
-  {
-    absl::MutexLock lock(&shard.mu);
+  return WithCompletedOffload(node, task_id, [&](Shard& shard, const Task& task) {
     auto it = shard.objects.find(task.key);
     Replica* source =
         it == shard.objects.end() ? nullptr : it->second.Find(task.source.id);
-    if (source != nullptr && nodes_.IsAlive(node)) {
-      ObjectMeta& meta = it->second;
-      if (source->refcnt > 0) --source->refcnt;
-      if (meta.FindDisk(node) == nullptr) {
-        ReplicaDescriptor disk;
-        disk.id = NextReplicaId();
-        disk.tier = Tier::kLocalDisk;
-        disk.state = ReplicaState::kComplete;
-        disk.node = node;
-        disk.size = meta.size;
-        meta.replicas.push_back(Replica{disk, 0});
-        nodes_.AddSsdUsed(node, static_cast<int64_t>(meta.size));
-      }
-      counters_.offload_completed.fetch_add(1, std::memory_order_relaxed);
-      counters_.offload_bytes.fetch_add(meta.size, std::memory_order_relaxed);
-      committed = true;
-      const TimePoint now = clock_->Now();
-      source = meta.Find(task.source.id);  // push_back may have moved it
-      if (task.drop_source_on_success && source->refcnt == 0 &&
-          !meta.Leased(now) && !meta.hard_pin) {
-        const Replica dropped = *source;
-        meta.Erase(dropped.desc.id);
-        ReleaseReplicaLocked(shard, task.key, dropped, /*node_alive=*/true);
-        counters_.evicted_memory_objects.fetch_add(1,
-                                                   std::memory_order_relaxed);
-        counters_.evicted_memory_bytes.fetch_add(dropped.desc.size,
-                                                 std::memory_order_relaxed);
-      }
+    if (source == nullptr || !nodes_.IsAlive(node)) {
+      // Removed meanwhile: nothing is committed and the node's copy goes.
+      counters_.offload_discarded.fetch_add(1, std::memory_order_relaxed);
+      SettleUncommittedLocked(shard, task, /*delete_copy=*/true);
+      return;
     }
-  }
-  if (!committed) {
-    // Removed meanwhile: nothing is committed and the node's copy goes.
-    counters_.offload_discarded.fetch_add(1, std::memory_order_relaxed);
-    Unpin(task);
-    tasks_.EnqueueSsdDelete(node, task.key);
-  }
-  return Status::Ok();
+    ObjectMeta& meta = it->second;
+    if (source->refcnt > 0) --source->refcnt;
+    if (meta.FindDisk(node) == nullptr) {
+      ReplicaDescriptor disk;
+      disk.id = NextReplicaId();
+      disk.tier = Tier::kLocalDisk;
+      disk.state = ReplicaState::kComplete;
+      disk.node = node;
+      disk.size = meta.size;
+      meta.replicas.push_back(Replica{disk, 0});
+      nodes_.AddSsdUsed(node, static_cast<int64_t>(meta.size));
+    }
+    counters_.offload_completed.fetch_add(1, std::memory_order_relaxed);
+    counters_.offload_bytes.fetch_add(meta.size, std::memory_order_relaxed);
+    source = meta.Find(task.source.id);  // push_back may have moved it
+    if (task.drop_source_on_success && source->refcnt == 0 &&
+        !meta.Leased(clock_->Now()) && !meta.hard_pin) {
+      const Replica dropped = *source;
+      meta.Erase(dropped.desc.id);
+      ReleaseReplicaLocked(shard, task.key, dropped, /*node_alive=*/true);
+      counters_.evicted_memory_objects.fetch_add(1, std::memory_order_relaxed);
+      counters_.evicted_memory_bytes.fetch_add(dropped.desc.size,
+                                               std::memory_order_relaxed);
+    }
+  });
 }
 
 Status Master::NotifyOffloadFailure(NodeId node, TaskId task_id,
                                     const Status& cause) {
-  MT_ASSIGN_OR_RETURN(const Task task, tasks_.Complete(node, task_id));
-  counters_.offload_failed.fetch_add(1, std::memory_order_relaxed);
-  FinishFailedOffload(task);
-  return Status::Ok();
-}
-
-void Master::FinishFailedOffload(const Task& task) {
-  if (task.drop_source_on_success) {
-    pending_offload_drop_bytes_.fetch_sub(task.source.size);
-  }
-  Unpin(task);
+  return WithCompletedOffload(node, task_id, [&](Shard& shard, const Task& task) {
+    counters_.offload_failed.fetch_add(1, std::memory_order_relaxed);
+    // A failed SSD write stores nothing: no copy to delete.
+    SettleUncommittedLocked(shard, task, /*delete_copy=*/false);
+  });
 }
 
 size_t Master::ReapOffloadTasks() {
-  const std::vector<Task> expired =
-      tasks_.ReapExpired(TaskKind::kOffload, config_.offload_task_timeout);
-  for (const Task& task : expired) {
-    counters_.offload_timed_out.fetch_add(1, std::memory_order_relaxed);
-    FinishFailedOffload(task);
+  size_t reaped = 0;
+  for (const Task& expired :
+       tasks_.ListExpired(TaskKind::kOffload, config_.offload_task_timeout)) {
+    Status s = WithCompletedOffload(
+        expired.node, expired.id, [&](Shard& shard, const Task& task) {
+          counters_.offload_timed_out.fetch_add(1, std::memory_order_relaxed);
+          // The node may still write its copy; the delete follows it.
+          SettleUncommittedLocked(shard, task, /*delete_copy=*/true);
+          ++reaped;
+        });
+    s.IgnoreError();  // reported meanwhile: settled by the report
   }
-  return expired.size();
+  return reaped;
 }
 
 std::vector<Task> Master::ListTasks(TaskKind kind) const {

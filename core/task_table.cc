@@ -85,16 +85,22 @@ Result<Task> TaskTable::Complete(NodeId node, TaskId id) {
   return task;
 }
 
-std::vector<Task> TaskTable::ReapExpired(TaskKind kind, Duration timeout) {
+std::optional<Task> TaskTable::Find(NodeId node, TaskId id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = tasks_.find(id);
+  if (it == tasks_.end() || it->second.node != node) return std::nullopt;
+  return it->second;
+}
+
+std::vector<Task> TaskTable::ListExpired(TaskKind kind,
+                                         Duration timeout) const {
   const TimePoint now = clock_->Now();
   absl::MutexLock lock(&mu_);
   std::vector<Task> out;
-  for (auto it = tasks_.begin(); it != tasks_.end();) {
-    auto current = it++;
-    if (current->second.kind != kind) continue;
-    if (now - current->second.dispatched < timeout) continue;
-    out.push_back(current->second);
-    EraseLocked(current);
+  for (const auto& [id, task] : tasks_) {
+    if (task.kind == kind && now - task.dispatched >= timeout) {
+      out.push_back(task);
+    }
   }
   return out;
 }

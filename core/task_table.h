@@ -63,9 +63,11 @@ class TaskTable {
   // (already reaped) or belongs to another node.
   Result<Task> Complete(NodeId node, TaskId id);
 
-  // Removes and returns tasks of `kind` older than `timeout` since they were
-  // last queued or dispatched.
-  std::vector<Task> ReapExpired(TaskKind kind, Duration timeout);
+  // A copy of a task still in the table, if it belongs to `node`.
+  std::optional<Task> Find(NodeId node, TaskId id) const;
+  // Copies of the tasks of `kind` older than `timeout` since they were last
+  // queued or dispatched; they stay in the table (remove with Complete).
+  std::vector<Task> ListExpired(TaskKind kind, Duration timeout) const;
   // Removes and returns every task of a node.
   std::vector<Task> ReapNode(NodeId node);
 

@@ -62,9 +62,12 @@ TEST(TaskTableTest, ReapsExpiredAndWholeNodes) {
   ASSERT_TRUE(table.Enqueue(OffloadOf("new", 1), 10).ok());
   ASSERT_TRUE(table.Enqueue(OffloadOf("other", 2), 10).ok());
   std::vector<Task> expired =
-      table.ReapExpired(TaskKind::kOffload, std::chrono::seconds(15));
+      table.ListExpired(TaskKind::kOffload, std::chrono::seconds(15));
   ASSERT_EQ(expired.size(), 1u);
   EXPECT_EQ(expired[0].key, "old");
+  ASSERT_TRUE(table.Find(1, expired[0].id).has_value());
+  EXPECT_FALSE(table.Find(2, expired[0].id).has_value());
+  ASSERT_TRUE(table.Complete(1, expired[0].id).ok());
   EXPECT_EQ(table.ReapNode(1).size(), 1u);
   EXPECT_EQ(table.List(TaskKind::kOffload).size(), 1u);
   // Reaped tasks are never dispatched.

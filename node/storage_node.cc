@@ -193,11 +193,10 @@ void StorageNode::RunOffloads(std::vector<Task> batch) {
     }
     counters_->offloads_done.fetch_add(1);
     counters_->offload_bytes.fetch_add(task.source.size);
-    Status reported = master_->NotifyOffloadSuccess(me, task.id);
-    if (reported.reason() == ErrorReason::kTaskNotFound) {
-      // Reaped meanwhile: no replica will point at this copy.
-      ssd_->Remove(task.key).IgnoreError();
-    }
+    // TASK_NOT_FOUND: reaped meanwhile. The master has queued the deletion
+    // of this copy itself, ordered before any later offload of the key; a
+    // local delete here could remove that later copy instead.
+    master_->NotifyOffloadSuccess(me, task.id).IgnoreError();
   }
 }
 
