@@ -12,8 +12,9 @@
 // daemon thread calls periodically and a test calls directly under a
 // ManualClock.
 //
-// Lock order (see docs/design/core.md): object shard -> node registry ->
-// task table -> detached replicas. At most one shard lock is held at once.
+// Lock order (see docs/design/core.md): eviction round -> object shard ->
+// node registry -> task table -> detached replicas. At most one shard lock
+// is held at once.
 //
 // Thread safety: every public method is thread-safe.
 
@@ -190,8 +191,11 @@ class Master {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   // Runs `fn(shard, task)` for a booked offload under its stripe lock after
   // removing it from the table; TASK_NOT_FOUND if it is no longer booked.
+  // (The analysis cannot map the stripe onto the callback's parameter; the
+  // callbacks declare the requirement themselves.)
   template <typename Fn>
-  Status WithCompletedOffload(NodeId node, TaskId id, Fn&& fn);
+  Status WithCompletedOffload(NodeId node, TaskId id, Fn&& fn)
+      ABSL_NO_THREAD_SAFETY_ANALYSIS;
 
   bool MemoryEvictable(const ObjectMeta& meta, TimePoint now) const;
   // Frees (or schedules the freeing of) an object's DRAM copy. Returns the
@@ -212,6 +216,9 @@ class Master {
   NodeRegistry nodes_;
   TaskTable tasks_;
   DetachedReplicas detached_;
+  // One eviction round at a time (Tick and PutStart may both start one);
+  // taken before any stripe lock.
+  absl::Mutex eviction_mu_;
   std::atomic<ReplicaId> next_replica_id_{0};
   // DRAM bytes that queued drop-source offloads will free when they land.
   std::atomic<uint64_t> pending_offload_drop_bytes_{0};

@@ -64,6 +64,7 @@ bool Master::MemoryEvictable(const ObjectMeta& meta, TimePoint now) const {
 }
 
 uint64_t Master::EvictMemory(uint64_t need_free) {
+  absl::MutexLock round(&eviction_mu_);
   TierUsage usage = nodes_.MemoryUsage();
   // DRAM that queued offloads will free anyway does not count as used.
   const uint64_t pending = pending_offload_drop_bytes_.load();
@@ -125,6 +126,7 @@ uint64_t Master::EvictMemoryLocked(Shard& shard, ObjectMap::iterator it) {
 }
 
 uint64_t Master::EvictSsd() {
+  absl::MutexLock round(&eviction_mu_);
   uint64_t dropped = 0;
   for (const NodeView& node : nodes_.List()) {
     if (node.state == NodeState::kDead) continue;

@@ -10,7 +10,11 @@ namespace mooncake_tier {
 Result<NodeId> Master::RegisterNode(
     const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory) {
   NodeId replaced = kNoNode;
-  MT_ASSIGN_OR_RETURN(const NodeId id, nodes_.Register(spec, &replaced));
+  // The node's task queues exist before anything can be placed on it.
+  MT_ASSIGN_OR_RETURN(
+      const NodeId id,
+      nodes_.Register(spec, &replaced,
+                      [this](NodeId fresh) { tasks_.AddNode(fresh); }));
   counters_.nodes_registered.fetch_add(1, std::memory_order_relaxed);
   if (replaced != kNoNode) {
     // The previous incarnation's DRAM is gone; its SSD comes back below.

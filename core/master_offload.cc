@@ -82,7 +82,8 @@ void Master::SettleUncommittedLocked(Shard& shard, const Task& task,
 }
 
 Status Master::NotifyOffloadSuccess(NodeId node, TaskId task_id) {
-  return WithCompletedOffload(node, task_id, [&](Shard& shard, const Task& task) {
+  return WithCompletedOffload(node, task_id, [&](Shard& shard, const Task& task)
+                                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
     auto it = shard.objects.find(task.key);
     Replica* source =
         it == shard.objects.end() ? nullptr : it->second.Find(task.source.id);
@@ -121,7 +122,8 @@ Status Master::NotifyOffloadSuccess(NodeId node, TaskId task_id) {
 
 Status Master::NotifyOffloadFailure(NodeId node, TaskId task_id,
                                     const Status& cause) {
-  return WithCompletedOffload(node, task_id, [&](Shard& shard, const Task& task) {
+  return WithCompletedOffload(node, task_id, [&](Shard& shard, const Task& task)
+                                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
     counters_.offload_failed.fetch_add(1, std::memory_order_relaxed);
     // A failed SSD write stores nothing: no copy to delete.
     SettleUncommittedLocked(shard, task, /*delete_copy=*/false);
@@ -133,7 +135,8 @@ size_t Master::ReapOffloadTasks() {
   for (const Task& expired :
        tasks_.ListExpired(TaskKind::kOffload, config_.offload_task_timeout)) {
     Status s = WithCompletedOffload(
-        expired.node, expired.id, [&](Shard& shard, const Task& task) {
+        expired.node, expired.id, [&](Shard& shard, const Task& task)
+                                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
           counters_.offload_timed_out.fetch_add(1, std::memory_order_relaxed);
           // The node may still write its copy; the delete follows it.
           SettleUncommittedLocked(shard, task, /*delete_copy=*/true);

@@ -10,7 +10,9 @@ NodeRegistry::NodeRegistry(const Clock* clock, uint64_t dram_alignment,
       dram_alignment_(dram_alignment),
       strategy_(std::move(strategy)) {}
 
-Result<NodeId> NodeRegistry::Register(const NodeSpec& spec, NodeId* replaced) {
+Result<NodeId> NodeRegistry::Register(
+    const NodeSpec& spec, NodeId* replaced,
+    const std::function<void(NodeId)>& before_visible) {
   if (spec.name.empty() || spec.name.size() > kMaxKeyBytes) {
     return Status(ErrorReason::kInvalidArgument,
                   "node name must be 1.." + std::to_string(kMaxKeyBytes) +
@@ -27,6 +29,7 @@ Result<NodeId> NodeRegistry::Register(const NodeSpec& spec, NodeId* replaced) {
     RetireLocked(nodes_.at(it->second));
   }
   const NodeId id = next_id_++;
+  if (before_visible) before_visible(id);
   Node node;
   node.view.id = id;
   node.view.spec = spec;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,7 +63,11 @@ class NodeRegistry {
   // Registers a node. A node of the same name that is still registered is
   // a previous incarnation (the process restarted): it is retired first and
   // its id returned in `*replaced`. Rejects an empty name.
-  Result<NodeId> Register(const NodeSpec& spec, NodeId* replaced);
+  // `before_visible(id)` runs under the registry lock before the node can be
+  // found or placed on (so it must not call back into the registry).
+  Result<NodeId> Register(const NodeSpec& spec, NodeId* replaced,
+                          const std::function<void(NodeId)>& before_visible =
+                              nullptr);
 
   // Records a heartbeat. NODE_NOT_FOUND for an unknown or dead node: the
   // node must register again.

@@ -9,10 +9,20 @@ size_t KindIndex(TaskKind kind) { return static_cast<size_t>(kind); }
 
 }  // namespace
 
+void TaskTable::AddNode(NodeId node) {
+  absl::MutexLock lock(&mu_);
+  per_node_.try_emplace(node);
+}
+
 Result<TaskId> TaskTable::Enqueue(Task task, uint32_t per_node_limit) {
   absl::MutexLock lock(&mu_);
   const size_t k = KindIndex(task.kind);
-  PerNode& node = per_node_[task.node];
+  auto queues = per_node_.find(task.node);
+  if (queues == per_node_.end()) {
+    return Status(ErrorReason::kNodeNotFound,
+                  "node " + std::to_string(task.node) + " is gone");
+  }
+  PerNode& node = queues->second;
   if (node.count[k] >= per_node_limit) {
     return Status(ErrorReason::kQueueFull,
                   std::string(TaskKindName(task.kind)) + " queue of node " +
@@ -118,9 +128,12 @@ std::vector<Task> TaskTable::ReapNode(NodeId node) {
   return out;
 }
 
-void TaskTable::EnqueueSsdDelete(NodeId node, std::string key) {
+bool TaskTable::EnqueueSsdDelete(NodeId node, std::string key) {
   absl::MutexLock lock(&mu_);
-  per_node_[node].ssd_deletes.push_back(std::move(key));
+  auto queues = per_node_.find(node);
+  if (queues == per_node_.end()) return false;
+  queues->second.ssd_deletes.push_back(std::move(key));
+  return true;
 }
 
 std::vector<std::string> TaskTable::DispatchSsdDeletes(NodeId node,

@@ -51,8 +51,14 @@ class TaskTable {
  public:
   explicit TaskTable(const Clock* clock) : clock_(clock) {}
 
+  // Opens the queues of a newly registered node. Work for a node id that
+  // was never opened, or was reaped, is refused: ids are never reused, so
+  // nothing can pile up for a node that is gone.
+  void AddNode(NodeId node);
+
   // Books a task for `task.node` and returns its id. QUEUE_FULL when that
-  // node already has `per_node_limit` tasks of the kind.
+  // node already has `per_node_limit` tasks of the kind, NODE_NOT_FOUND
+  // when the node has no queues (gone).
   Result<TaskId> Enqueue(Task task, uint32_t per_node_limit);
 
   // Up to `max` queued tasks of `kind` for `node`, oldest first; they become
@@ -68,11 +74,12 @@ class TaskTable {
   // Copies of the tasks of `kind` older than `timeout` since they were last
   // queued or dispatched; they stay in the table (remove with Complete).
   std::vector<Task> ListExpired(TaskKind kind, Duration timeout) const;
-  // Removes and returns every task of a node.
+  // Removes and returns every task of a node and closes its queues.
   std::vector<Task> ReapNode(NodeId node);
 
-  // SSD deletions: keys a node must drop from its SSD store.
-  void EnqueueSsdDelete(NodeId node, std::string key);
+  // SSD deletions: keys a node must drop from its SSD store. Dropped (false)
+  // for a node that is gone: its store is not reachable any more.
+  bool EnqueueSsdDelete(NodeId node, std::string key);
   std::vector<std::string> DispatchSsdDeletes(NodeId node, uint32_t max);
 
   bool HasTask(TaskKind kind, std::string_view key) const;

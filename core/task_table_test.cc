@@ -16,6 +16,8 @@ Task OffloadOf(const std::string& key, NodeId node) {
 TEST(TaskTableTest, DispatchIsBoundedAndOldestFirst) {
   ManualClock clock;
   TaskTable table(&clock);
+  table.AddNode(1);
+  table.AddNode(2);
   for (int i = 0; i < 5; ++i) {
     ASSERT_TRUE(table.Enqueue(OffloadOf("k" + std::to_string(i), 1), 100).ok());
   }
@@ -32,6 +34,8 @@ TEST(TaskTableTest, DispatchIsBoundedAndOldestFirst) {
 TEST(TaskTableTest, QueueLimitAndDedupPerKey) {
   ManualClock clock;
   TaskTable table(&clock);
+  table.AddNode(1);
+  table.AddNode(2);
   ASSERT_TRUE(table.Enqueue(OffloadOf("a", 1), 2).ok());
   EXPECT_EQ(table.Enqueue(OffloadOf("a", 1), 2).status().reason(),
             ErrorReason::kObjectBusy);
@@ -44,6 +48,8 @@ TEST(TaskTableTest, QueueLimitAndDedupPerKey) {
 TEST(TaskTableTest, CompleteOnlyByTheOwningNode) {
   ManualClock clock;
   TaskTable table(&clock);
+  table.AddNode(1);
+  table.AddNode(2);
   Result<TaskId> id = table.Enqueue(OffloadOf("a", 1), 10);
   ASSERT_TRUE(id.ok());
   EXPECT_EQ(table.Complete(2, *id).status().reason(), ErrorReason::kTaskNotFound);
@@ -57,6 +63,8 @@ TEST(TaskTableTest, CompleteOnlyByTheOwningNode) {
 TEST(TaskTableTest, ReapsExpiredAndWholeNodes) {
   ManualClock clock;
   TaskTable table(&clock);
+  table.AddNode(1);
+  table.AddNode(2);
   ASSERT_TRUE(table.Enqueue(OffloadOf("old", 1), 10).ok());
   clock.Advance(std::chrono::seconds(20));
   ASSERT_TRUE(table.Enqueue(OffloadOf("new", 1), 10).ok());
@@ -77,10 +85,31 @@ TEST(TaskTableTest, ReapsExpiredAndWholeNodes) {
 TEST(TaskTableTest, SsdDeletesAreHandedOutInBoundedBatches) {
   ManualClock clock;
   TaskTable table(&clock);
+  table.AddNode(1);
+  table.AddNode(2);
   for (int i = 0; i < 5; ++i) table.EnqueueSsdDelete(1, "k" + std::to_string(i));
   EXPECT_EQ(table.DispatchSsdDeletes(1, 3).size(), 3u);
   EXPECT_EQ(table.PendingSsdDeletes(), 2u);
   EXPECT_EQ(table.DispatchSsdDeletes(1, 3).size(), 2u);
+}
+
+}  // namespace
+}  // namespace mooncake_tier
+
+namespace mooncake_tier {
+namespace {
+
+TEST(TaskTableTest, WorkForUnknownOrReapedNodesIsRefused) {
+  ManualClock clock;
+  TaskTable table(&clock);
+  EXPECT_EQ(table.Enqueue(OffloadOf("a", 7), 10).status().reason(),
+            ErrorReason::kNodeNotFound);
+  EXPECT_FALSE(table.EnqueueSsdDelete(7, "a"));
+  table.AddNode(7);
+  EXPECT_TRUE(table.EnqueueSsdDelete(7, "a"));
+  table.ReapNode(7);
+  EXPECT_FALSE(table.EnqueueSsdDelete(7, "b"));
+  EXPECT_EQ(table.PendingSsdDeletes(), 0u);
 }
 
 }  // namespace
