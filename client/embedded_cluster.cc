@@ -60,14 +60,28 @@ Status EmbeddedCluster::StartNode(NodeSlot& slot) {
 }
 
 EmbeddedCluster::~EmbeddedCluster() {
-  stop_.Notify();
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+    stop_cv_.SignalAll();
+  }
   if (ticker_.joinable()) ticker_.join();
   for (NodeSlot& slot : nodes_) slot.node.reset();
 }
 
 void EmbeddedCluster::TickLoop() {
-  const absl::Duration interval = absl::FromChrono(options_.tick_interval);
-  while (!stop_.WaitForNotificationWithTimeout(interval)) master_->Tick();
+  while (true) {
+    {
+      MutexLock lock(&mu_);
+      if (stop_cv_.WaitFor(options_.tick_interval,
+                           [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                             return stopping_;
+                           })) {
+        return;
+      }
+    }
+    master_->Tick();
+  }
 }
 
 std::unique_ptr<Client> EmbeddedCluster::NewClient() {

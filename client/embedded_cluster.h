@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/notification.h"
 #include "client/master_api.h"
+#include "core/mutex.h"
 #include "core/master.h"
 #include "mooncake_tier/client.h"
 #include "node/master_link.h"
@@ -85,7 +85,9 @@ class EmbeddedCluster {
   std::unique_ptr<LocalMasterLink> link_;
   std::unique_ptr<LocalMasterApi> api_;
   std::vector<NodeSlot> nodes_;
-  absl::Notification stop_;
+  Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  CondVar stop_cv_{&mu_};
   std::thread ticker_;
 };
 

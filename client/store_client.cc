@@ -22,7 +22,7 @@ StoreClient::StoreClient(MasterApi* master, Transport* transport)
 Result<std::shared_ptr<const StoreClient::Endpoint>> StoreClient::EndpointOf(
     NodeId node) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (auto it = endpoints_.find(node); it != endpoints_.end()) {
       return it->second;
     }
@@ -33,13 +33,13 @@ Result<std::shared_ptr<const StoreClient::Endpoint>> StoreClient::EndpointOf(
   endpoint->segment.base = view.spec.dram_base;
   endpoint->segment.size = view.spec.dram_size;
   endpoint->segment.remote_key = view.spec.dram_remote_key;
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   endpoints_[node] = endpoint;
   return std::shared_ptr<const Endpoint>(endpoint);
 }
 
 void StoreClient::Forget(NodeId node) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   endpoints_.erase(node);
 }
 

@@ -13,7 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "client/master_api.h"
 #include "mooncake_tier/client.h"
 #include "transport/transport.h"
@@ -58,7 +58,7 @@ class StoreClient final : public Client {
   Transport* const transport_;
   const ClientId id_;
 
-  absl::Mutex mu_;
+  Mutex mu_;
   absl::flat_hash_map<NodeId, std::shared_ptr<const Endpoint>> endpoints_
       ABSL_GUARDED_BY(mu_);
 };

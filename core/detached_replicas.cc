@@ -3,12 +3,12 @@
 namespace mooncake_tier {
 
 void DetachedReplicas::Add(const Replica& replica) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   replicas_[replica.desc.id] = replica;
 }
 
 std::optional<ReplicaDescriptor> DetachedReplicas::Unpin(ReplicaId id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = replicas_.find(id);
   if (it == replicas_.end()) return std::nullopt;
   if (--it->second.refcnt > 0) return std::nullopt;
@@ -18,18 +18,18 @@ std::optional<ReplicaDescriptor> DetachedReplicas::Unpin(ReplicaId id) {
 }
 
 void DetachedReplicas::DropNode(NodeId node) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   absl::erase_if(replicas_,
                  [node](const auto& entry) { return entry.second.desc.node == node; });
 }
 
 uint64_t DetachedReplicas::count() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return replicas_.size();
 }
 
 uint64_t DetachedReplicas::memory_bytes(uint64_t alignment) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   uint64_t bytes = 0;
   for (const auto& [id, r] : replicas_) {
     if (r.desc.tier == Tier::kMemory) {

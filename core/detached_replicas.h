@@ -11,7 +11,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "core/types.h"
 
 namespace mooncake_tier {
@@ -31,7 +31,7 @@ class DetachedReplicas {
   uint64_t memory_bytes(uint64_t alignment) const;
 
  private:
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   absl::flat_hash_map<ReplicaId, Replica> replicas_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -99,7 +99,7 @@ Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
   // One retry after making room: a full store evicts rather than refuses.
   for (int attempt = 0;; ++attempt) {
     {
-      absl::MutexLock lock(&shard.mu);
+      MutexLock lock(&shard.mu);
       if (auto it = shard.objects.find(request.key);
           it != shard.objects.end()) {
         ObjectMeta& meta = it->second;
@@ -144,7 +144,7 @@ Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
 
 Status Master::PutEndOne(const ClientId& client, const std::string& key) {
   Shard& shard = objects_.ShardFor(key);
-  absl::MutexLock lock(&shard.mu);
+  MutexLock lock(&shard.mu);
   auto it = shard.objects.find(key);
   if (it == shard.objects.end()) {
     return Status(ErrorReason::kObjectNotFound,
@@ -174,7 +174,7 @@ Status Master::PutEndOne(const ClientId& client, const std::string& key) {
 
 Status Master::PutRevokeOne(const ClientId& client, const std::string& key) {
   Shard& shard = objects_.ShardFor(key);
-  absl::MutexLock lock(&shard.mu);
+  MutexLock lock(&shard.mu);
   auto it = shard.objects.find(key);
   Replica* staged =
       it == shard.objects.end()
@@ -201,7 +201,7 @@ Status Master::PutRevokeOne(const ClientId& client, const std::string& key) {
 Result<ObjectReplicas> Master::GetReplicaListOne(const std::string& key) {
   MT_RETURN_IF_ERROR(ValidateKey(key));
   Shard& shard = objects_.ShardFor(key);
-  absl::MutexLock lock(&shard.mu);
+  MutexLock lock(&shard.mu);
   auto it = shard.objects.find(key);
   if (it == shard.objects.end()) {
     counters_.get_miss.fetch_add(1, std::memory_order_relaxed);
@@ -237,7 +237,7 @@ Result<ExistsInfo> Master::ExistsOne(const std::string& key) {
   MT_RETURN_IF_ERROR(ValidateKey(key));
   counters_.exists_calls.fetch_add(1, std::memory_order_relaxed);
   Shard& shard = objects_.ShardFor(key);
-  absl::MutexLock lock(&shard.mu);
+  MutexLock lock(&shard.mu);
   ExistsInfo info;
   auto it = shard.objects.find(key);
   if (it != shard.objects.end() && it->second.HasComplete()) {
@@ -250,7 +250,7 @@ Result<ExistsInfo> Master::ExistsOne(const std::string& key) {
 Status Master::RemoveOne(const std::string& key, RemoveOptions options) {
   MT_RETURN_IF_ERROR(ValidateKey(key));
   Shard& shard = objects_.ShardFor(key);
-  absl::MutexLock lock(&shard.mu);
+  MutexLock lock(&shard.mu);
   auto it = shard.objects.find(key);
   if (it == shard.objects.end()) {
     return Status(ErrorReason::kObjectNotFound, "no object with this key");

@@ -218,7 +218,7 @@ class Master {
   DetachedReplicas detached_;
   // One eviction round at a time (Tick and PutStart may both start one);
   // taken before any stripe lock.
-  absl::Mutex eviction_mu_;
+  Mutex eviction_mu_;
   std::atomic<ReplicaId> next_replica_id_{0};
   // DRAM bytes that queued drop-source offloads will free when they land.
   std::atomic<uint64_t> pending_offload_drop_bytes_{0};

@@ -36,7 +36,7 @@ size_t Master::ReapStalledPuts() {
   size_t reaped = 0;
   for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
     Shard& shard = objects_.shard(s);
-    absl::MutexLock lock(&shard.mu);
+    MutexLock lock(&shard.mu);
     for (auto p = shard.pending_puts.begin(); p != shard.pending_puts.end();) {
       auto pending = p++;
       if (now - pending->second < config_.put_timeout) continue;
@@ -64,7 +64,7 @@ bool Master::MemoryEvictable(const ObjectMeta& meta, TimePoint now) const {
 }
 
 uint64_t Master::EvictMemory(uint64_t need_free) {
-  absl::MutexLock round(&eviction_mu_);
+  MutexLock round(&eviction_mu_);
   TierUsage usage = nodes_.MemoryUsage();
   // DRAM that queued offloads will free anyway does not count as used.
   const uint64_t pending = pending_offload_drop_bytes_.load();
@@ -78,7 +78,7 @@ uint64_t Master::EvictMemory(uint64_t need_free) {
   EvictionPlanner planner;
   for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
     Shard& shard = objects_.shard(s);
-    absl::MutexLock lock(&shard.mu);
+    MutexLock lock(&shard.mu);
     for (const auto& [key, meta] : shard.objects) {
       if (MemoryEvictable(meta, now)) planner.Add(meta.last_access, meta.size);
     }
@@ -88,7 +88,7 @@ uint64_t Master::EvictMemory(uint64_t need_free) {
   uint64_t freed = 0;
   for (uint32_t s = 0; s < objects_.shard_count() && freed < need; ++s) {
     Shard& shard = objects_.shard(s);
-    absl::MutexLock lock(&shard.mu);
+    MutexLock lock(&shard.mu);
     for (auto it = shard.objects.begin();
          it != shard.objects.end() && freed < need;) {
       auto current = it++;
@@ -126,7 +126,7 @@ uint64_t Master::EvictMemoryLocked(Shard& shard, ObjectMap::iterator it) {
 }
 
 uint64_t Master::EvictSsd() {
-  absl::MutexLock round(&eviction_mu_);
+  MutexLock round(&eviction_mu_);
   uint64_t dropped = 0;
   for (const NodeView& node : nodes_.List()) {
     if (node.state == NodeState::kDead) continue;
@@ -149,7 +149,7 @@ uint64_t Master::EvictSsdOf(NodeId node, TierUsage usage) {
   EvictionPlanner planner;
   for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
     Shard& shard = objects_.shard(s);
-    absl::MutexLock lock(&shard.mu);
+    MutexLock lock(&shard.mu);
     for (auto& [key, meta] : shard.objects) {
       if (evictable(meta) != nullptr) planner.Add(meta.last_access, meta.size);
     }
@@ -159,7 +159,7 @@ uint64_t Master::EvictSsdOf(NodeId node, TierUsage usage) {
   uint64_t dropped = 0;
   for (uint32_t s = 0; s < objects_.shard_count() && dropped < need; ++s) {
     Shard& shard = objects_.shard(s);
-    absl::MutexLock lock(&shard.mu);
+    MutexLock lock(&shard.mu);
     for (auto it = shard.objects.begin();
          it != shard.objects.end() && dropped < need;) {
       auto current = it++;

@@ -33,7 +33,7 @@ void Master::RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry) 
     return;  // a record the master cannot represent; the node keeps it
   }
   Shard& shard = objects_.ShardFor(entry.key);
-  absl::MutexLock lock(&shard.mu);
+  MutexLock lock(&shard.mu);
   auto [it, inserted] = shard.objects.try_emplace(entry.key);
   ObjectMeta& meta = it->second;
   if (inserted) {
@@ -73,7 +73,7 @@ void Master::ReportSsdCorruption(NodeId node,
   for (const std::string& key : keys) {
     counters_.ssd_corruptions.fetch_add(1, std::memory_order_relaxed);
     Shard& shard = objects_.ShardFor(key);
-    absl::MutexLock lock(&shard.mu);
+    MutexLock lock(&shard.mu);
     auto it = shard.objects.find(key);
     if (it == shard.objects.end()) continue;
     Replica* disk = it->second.FindDisk(node);
@@ -107,13 +107,13 @@ void Master::DropNodeReplicas(NodeId node) {
       pending_offload_drop_bytes_.fetch_sub(task.source.size);
     }
     Shard& shard = objects_.ShardFor(task.key);
-    absl::MutexLock lock(&shard.mu);
+    MutexLock lock(&shard.mu);
     UnpinLocked(shard, task);
   }
   detached_.DropNode(node);
   for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
     Shard& shard = objects_.shard(s);
-    absl::MutexLock lock(&shard.mu);
+    MutexLock lock(&shard.mu);
     for (auto it = shard.objects.begin(); it != shard.objects.end();) {
       auto current = it++;
       ObjectMeta& meta = current->second;

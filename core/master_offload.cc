@@ -46,7 +46,7 @@ Status Master::WithCompletedOffload(NodeId node, TaskId id, Fn&& fn) {
                       " is unknown to this master (reaped or never issued)");
   }
   Shard& shard = objects_.ShardFor(booked->key);
-  absl::MutexLock lock(&shard.mu);
+  MutexLock lock(&shard.mu);
   // Reaped between the lookup and the lock: its reaper settled it.
   MT_ASSIGN_OR_RETURN(const Task task, CompleteOffloadLocked(shard, node, id));
   fn(shard, task);

@@ -13,7 +13,7 @@ MasterStats Master::GetStats() const {
 #undef MOONCAKE_TIER_COUNTER_COPY
   for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
     const Shard& shard = objects_.shard(s);
-    absl::MutexLock lock(&shard.mu);
+    MutexLock lock(&shard.mu);
     stats.objects += shard.objects.size();
     stats.pending_puts += shard.pending_puts.size();
   }
@@ -34,7 +34,7 @@ AuditReport Master::Audit() const {
   const uint64_t align = config_.dram_alignment;
   for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
     const Shard& shard = objects_.shard(s);
-    absl::MutexLock lock(&shard.mu);
+    MutexLock lock(&shard.mu);
     for (const auto& [key, meta] : shard.objects) {
       for (const Replica& r : meta.replicas) {
         report.total_refcnt += r.refcnt;
@@ -60,7 +60,7 @@ AuditReport Master::Audit() const {
 Result<ObjectDescription> Master::DescribeObject(std::string_view key) const {
   MT_RETURN_IF_ERROR(ValidateKey(key));
   const Shard& shard = objects_.ShardFor(key);
-  absl::MutexLock lock(&shard.mu);
+  MutexLock lock(&shard.mu);
   auto it = shard.objects.find(absl::string_view(key.data(), key.size()));
   if (it == shard.objects.end()) {
     return Status(ErrorReason::kObjectNotFound, "no object with this key");

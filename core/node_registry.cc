@@ -22,7 +22,7 @@ Result<NodeId> NodeRegistry::Register(
     return Status(ErrorReason::kInvalidSize,
                   "DRAM segment smaller than one allocation unit");
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   *replaced = kNoNode;
   if (auto it = by_name_.find(spec.name); it != by_name_.end()) {
     *replaced = it->second;
@@ -58,7 +58,7 @@ void NodeRegistry::RetireLocked(Node& node) {
 }
 
 Status NodeRegistry::Heartbeat(NodeId id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Node* node = FindLive(id);
   if (node == nullptr) {
     return Status(ErrorReason::kNodeNotFound,
@@ -73,7 +73,7 @@ Status NodeRegistry::Heartbeat(NodeId id) {
 
 std::vector<NodeId> NodeRegistry::ExpireSilent(Duration ttl) {
   const TimePoint now = clock_->Now();
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<NodeId> died;
   for (auto& [id, node] : nodes_) {
     const Duration silent = now - node.view.last_heartbeat;
@@ -88,7 +88,7 @@ std::vector<NodeId> NodeRegistry::ExpireSilent(Duration ttl) {
 }
 
 bool NodeRegistry::Retire(NodeId id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Node* node = FindLive(id);
   if (node == nullptr) return false;
   RetireLocked(*node);
@@ -97,7 +97,7 @@ bool NodeRegistry::Retire(NodeId id) {
 
 Result<ReplicaDescriptor> NodeRegistry::AllocateMemory(
     uint64_t size, std::string_view preferred) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<NodeSpace> spaces;
   spaces.reserve(nodes_.size());
   for (const auto& [id, node] : nodes_) {
@@ -124,7 +124,7 @@ Result<ReplicaDescriptor> NodeRegistry::AllocateMemory(
 }
 
 Result<uint64_t> NodeRegistry::AllocateMemoryOn(NodeId id, uint64_t size) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Node* node = FindLive(id);
   if (node == nullptr || node->view.state == NodeState::kDead) {
     return Status(ErrorReason::kNodeNotFound,
@@ -144,7 +144,7 @@ Result<uint64_t> NodeRegistry::AllocateMemoryOn(NodeId id, uint64_t size) {
 }
 
 bool NodeRegistry::FreeMemory(NodeId id, uint64_t offset, uint64_t size) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Node* node = FindLive(id);
   if (node == nullptr) return true;  // the segment went with the node
   if (!node->allocator || !node->allocator->Free(offset, size)) return false;
@@ -153,7 +153,7 @@ bool NodeRegistry::FreeMemory(NodeId id, uint64_t offset, uint64_t size) {
 }
 
 void NodeRegistry::AddSsdUsed(NodeId id, int64_t delta) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Node* node = FindLive(id);
   if (node == nullptr) return;
   const int64_t used = static_cast<int64_t>(node->view.ssd_used) + delta;
@@ -161,20 +161,20 @@ void NodeRegistry::AddSsdUsed(NodeId id, int64_t delta) {
 }
 
 bool NodeRegistry::IsAlive(NodeId id) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = nodes_.find(id);
   return it != nodes_.end() && it->second.view.state != NodeState::kDead;
 }
 
 std::optional<NodeView> NodeRegistry::Get(NodeId id) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = nodes_.find(id);
   if (it == nodes_.end()) return std::nullopt;
   return it->second.view;
 }
 
 std::vector<NodeView> NodeRegistry::List() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<NodeView> out;
   out.reserve(nodes_.size());
   for (const auto& [id, node] : nodes_) out.push_back(node.view);
@@ -184,12 +184,12 @@ std::vector<NodeView> NodeRegistry::List() const {
 }
 
 std::vector<NodeView> NodeRegistry::ListDead() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return {dead_.begin(), dead_.end()};
 }
 
 TierUsage NodeRegistry::MemoryUsage() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   TierUsage usage;
   for (const auto& [id, node] : nodes_) {
     if (!node.allocator) continue;
@@ -200,7 +200,7 @@ TierUsage NodeRegistry::MemoryUsage() const {
 }
 
 uint64_t NodeRegistry::LargestSegment() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   uint64_t largest = 0;
   for (const auto& [id, node] : nodes_) {
     if (node.allocator) largest = std::max(largest, node.allocator->capacity());
@@ -209,7 +209,7 @@ uint64_t NodeRegistry::LargestSegment() const {
 }
 
 TierUsage NodeRegistry::SsdUsage() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   TierUsage usage;
   for (const auto& [id, node] : nodes_) {
     usage.capacity += node.view.spec.ssd_capacity;
@@ -219,7 +219,7 @@ TierUsage NodeRegistry::SsdUsage() const {
 }
 
 TierUsage NodeRegistry::SsdUsageOf(NodeId id) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = nodes_.find(id);
   if (it == nodes_.end()) return {};
   return {it->second.view.spec.ssd_capacity, it->second.view.ssd_used};

@@ -17,7 +17,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "core/allocation_strategy.h"
 #include "core/clock.h"
 #include "core/space_allocator.h"
@@ -119,7 +119,7 @@ class NodeRegistry {
   const uint64_t dram_alignment_;
   const std::unique_ptr<AllocationStrategy> strategy_;
 
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   NodeId next_id_ ABSL_GUARDED_BY(mu_) = 1;
   absl::flat_hash_map<NodeId, Node> nodes_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, NodeId> by_name_ ABSL_GUARDED_BY(mu_);

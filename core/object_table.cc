@@ -84,7 +84,7 @@ uint32_t ObjectTable::ShardIndex(std::string_view key) const {
 size_t ObjectTable::Size() const {
   size_t n = 0;
   for (const auto& shard : shards_) {
-    absl::MutexLock lock(&shard->mu);
+    MutexLock lock(&shard->mu);
     n += shard->objects.size();
   }
   return n;

@@ -22,7 +22,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "core/clock.h"
 #include "core/types.h"
 
@@ -53,7 +53,7 @@ struct ObjectMeta {
 class ObjectTable {
  public:
   struct Shard {
-    mutable absl::Mutex mu;
+    mutable Mutex mu;
     absl::flat_hash_map<std::string, ObjectMeta> objects ABSL_GUARDED_BY(mu);
     // Keys with a put in progress, for the put-timeout sweep.
     absl::flat_hash_map<std::string, TimePoint> pending_puts

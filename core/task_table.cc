@@ -10,12 +10,12 @@ size_t KindIndex(TaskKind kind) { return static_cast<size_t>(kind); }
 }  // namespace
 
 void TaskTable::AddNode(NodeId node) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   per_node_.try_emplace(node);
 }
 
 Result<TaskId> TaskTable::Enqueue(Task task, uint32_t per_node_limit) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const size_t k = KindIndex(task.kind);
   auto queues = per_node_.find(task.node);
   if (queues == per_node_.end()) {
@@ -46,7 +46,7 @@ Result<TaskId> TaskTable::Enqueue(Task task, uint32_t per_node_limit) {
 
 std::vector<Task> TaskTable::Dispatch(NodeId node_id, TaskKind kind,
                                       uint32_t max) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<Task> out;
   auto it = per_node_.find(node_id);
   if (it == per_node_.end()) return out;
@@ -83,7 +83,7 @@ void TaskTable::EraseLocked(absl::flat_hash_map<TaskId, Task>::iterator it) {
 }
 
 Result<Task> TaskTable::Complete(NodeId node, TaskId id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = tasks_.find(id);
   if (it == tasks_.end() || it->second.node != node) {
     return Status(ErrorReason::kTaskNotFound,
@@ -96,7 +96,7 @@ Result<Task> TaskTable::Complete(NodeId node, TaskId id) {
 }
 
 std::optional<Task> TaskTable::Find(NodeId node, TaskId id) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = tasks_.find(id);
   if (it == tasks_.end() || it->second.node != node) return std::nullopt;
   return it->second;
@@ -105,7 +105,7 @@ std::optional<Task> TaskTable::Find(NodeId node, TaskId id) const {
 std::vector<Task> TaskTable::ListExpired(TaskKind kind,
                                          Duration timeout) const {
   const TimePoint now = clock_->Now();
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<Task> out;
   for (const auto& [id, task] : tasks_) {
     if (task.kind == kind && now - task.dispatched >= timeout) {
@@ -116,7 +116,7 @@ std::vector<Task> TaskTable::ListExpired(TaskKind kind,
 }
 
 std::vector<Task> TaskTable::ReapNode(NodeId node) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<Task> out;
   for (auto it = tasks_.begin(); it != tasks_.end();) {
     auto current = it++;
@@ -129,7 +129,7 @@ std::vector<Task> TaskTable::ReapNode(NodeId node) {
 }
 
 bool TaskTable::EnqueueSsdDelete(NodeId node, std::string key) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto queues = per_node_.find(node);
   if (queues == per_node_.end()) return false;
   queues->second.ssd_deletes.push_back(std::move(key));
@@ -138,7 +138,7 @@ bool TaskTable::EnqueueSsdDelete(NodeId node, std::string key) {
 
 std::vector<std::string> TaskTable::DispatchSsdDeletes(NodeId node,
                                                        uint32_t max) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<std::string> out;
   auto it = per_node_.find(node);
   if (it == per_node_.end()) return out;
@@ -151,13 +151,13 @@ std::vector<std::string> TaskTable::DispatchSsdDeletes(NodeId node,
 }
 
 bool TaskTable::HasTask(TaskKind kind, std::string_view key) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return by_key_[KindIndex(kind)].contains(
       absl::string_view(key.data(), key.size()));
 }
 
 std::vector<Task> TaskTable::List(TaskKind kind) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<Task> out;
   for (const auto& [id, task] : tasks_) {
     if (task.kind == kind) out.push_back(task);
@@ -168,7 +168,7 @@ std::vector<Task> TaskTable::List(TaskKind kind) const {
 }
 
 TaskCounts TaskTable::Counts(TaskKind kind) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   TaskCounts counts;
   for (const auto& [id, task] : tasks_) {
     if (task.kind != kind) continue;
@@ -178,7 +178,7 @@ TaskCounts TaskTable::Counts(TaskKind kind) const {
 }
 
 size_t TaskTable::PendingSsdDeletes() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   size_t n = 0;
   for (const auto& [node, state] : per_node_) n += state.ssd_deletes.size();
   return n;

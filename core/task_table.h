@@ -19,7 +19,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "core/clock.h"
 #include "core/types.h"
 #include "mooncake_tier/status.h"
@@ -98,7 +98,7 @@ class TaskTable {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Clock* const clock_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   TaskId next_id_ ABSL_GUARDED_BY(mu_) = 1;
   absl::flat_hash_map<TaskId, Task> tasks_ ABSL_GUARDED_BY(mu_);
   // (kind, key) -> task id, for de-duplication and lookups.

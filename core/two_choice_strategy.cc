@@ -19,7 +19,7 @@ std::vector<NodeId> TwoChoiceStrategy::Rank(std::span<const NodeSpace> nodes,
   if (fits.size() >= 2) {
     size_t a, b;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       std::uniform_int_distribution<size_t> pick(0, fits.size() - 1);
       a = pick(rng_);
       b = pick(rng_);

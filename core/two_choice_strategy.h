@@ -10,7 +10,7 @@
 #include <random>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "core/allocation_strategy.h"
 
 namespace mooncake_tier {
@@ -23,7 +23,7 @@ class TwoChoiceStrategy final : public AllocationStrategy {
                            uint64_t size) override;
 
  private:
-  absl::Mutex mu_;
+  Mutex mu_;
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -23,12 +23,12 @@ Result<std::unique_ptr<StorageNode>> StorageNode::Create(
     return Status(ErrorReason::kInvalidArgument,
                   "max_pending_tasks and io_batch must be > 0");
   }
-  MT_ASSIGN_OR_RETURN(std::unique_ptr<DramSegment> segment,
-                      DramSegment::Create(options.dram_bytes,
-                                          options.huge_pages));
-  std::unique_ptr<StorageNode> node(new StorageNode(
-      std::move(options), std::move(segment), std::move(ssd), master,
-      exporter));
+  MT_ASSIGN_OR_RETURN(
+      std::unique_ptr<DramSegment> segment,
+      DramSegment::Create(options.dram_bytes, options.huge_pages));
+  std::unique_ptr<StorageNode> node(
+      new StorageNode(std::move(options), std::move(segment), std::move(ssd),
+                      master, exporter));
   MT_ASSIGN_OR_RETURN(
       node->endpoint_,
       exporter->Export(node->options_.name, node->segment_->base(),
@@ -68,21 +68,20 @@ Status StorageNode::Register() {
       inventory.push_back({std::move(r.key), r.size, std::move(r.group)});
     }
   }
-  MT_ASSIGN_OR_RETURN(const NodeId id,
-                      master_->RegisterNode(spec, inventory));
+  MT_ASSIGN_OR_RETURN(const NodeId id, master_->RegisterNode(spec, inventory));
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     offloads_.clear();  // issued to an earlier registration
   }
   id_.store(id);
   counters_->registrations.fetch_add(1);
-  spdlog::info("node '{}' registered as {} with {} SSD objects",
-               options_.name, id, inventory.size());
+  spdlog::info("node '{}' registered as {} with {} SSD objects", options_.name,
+               id, inventory.size());
   return Status::Ok();
 }
 
 size_t StorageNode::PendingTasks() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return offloads_.size();
 }
 
@@ -116,9 +115,10 @@ Status StorageNode::HeartbeatOnce() {
   if (reply->offloads.empty() && reply->ssd_deletes.empty()) {
     return Status::Ok();
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (Task& t : reply->offloads) offloads_.push_back(std::move(t));
   for (std::string& k : reply->ssd_deletes) deletes_.push_back(std::move(k));
+  work_cv_.Signal();
   return Status::Ok();
 }
 
@@ -126,7 +126,7 @@ size_t StorageNode::RunTasksOnce() {
   std::vector<std::string> deletes;
   std::vector<Task> offloads;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     deletes.assign(std::make_move_iterator(deletes_.begin()),
                    std::make_move_iterator(deletes_.end()));
     deletes_.clear();
@@ -229,7 +229,7 @@ std::vector<Result<uint64_t>> StorageNode::ServeSsdReads(
 }
 
 void StorageNode::Start() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (heartbeat_thread_.joinable()) return;
   stopping_ = false;
   heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
@@ -238,9 +238,11 @@ void StorageNode::Start() {
 
 void StorageNode::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!heartbeat_thread_.joinable()) return;
     stopping_ = true;
+    stop_cv_.SignalAll();
+    work_cv_.SignalAll();
   }
   heartbeat_thread_.join();
   worker_thread_.join();
@@ -251,35 +253,37 @@ void StorageNode::Stop() {
                     synced.ToString());
     }
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   heartbeat_thread_ = std::thread();
   worker_thread_ = std::thread();
 }
 
 void StorageNode::HeartbeatLoop() {
-  const absl::Duration interval =
-      absl::FromChrono(options_.heartbeat_interval);
   while (true) {
     Status s = HeartbeatOnce();
     if (!s.ok()) {
       spdlog::warn("node '{}': heartbeat failed: {}", options_.name,
                    s.ToString());
     }
-    absl::MutexLock lock(&mu_);
-    if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval)) return;
+    MutexLock lock(&mu_);
+    if (stop_cv_.WaitFor(
+            options_.heartbeat_interval,
+            [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_; })) {
+      return;
+    }
   }
 }
 
 void StorageNode::WorkerLoop() {
-  const auto has_work_or_stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return stopping_ || !offloads_.empty() || !deletes_.empty();
-  };
   while (true) {
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       // Wake for work, or now and then for a compaction step.
-      mu_.AwaitWithTimeout(absl::Condition(&has_work_or_stop),
-                           absl::Milliseconds(200));
+      work_cv_.WaitFor(std::chrono::milliseconds(200),
+                       [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                         return stopping_ || !offloads_.empty() ||
+                                !deletes_.empty();
+                       });
       if (stopping_) return;
     }
     RunTasksOnce();

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "core/task_table.h"
 #include "node/dram_segment.h"
 #include "node/master_link.h"
@@ -118,10 +118,12 @@ class StorageNode final : public SsdReadHandler {
   SegmentEndpoint endpoint_;
   std::atomic<NodeId> id_{kNoNode};
 
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::deque<Task> offloads_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> deletes_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  CondVar stop_cv_{&mu_};  // signalled when stopping
+  CondVar work_cv_{&mu_};  // signalled when work is queued or stopping
   std::thread heartbeat_thread_;
   std::thread worker_thread_;
 

@@ -9,7 +9,7 @@ std::vector<Status> InProcessTransport::Transfer(
     std::span<const SegmentTransfer> ops) {
   std::vector<Status> out;
   out.reserve(ops.size());
-  absl::ReaderMutexLock lock(&mu_);
+  ReaderMutexLock lock(&mu_);
   for (const SegmentTransfer& op : ops) {
     auto it = op.segment == nullptr
                   ? nodes_.end()
@@ -48,7 +48,7 @@ std::vector<Status> InProcessTransport::Read(
 
 std::vector<Result<uint64_t>> InProcessTransport::ReadSsd(
     std::string_view node_address, std::span<const SsdReadTransfer> ops) {
-  absl::ReaderMutexLock lock(&mu_);
+  ReaderMutexLock lock(&mu_);
   auto it = nodes_.find(absl::string_view(node_address.data(), node_address.size()));
   if (it == nodes_.end() || it->second.ssd == nullptr) {
     return std::vector<Result<uint64_t>>(
@@ -66,7 +66,7 @@ Result<SegmentEndpoint> InProcessTransport::Export(std::string_view name,
   endpoint.transport_address = "inproc://" + std::string(name);
   endpoint.base = reinterpret_cast<uint64_t>(base);
   endpoint.size = size;
-  absl::MutexLock lock(&mu_);
+  WriterMutexLock lock(&mu_);
   if (!nodes_.try_emplace(endpoint.transport_address, Attached{base, size, ssd})
            .second) {
     return Status(ErrorReason::kObjectExists,
@@ -77,7 +77,7 @@ Result<SegmentEndpoint> InProcessTransport::Export(std::string_view name,
 }
 
 void InProcessTransport::Withdraw(const SegmentEndpoint& endpoint) {
-  absl::MutexLock lock(&mu_);
+  WriterMutexLock lock(&mu_);
   nodes_.erase(endpoint.transport_address);
 }
 

@@ -14,7 +14,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "transport/transport.h"
 
 namespace mooncake_tier {
@@ -42,7 +42,7 @@ class InProcessTransport final : public Transport, public SegmentExporter {
   template <bool kWrite>
   std::vector<Status> Transfer(std::span<const SegmentTransfer> ops);
 
-  absl::Mutex mu_;
+  SharedMutex mu_;
   absl::flat_hash_map<std::string, Attached> nodes_ ABSL_GUARDED_BY(mu_);
 };
 

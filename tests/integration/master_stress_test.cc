@@ -44,7 +44,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "core/master.h"
 #include "tests/support/master_harness.h"
 
@@ -63,78 +63,6 @@
 #endif
 #endif
 
-#if defined(MT_STRESS_TSAN) && !defined(MT_ABSL_BUILT_WITH_TSAN)
-// ThreadSanitizer and the system abseil. Debian's libabsl is not built with
-// -fsanitize=thread, so TSAN never sees an absl::Mutex synchronise and
-// reports every access the engine guards with one as a race. These
-// definitions interpose the library's (the executable's symbols win),
-// forward to it, and announce each acquire and release to TSAN: what an
-// abseil built with TSAN does itself (define MT_ABSL_BUILT_WITH_TSAN with
-// such an abseil). The engine uses Lock/Unlock only; this test uses no
-// Await or CondVar on an absl::Mutex.
-#include <dlfcn.h>
-#include <sanitizer/tsan_interface.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-
-namespace absl {
-ABSL_NAMESPACE_BEGIN
-namespace {
-// The library's definition of `absl::<inline ns>::Mutex::<member>`.
-template <typename Fn>
-Fn RealMutexMember(const char* member) {
-#if ABSL_OPTION_USE_INLINE_NAMESPACE
-#define MT_STRINGIFY_INNER(x) #x
-#define MT_STRINGIFY(x) MT_STRINGIFY_INNER(x)
-  const char* ns = MT_STRINGIFY(ABSL_OPTION_INLINE_NAMESPACE_NAME);
-  const std::string name =
-      "_ZN4absl" + std::to_string(std::strlen(ns)) + ns + "5Mutex" + member;
-#else
-  const std::string name = std::string("_ZN4absl5Mutex") + member;
-#endif
-  void* fn = dlsym(RTLD_NEXT, name.c_str());
-  if (fn == nullptr) {
-    std::fprintf(stderr, "TSAN shim: %s not found\n", name.c_str());
-    std::abort();
-  }
-  return reinterpret_cast<Fn>(fn);
-}
-}  // namespace
-
-void Mutex::Lock() {
-  static const auto real = RealMutexMember<void (*)(Mutex*)>("4LockEv");
-  __tsan_mutex_pre_lock(this, 0);
-  real(this);
-  __tsan_mutex_post_lock(this, 0, 0);
-}
-
-bool Mutex::TryLock() {
-  static const auto real = RealMutexMember<bool (*)(Mutex*)>("7TryLockEv");
-  __tsan_mutex_pre_lock(this, __tsan_mutex_try_lock);
-  const bool locked = real(this);
-  __tsan_mutex_post_lock(
-      this, __tsan_mutex_try_lock | (locked ? 0 : __tsan_mutex_try_lock_failed),
-      0);
-  return locked;
-}
-
-void Mutex::Unlock() {
-  static const auto real = RealMutexMember<void (*)(Mutex*)>("6UnlockEv");
-  __tsan_mutex_pre_unlock(this, 0);
-  real(this);
-  __tsan_mutex_post_unlock(this, 0);
-}
-
-Mutex::~Mutex() {
-  static const auto real = RealMutexMember<void (*)(Mutex*)>("D2Ev");
-  __tsan_mutex_destroy(this, 0);
-  real(this);
-}
-ABSL_NAMESPACE_END
-}  // namespace absl
-#endif  // MT_STRESS_TSAN
 
 namespace mooncake_tier {
 namespace {
@@ -216,7 +144,7 @@ std::string Show(const Status& s) { return s.ToString(); }
 class Violations {
  public:
   void Add(std::string what) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     ++count_;
     if (kept_.size() < 25) kept_.push_back(std::move(what));
   }
@@ -224,11 +152,11 @@ class Violations {
     if (!ok) Add(what);
   }
   uint64_t count() const {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     return count_;
   }
   std::string Report() const {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     std::ostringstream out;
     out << count_ << " violation(s); the first ones:\n";
     for (const std::string& v : kept_) out << "  " << v << "\n";
@@ -236,7 +164,7 @@ class Violations {
   }
 
  private:
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   uint64_t count_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::string> kept_ ABSL_GUARDED_BY(mu_);
 };
@@ -246,8 +174,6 @@ class Violations {
 // healthy node heartbeats at every clock value however threads are
 // scheduled, and only a node that chose silence can expire.
 //
-// std::mutex rather than absl::Mutex: ThreadSanitizer understands it
-// without help (see the note on TSAN below).
 class Lockstep {
  public:
   Lockstep(ManualClock* clock, size_t nodes)
