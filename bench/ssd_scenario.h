@@ -5,7 +5,9 @@
 // 512 MiB x scale (at least 16 records) through SsdStore on UringSsdDevice
 // with O_DIRECT, in batches of 8 records, and the same bytes as plain
 // sequential O_DIRECT chunks of the same size and batch depth (no store, no
-// records, no checksums). One result per size:
+// records, no checksums). Writes are timed once (including the final sync);
+// reads take 3 passes per side, store and raw in turn, and the best pass of
+// each counts. One result per size:
 //   {"scenario":"ssd","record_bytes":N,"write_gbps":X,"read_gbps":X,
 //    "raw_write_gbps":X,"raw_read_gbps":X,"read_ratio":X}
 // where read_ratio = read_gbps / raw_read_gbps. Files go to a fresh temp

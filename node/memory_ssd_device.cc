@@ -6,20 +6,20 @@
 #include <cstring>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 
 namespace mooncake_tier {
 namespace {
 
 struct FileData {
-  mutable absl::Mutex mu;
+  mutable SharedMutex mu;
   std::vector<std::byte> bytes ABSL_GUARDED_BY(mu);
 };
 
 }  // namespace
 
 struct MemorySsdDevice::Files {
-  absl::Mutex mu;
+  Mutex mu;
   absl::flat_hash_map<std::string, std::shared_ptr<FileData>> by_name
       ABSL_GUARDED_BY(mu);
   std::atomic<bool> fail_io{false};
@@ -38,12 +38,12 @@ class MemorySsdFile final : public SsdFile {
 
   Status ReadBatch(std::span<IoRequest> requests) override {
     MT_RETURN_IF_ERROR(Check(requests));
-    absl::ReaderMutexLock lock(&data_->mu);
-    const std::vector<std::byte>& bytes = data_->bytes;
+    ReaderMutexLock lock(&data_->mu);
     for (IoRequest& r : requests) {
-      const uint64_t size = bytes.size();
-      const uint64_t n = r.offset >= size ? 0 : std::min<uint64_t>(r.len, size - r.offset);
-      if (n > 0) std::memcpy(r.buf, bytes.data() + r.offset, n);
+      const uint64_t size = data_->bytes.size();
+      const uint64_t n =
+          r.offset >= size ? 0 : std::min<uint64_t>(r.len, size - r.offset);
+      if (n > 0) std::memcpy(r.buf, data_->bytes.data() + r.offset, n);
       r.result = static_cast<ssize_t>(n);
     }
     return Status::Ok();
@@ -51,11 +51,12 @@ class MemorySsdFile final : public SsdFile {
 
   Status WriteBatch(std::span<IoRequest> requests) override {
     MT_RETURN_IF_ERROR(Check(requests));
-    absl::MutexLock lock(&data_->mu);
-    std::vector<std::byte>& bytes = data_->bytes;
+    WriterMutexLock lock(&data_->mu);
     for (IoRequest& r : requests) {
-      if (r.offset + r.len > bytes.size()) bytes.resize(r.offset + r.len);
-      if (r.len > 0) std::memcpy(bytes.data() + r.offset, r.buf, r.len);
+      if (r.offset + r.len > data_->bytes.size()) {
+        data_->bytes.resize(r.offset + r.len);
+      }
+      if (r.len > 0) std::memcpy(data_->bytes.data() + r.offset, r.buf, r.len);
       r.result = static_cast<ssize_t>(r.len);
     }
     return Status::Ok();
@@ -64,13 +65,13 @@ class MemorySsdFile final : public SsdFile {
   Status Sync() override { return Status::Ok(); }
 
   Status Truncate(uint64_t size) override {
-    absl::MutexLock lock(&data_->mu);
+    WriterMutexLock lock(&data_->mu);
     data_->bytes.resize(size);
     return Status::Ok();
   }
 
   Result<uint64_t> Size() const override {
-    absl::ReaderMutexLock lock(&data_->mu);
+    ReaderMutexLock lock(&data_->mu);
     return static_cast<uint64_t>(data_->bytes.size());
   }
 
@@ -118,9 +119,10 @@ void MemorySsdDevice::FailIoForTest(bool fail) {
 Result<std::unique_ptr<SsdFile>> MemorySsdDevice::Open(const std::string& name,
                                                        bool create) {
   if (name.empty() || name.find('/') != std::string::npos) {
-    return Status(ErrorReason::kInvalidArgument, "bad file name '" + name + "'");
+    return Status(ErrorReason::kInvalidArgument,
+                  "bad file name '" + name + "'");
   }
-  absl::MutexLock lock(&files_->mu);
+  MutexLock lock(&files_->mu);
   auto it = files_->by_name.find(name);
   if (it == files_->by_name.end()) {
     if (!create) return Status(ErrorReason::kObjectNotFound, "no file " + name);
@@ -133,7 +135,7 @@ Result<std::unique_ptr<SsdFile>> MemorySsdDevice::Open(const std::string& name,
 }
 
 Result<std::vector<std::string>> MemorySsdDevice::List() const {
-  absl::MutexLock lock(&files_->mu);
+  MutexLock lock(&files_->mu);
   std::vector<std::string> names;
   names.reserve(files_->by_name.size());
   for (const auto& [name, data] : files_->by_name) names.push_back(name);
@@ -141,7 +143,7 @@ Result<std::vector<std::string>> MemorySsdDevice::List() const {
 }
 
 Status MemorySsdDevice::Remove(const std::string& name) {
-  absl::MutexLock lock(&files_->mu);
+  MutexLock lock(&files_->mu);
   if (files_->by_name.erase(name) == 0) {
     return Status(ErrorReason::kObjectNotFound, "no file " + name);
   }

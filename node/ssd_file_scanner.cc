@@ -33,8 +33,8 @@ Result<std::span<const std::byte>> SsdFileScanner::Load(uint64_t offset,
         window_.data() + (offset - window_offset_), end - offset);
   }
   const uint64_t start = AlignDown(offset);
-  const uint64_t read_end =
-      std::min(AlignUp(std::max(end, start + kWindowBytes)), AlignUp(file_size_));
+  const uint64_t read_end = std::min(
+      AlignUp(std::max(end, start + kWindowBytes)), AlignUp(file_size_));
   if (window_.size() < read_end - start) {
     window_ = AlignedBuffer(read_end - start);
   }
@@ -56,7 +56,8 @@ Result<std::span<const std::byte>> SsdFileScanner::Load(uint64_t offset,
 }
 
 Result<uint64_t> SsdFileScanner::Resync(uint64_t offset) {
-  for (uint64_t at = AlignDown(offset) + kBlock; at < file_size_; at += kBlock) {
+  for (uint64_t at = AlignDown(offset) + kBlock; at < file_size_;
+       at += kBlock) {
     MT_ASSIGN_OR_RETURN(std::span<const std::byte> block, Load(at, kBlock));
     if (SsdRecord::Decode(block).ok()) return at;
   }

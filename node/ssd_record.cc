@@ -11,15 +11,15 @@ namespace mooncake_tier {
 namespace {
 
 // Header layout (offsets in bytes).
-constexpr size_t kMagicOffset = 0;           // u32
-constexpr size_t kVersionOffset = 4;         // u16
-constexpr size_t kFlagsOffset = 6;           // u16
-constexpr size_t kKeyLenOffset = 8;          // u32
-constexpr size_t kGroupIdLenOffset = 12;     // u32
-constexpr size_t kGroupSizeOffset = 16;      // u32
-constexpr size_t kGroupIndexOffset = 20;     // u32
-constexpr size_t kValueLenOffset = 24;       // u64
-constexpr size_t kSequenceOffset = 32;       // u64
+constexpr size_t kMagicOffset = 0;        // u32
+constexpr size_t kVersionOffset = 4;      // u16
+constexpr size_t kFlagsOffset = 6;        // u16
+constexpr size_t kKeyLenOffset = 8;       // u32
+constexpr size_t kGroupIdLenOffset = 12;  // u32
+constexpr size_t kGroupSizeOffset = 16;   // u32
+constexpr size_t kGroupIndexOffset = 20;  // u32
+constexpr size_t kValueLenOffset = 24;    // u64
+constexpr size_t kSequenceOffset = 32;    // u64
 // 40..48 reserved, zero.
 constexpr size_t kRecordChecksumOffset = 48;  // u64
 constexpr size_t kHeaderChecksumOffset = 56;  // u64
@@ -33,7 +33,9 @@ constexpr uint16_t kFlagTombstone = 1u << 0;
 constexpr uint16_t kFlagGroup = 1u << 1;
 constexpr uint16_t kKnownFlags = kFlagTombstone | kFlagGroup;
 
-constexpr uint64_t AlignUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
+constexpr uint64_t AlignUp(uint64_t n, uint64_t a) {
+  return (n + a - 1) / a * a;
+}
 
 template <typename T>
 void Put(std::byte* p, T v) {
@@ -107,14 +109,22 @@ uint64_t SsdRecord::RecordChecksum(std::span<const std::byte> meta,
 
 void SsdRecord::Encode(std::span<const std::byte> value,
                        std::span<std::byte> out) const {
+  EncodeMeta(value, out);
+  std::byte* p = out.data();
+  const uint64_t value_at = value_offset();
+  if (value_len_ > 0) std::memcpy(p + value_at, value.data(), value_len_);
+  std::memset(p + value_at + value_len_, 0, size() - value_at - value_len_);
+}
+
+void SsdRecord::EncodeMeta(std::span<const std::byte> value,
+                           std::span<std::byte> out) const {
   std::byte* p = out.data();
   const uint64_t meta = meta_bytes();
-  const uint64_t value_at = value_offset();
   std::memset(p, 0, kHeaderBytes);
   Put<uint32_t>(p + kMagicOffset, kMagic);
   Put<uint16_t>(p + kVersionOffset, kFormatVersion);
-  Put<uint16_t>(p + kFlagsOffset, static_cast<uint16_t>(
-                                      (tombstone_ ? kFlagTombstone : 0) |
+  Put<uint16_t>(p + kFlagsOffset,
+                static_cast<uint16_t>((tombstone_ ? kFlagTombstone : 0) |
                                       (group_ ? kFlagGroup : 0)));
   Put<uint32_t>(p + kKeyLenOffset, static_cast<uint32_t>(key_.size()));
   if (group_) {
@@ -130,13 +140,10 @@ void SsdRecord::Encode(std::span<const std::byte> value,
     std::memcpy(p + kHeaderBytes + key_.size(), group_->group_id.data(),
                 group_->group_id.size());
   }
-  std::memset(p + meta, 0, value_at - meta);
-  if (value_len_ > 0) std::memcpy(p + value_at, value.data(), value_len_);
-  std::memset(p + value_at + value_len_, 0, size() - value_at - value_len_);
+  std::memset(p + meta, 0, value_offset() - meta);
 
-  const std::span<const std::byte> meta_span(p, meta);
   Put<uint64_t>(p + kRecordChecksumOffset,
-                RecordChecksum(meta_span, {p + value_at, value_len_}));
+                RecordChecksum({p, meta}, value.first(value_len_)));
   XXH3_state_t state;
   XXH3_64bits_reset(&state);
   XXH3_64bits_update(&state, p, kHeaderChecksumCovers);

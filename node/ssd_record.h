@@ -55,6 +55,13 @@ class SsdRecord {
   // REQUIRES: out.size() >= size(), value.size() == value_len().
   void Encode(std::span<const std::byte> value, std::span<std::byte> out) const;
 
+  // Writes only the first value_offset() bytes (header, key, group id, zero
+  // gap), with checksums computed over `value`, so that the value can be
+  // written from where it already is.
+  // REQUIRES: out.size() >= value_offset(), value.size() == value_len().
+  void EncodeMeta(std::span<const std::byte> value,
+                  std::span<std::byte> out) const;
+
   // True when `meta` (the record's first meta_bytes() bytes as stored) and
   // `value` match the record checksum. Only meaningful on a decoded record.
   bool VerifyChecksum(std::span<const std::byte> meta,

@@ -11,7 +11,8 @@ namespace {
 
 std::vector<std::byte> Bytes(size_t n, uint8_t seed) {
   std::vector<std::byte> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = std::byte(static_cast<uint8_t>(seed + i * 7));
+  for (size_t i = 0; i < n; ++i)
+    v[i] = std::byte(static_cast<uint8_t>(seed + i * 7));
   return v;
 }
 
@@ -124,9 +125,9 @@ TEST(SsdRecordTest, ChecksumCoversSequenceAndKey) {
   Result<SsdRecord> da = SsdRecord::Decode(a.bytes.span());
   ASSERT_TRUE(da.ok());
   // A's checksum does not match B's bytes (same value, other sequence).
-  EXPECT_FALSE(da->VerifyChecksum(b.bytes.span().first(da->meta_bytes()),
-                                  b.bytes.span().subspan(da->value_offset(),
-                                                         100)));
+  EXPECT_FALSE(
+      da->VerifyChecksum(b.bytes.span().first(da->meta_bytes()),
+                         b.bytes.span().subspan(da->value_offset(), 100)));
   EXPECT_NE(SsdRecord::KeyHash("a"), SsdRecord::KeyHash("b"));
 }
 

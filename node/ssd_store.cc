@@ -1,11 +1,11 @@
 #include "node/ssd_store.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <utility>
-
-#include <spdlog/spdlog.h>
 
 #include "core/validation.h"
 #include "node/ssd_record.h"
@@ -19,21 +19,25 @@ constexpr uint64_t kBlock = SsdRecord::kAlignment;
 constexpr uint64_t kTombstoneRoomDivisor = 64;
 constexpr uint64_t kMaxTombstoneRoom = 64ull << 20;
 constexpr uint64_t kFilesPerCapacity = 16;
+// Bytes of released staging and bounce buffers kept for reuse.
+constexpr size_t kBufferPoolBytes = 64 << 20;
 
 uint64_t AlignDown(uint64_t n) { return n / kBlock * kBlock; }
 
 uint64_t CappedFileBytes(const SsdStoreOptions& o) {
-  return std::max(kBlock, std::min(o.max_file_bytes,
-                                   AlignDown(o.capacity_bytes / kFilesPerCapacity)));
+  return std::max(kBlock,
+                  std::min(o.max_file_bytes,
+                           AlignDown(o.capacity_bytes / kFilesPerCapacity)));
 }
 
 uint64_t PutLimitBytes(const SsdStoreOptions& o) {
   const double live_share = 1.0 - o.compaction_min_dead_ratio;
   const uint64_t compaction_room =
-      AlignDown(static_cast<uint64_t>(live_share * static_cast<double>(CappedFileBytes(o))) +
+      AlignDown(static_cast<uint64_t>(live_share *
+                                      static_cast<double>(CappedFileBytes(o))) +
                 kBlock - 1);
-  const uint64_t tombstone_room =
-      AlignDown(std::min(o.capacity_bytes / kTombstoneRoomDivisor, kMaxTombstoneRoom));
+  const uint64_t tombstone_room = AlignDown(
+      std::min(o.capacity_bytes / kTombstoneRoomDivisor, kMaxTombstoneRoom));
   return o.capacity_bytes -
          std::min(compaction_room + tombstone_room, o.capacity_bytes / 2);
 }
@@ -55,12 +59,12 @@ uint64_t PutRecordBytes(const SsdWrite& write) {
 
 // ---- Construction -------------------------------------------------------
 
-
 SsdStore::SsdStore(std::unique_ptr<SsdDevice> device, SsdStoreOptions options)
     : device_(std::move(device)),
       options_(options),
       max_file_bytes_(CappedFileBytes(options)),
-      put_limit_(PutLimitBytes(options)) {}
+      put_limit_(PutLimitBytes(options)),
+      buffers_(kBufferPoolBytes) {}
 
 SsdStore::~SsdStore() = default;
 
@@ -97,7 +101,10 @@ std::optional<uint32_t> SsdStore::ParseFileName(const std::string& name) {
     if (name[i] < '0' || name[i] > '9') return std::nullopt;
     number = number * 10 + static_cast<uint64_t>(name[i] - '0');
   }
-  if (number == 0 || number > UINT32_MAX) return std::nullopt;
+  if (number == 0 || number > UINT32_MAX ||
+      FileName(static_cast<uint32_t>(number)) != name) {
+    return std::nullopt;  // not a name this store writes ("1.data", ...)
+  }
   return static_cast<uint32_t>(number);
 }
 
@@ -154,7 +161,7 @@ bool SsdStore::CompactForRoom(uint64_t bytes) {
   constexpr int kMaxSteps = 64;
   for (int step = 0;; ++step) {
     {
-      absl::ReaderMutexLock lock(&mutex_);
+      MutexLock lock(&mutex_);
       if (file_bytes_ + bytes <= put_limit_) return true;
     }
     if (step == kMaxSteps) return false;
@@ -183,31 +190,54 @@ void SsdStore::WriteRecords(std::span<PendingWrite> writes) {
   Reserve(writes);
   for (PendingWrite& w : writes) {
     if (!w.admitted || w.skipped) continue;
-    if (w.kind == WriteKind::kCopy || w.kind == WriteKind::kCarryTombstone) {
-      continue;  // bytes already in w.buffer
-    }
-    w.buffer = AlignedBuffer(w.bytes);
     if (w.kind == WriteKind::kPut) {
-      SsdRecord::Value(w.key, w.put->group, w.put->value.size(), w.sequence)
-          .Encode(w.put->value, w.buffer.span());
-    } else {
+      EncodePut(w);
+    } else if (w.kind == WriteKind::kRemove ||
+               w.kind == WriteKind::kCorruptionTombstone) {
+      w.buffer = buffers_.Get(w.bytes);
       SsdRecord::Tombstone(w.key, w.sequence).Encode({}, w.buffer.span());
-    }
+    }  // moved records arrive with their bytes in w.buffer
   }
   WriteToFiles(writes);
   Publish(writes);
+  for (PendingWrite& w : writes) buffers_.Put(std::move(w.buffer));
+}
+
+void SsdStore::EncodePut(PendingWrite& w) {
+  const std::span<const std::byte> value = w.put->value;
+  const SsdRecord record =
+      SsdRecord::Value(w.key, w.put->group, value.size(), w.sequence);
+  const uint64_t align = device_->alignment();
+  static_assert(kDirectIoMinBytes >= SsdRecord::kAlignedValueMinBytes);
+  if (value.size() < kDirectIoMinBytes ||
+      reinterpret_cast<uintptr_t>(value.data()) % align != 0) {
+    w.buffer = buffers_.Get(w.bytes);
+    record.Encode(value, w.buffer.span());
+    return;
+  }
+  // The value starts on a block boundary of the record: write its aligned
+  // body from where it is, saving a copy; stage the head and the tail.
+  w.head_bytes = record.value_offset();
+  w.direct_bytes = value.size() / align * align;
+  const uint64_t tail_bytes = w.bytes - w.head_bytes - w.direct_bytes;
+  const uint64_t tail_value = value.size() - w.direct_bytes;
+  w.buffer = buffers_.Get(w.head_bytes + tail_bytes);
+  record.EncodeMeta(value, w.buffer.span());
+  std::byte* tail = w.buffer.data() + w.head_bytes;
+  std::memcpy(tail, value.data() + w.direct_bytes, tail_value);
+  std::memset(tail + tail_value, 0, tail_bytes - tail_value);
 }
 
 void SsdStore::Reserve(std::span<PendingWrite> writes) {
-  absl::MutexLock lock(&mutex_);
-  auto ready = [this, writes]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  MutexLock lock(&mutex_);
+  auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
     if (rolling_) return false;
     for (const PendingWrite& w : writes) {
       if (w.status.ok() && busy_keys_.contains(w.key)) return false;
     }
     return true;
   };
-  mutex_.Await(absl::Condition(&ready));
+  while (!ready()) admission_cv_.Wait();
   for (PendingWrite& w : writes) {
     if (!w.status.ok()) continue;
     busy_keys_.insert(w.key);
@@ -279,6 +309,7 @@ Status SsdStore::RollActiveFileLocked() {
   Result<std::unique_ptr<SsdFile>> file = device_->Open(FileName(number), true);
   mutex_.Lock();
   rolling_ = false;
+  admission_cv_.SignalAll();
   if (!file.ok()) return file.status();
   files_[number].file = std::move(file).value();
   active_file_ = number;
@@ -297,8 +328,21 @@ void SsdStore::WriteToFiles(std::span<PendingWrite> writes) {
     std::vector<IoRequest> requests;
     std::vector<PendingWrite*> owners;
     for (auto& w : writes) {
-      if (w.admitted && !w.skipped && w.handle.get() == file) {
+      if (!w.admitted || w.skipped || w.handle.get() != file) continue;
+      if (w.direct_bytes == 0) {
         requests.push_back({w.offset, w.buffer.data(), w.bytes, 0});
+        owners.push_back(&w);
+        continue;
+      }
+      // The device only reads from a write request's buffer.
+      void* body = const_cast<std::byte*>(w.put->value.data());
+      const uint64_t tail_bytes = w.bytes - w.head_bytes - w.direct_bytes;
+      requests.push_back({w.offset, w.buffer.data(), w.head_bytes, 0});
+      requests.push_back({w.offset + w.head_bytes, body, w.direct_bytes, 0});
+      owners.insert(owners.end(), 2, &w);
+      if (tail_bytes > 0) {
+        requests.push_back({w.offset + w.head_bytes + w.direct_bytes,
+                            w.buffer.data() + w.head_bytes, tail_bytes, 0});
         owners.push_back(&w);
       }
     }
@@ -312,7 +356,7 @@ void SsdStore::WriteToFiles(std::span<PendingWrite> writes) {
 }
 
 void SsdStore::Publish(std::span<PendingWrite> writes) {
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   for (PendingWrite& w : writes) {
     if (!w.admitted || w.skipped) continue;
     --files_.at(w.file).writes_in_flight;
@@ -322,10 +366,13 @@ void SsdStore::Publish(std::span<PendingWrite> writes) {
       counters_.write_errors.fetch_add(1, std::memory_order_relaxed);
     }
   }
+  bool released = false;
   for (PendingWrite& w : writes) {
     if (w.busy) busy_keys_.erase(w.key);
+    released |= w.busy;
     w.busy = false;
   }
+  if (released) admission_cv_.SignalAll();
 }
 
 void SsdStore::PublishOneLocked(PendingWrite& w) {
@@ -380,7 +427,7 @@ void SsdStore::DropCorrupt(std::span<const CorruptRecord> records) {
   if (records.empty()) return;
   std::vector<std::string> dropped;
   {
-    absl::MutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     for (const CorruptRecord& r : records) {
       auto it = index_.find(r.key);
       if (it == index_.end() || it->second.sequence != r.sequence ||
@@ -416,11 +463,12 @@ void SsdStore::WriteCorruptionTombstones(std::span<const std::string> keys) {
 }
 
 std::vector<std::string> SsdStore::TakeCorruptKeys() {
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   return std::exchange(corrupt_keys_, {});
 }
 
-// ---- Single-key forms, queries, stats -----------------------------------------
+// ---- Single-key forms, queries, stats
+// -----------------------------------------
 
 Status SsdStore::Put(std::string_view key, std::span<const std::byte> value,
                      std::optional<GroupSpec> group) {
@@ -441,14 +489,14 @@ Status SsdStore::Remove(std::string_view key) {
 }
 
 std::optional<uint64_t> SsdStore::ValueSize(std::string_view key) const {
-  absl::ReaderMutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   auto it = index_.find(IndexKey(key));
   if (it == index_.end()) return std::nullopt;
   return it->second.value_len;
 }
 
 std::vector<SsdRecordInfo> SsdStore::Inventory() const {
-  absl::ReaderMutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   std::vector<SsdRecordInfo> out;
   out.reserve(index_.size());
   for (const auto& [key, entry] : index_) {
@@ -460,7 +508,7 @@ std::vector<SsdRecordInfo> SsdStore::Inventory() const {
 Status SsdStore::Sync() {
   std::vector<std::pair<std::shared_ptr<SsdFile>, uint32_t>> dirty;
   {
-    absl::MutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     for (auto& [number, f] : files_) {
       if (!f.dirty) continue;
       dirty.emplace_back(f.file, number);
@@ -472,7 +520,7 @@ Status SsdStore::Sync() {
     Status status = file->Sync();
     if (status.ok()) continue;
     if (first_error.ok()) first_error = status;
-    absl::MutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     auto it = files_.find(number);
     if (it != files_.end()) it->second.dirty = true;  // try again next time
   }
@@ -483,7 +531,7 @@ Status SsdStore::Sync() {
 SsdStoreStats SsdStore::stats() const {
   SsdStoreStats s;
   {
-    absl::ReaderMutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     s.live_records = index_.size();
     s.live_bytes = live_bytes_;
     s.file_bytes = file_bytes_;

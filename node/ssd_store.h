@@ -9,8 +9,10 @@
 // - A value that Put returned OK for is served byte-identical by Get until it
 //   is overwritten or removed, also after a restart or a `kill -9` (after a
 //   power loss only once Sync returned OK).
-// - A torn or corrupt record is detected (checksums), counted, reported by
-//   TakeCorruptKeys and never served; neither is an older version of its key.
+// - A corrupt record is detected (checksums), counted and never served, nor
+//   is an older version of its key; TakeCorruptKeys reports its key when the
+//   key is still readable. A torn tail (an append cut short by a crash, never
+//   acknowledged) is counted and cut off at Open.
 // - A removed key stays removed after a restart (tombstones).
 // - The data files together never exceed options.capacity_bytes.
 //
@@ -33,13 +35,16 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "core/mutex.h"
 #include "mooncake_tier/status.h"
 #include "mooncake_tier/types.h"
 #include "node/aligned_buffer.h"
+#include "node/aligned_buffer_pool.h"
 #include "node/ssd_device.h"
 
 namespace mooncake_tier {
+
+class SsdRecord;
 
 struct SsdStoreOptions {
   // Limit on the bytes of all data files together (records, padding, dead
@@ -83,8 +88,8 @@ struct SsdRecordInfo {
 
 struct SsdStoreStats {
   uint64_t live_records = 0;
-  uint64_t live_bytes = 0;      // value bytes of live records
-  uint64_t file_bytes = 0;      // bytes in data files
+  uint64_t live_bytes = 0;  // value bytes of live records
+  uint64_t file_bytes = 0;  // bytes in data files
   uint64_t capacity_bytes = 0;
   uint64_t put_limit_bytes = 0;  // file_bytes beyond which puts get NO_SPACE
   uint64_t records_written = 0;  // by PutBatch
@@ -194,18 +199,23 @@ class SsdStore {
   // One record on its way through WriteRecords.
   struct PendingWrite {
     WriteKind kind = WriteKind::kPut;
-    std::string_view key;    // points into the caller's batch or owned_key
-    std::string owned_key;   // kCopy, kCarryTombstone
+    std::string_view key;   // points into the caller's batch or owned_key
+    std::string owned_key;  // kCopy, kCarryTombstone
     const SsdWrite* put = nullptr;  // kPut
-    uint64_t bytes = 0;      // record size in the file
-    uint64_t sequence = 0;   // assigned at admission, kept when moved
-    uint32_t source_file = 0;    // kCopy, kCarryTombstone
-    uint64_t source_offset = 0;  // kCopy
-    AlignedBuffer buffer;        // the record as it goes to the file
-    Status status;               // OK until something fails
-    bool busy = false;           // key listed in busy_keys_
-    bool admitted = false;       // space and sequence reserved
-    bool skipped = false;        // not needed after all; not an error
+    uint64_t bytes = 0;             // record size in the file
+    uint64_t sequence = 0;          // assigned at admission, kept when moved
+    uint32_t source_file = 0;       // kCopy, kCarryTombstone
+    uint64_t source_offset = 0;     // kCopy
+    AlignedBuffer buffer;           // the record as it goes to the file
+    // kPut of a large value in memory that suits the device: this many value
+    // bytes are written straight from the caller's buffer; `buffer` then
+    // holds only the first head_bytes of the record and its tail.
+    uint64_t direct_bytes = 0;
+    uint64_t head_bytes = 0;
+    Status status;          // OK until something fails
+    bool busy = false;      // key listed in busy_keys_
+    bool admitted = false;  // space and sequence reserved
+    bool skipped = false;   // not needed after all; not an error
     uint32_t file = 0;
     uint64_t offset = 0;
     std::shared_ptr<SsdFile> handle;
@@ -235,6 +245,12 @@ class SsdStore {
 
   struct ScanEntry;
   struct ReadPlan;
+
+  // Values at least this large move between the file and the caller's
+  // buffer directly when its alignment allows (no staging copy); smaller
+  // ones go with their header as one request through a staging buffer (one
+  // I/O beats two plus a saved small copy).
+  static constexpr uint64_t kDirectIoMinBytes = 256 << 10;
   using ScanMap = absl::flat_hash_map<std::string, ScanEntry>;
 
   SsdStore(std::unique_ptr<SsdDevice> device, SsdStoreOptions options);
@@ -253,6 +269,8 @@ class SsdStore {
                           absl::flat_hash_set<std::string_view>& removed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   Status RollActiveFileLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Fills w.buffer (and direct_bytes) for an admitted put.
+  void EncodePut(PendingWrite& w);
   // Sends every admitted write to its file, one WriteBatch per file.
   static void WriteToFiles(std::span<PendingWrite> writes);
   void Publish(std::span<PendingWrite> writes);
@@ -280,10 +298,17 @@ class SsdStore {
 
   // Compaction (ssd_store_compaction.cc).
   std::optional<uint32_t> PickVictimLocked() const
-      ABSL_SHARED_LOCKS_REQUIRED(mutex_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   bool NeedsTombstoneLocked(uint64_t key_hash, uint32_t victim) const
-      ABSL_SHARED_LOCKS_REQUIRED(mutex_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   Status CompactFile(uint32_t victim);
+  // Moves the victim's live records and needed tombstones to the active
+  // file; adds the bytes moved to `copied_bytes`.
+  Status MoveRecords(uint32_t victim, SsdFile& file, uint64_t size,
+                     uint64_t& copied_bytes);
+  bool StillNeeded(const SsdRecord& record, uint32_t victim,
+                   uint64_t offset) const;
+  void DropLostRecords(uint32_t victim);
   Status CopyChunk(std::vector<PendingWrite>& chunk, uint64_t& copied_bytes);
 
   void RemoveIndexEntryLocked(std::string_view key)
@@ -303,11 +328,13 @@ class SsdStore {
   // Puts are admitted while file_bytes_ stays at or below this.
   const uint64_t put_limit_;
   Counters counters_;
+  // Write staging and read bounce buffers, recycled.
+  mutable AlignedBufferPool buffers_;
 
   // One compaction at a time.
-  absl::Mutex compaction_mu_ ABSL_ACQUIRED_BEFORE(mutex_);
+  Mutex compaction_mu_ ABSL_ACQUIRED_BEFORE(mutex_);
 
-  mutable absl::Mutex mutex_;
+  mutable Mutex mutex_;
   absl::flat_hash_map<std::string, IndexEntry> index_ ABSL_GUARDED_BY(mutex_);
   std::map<uint32_t, DataFile> files_ ABSL_GUARDED_BY(mutex_);
   uint32_t active_file_ ABSL_GUARDED_BY(mutex_) = 0;
@@ -321,6 +348,8 @@ class SsdStore {
   // same key waits, so per key the publish order is the sequence order.
   // The views point into the callers' batches, alive while listed.
   absl::flat_hash_set<std::string_view> busy_keys_ ABSL_GUARDED_BY(mutex_);
+  // Signalled when busy keys are released or a roll ends.
+  CondVar admission_cv_{&mutex_};
   std::vector<std::string> corrupt_keys_ ABSL_GUARDED_BY(mutex_);
 };
 

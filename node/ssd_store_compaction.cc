@@ -2,9 +2,9 @@
 // bytes, move its live records (verbatim, sequence numbers kept) and its
 // still-needed tombstones into the active file, sync, then delete it.
 
-#include <cstring>
-
 #include <spdlog/spdlog.h>
+
+#include <cstring>
 
 #include "node/ssd_file_scanner.h"
 #include "node/ssd_record.h"
@@ -21,10 +21,10 @@ constexpr uint64_t kChunkBytes = 16ull << 20;
 }  // namespace
 
 Result<bool> SsdStore::CompactStep() {
-  absl::MutexLock compaction_lock(&compaction_mu_);
+  MutexLock compaction_lock(&compaction_mu_);
   std::optional<uint32_t> victim;
   {
-    absl::ReaderMutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     victim = PickVictimLocked();
   }
   if (!victim) return false;
@@ -68,72 +68,18 @@ Status SsdStore::CompactFile(uint32_t victim) {
   std::shared_ptr<SsdFile> file;
   uint64_t size = 0;
   {
-    absl::ReaderMutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     const DataFile& f = files_.at(victim);
     file = f.file;
     size = f.size;
   }
-  SsdFileScanner scanner(*file, size);
-  SsdFileScanner::Entry entry;
-  std::vector<PendingWrite> chunk;
-  uint64_t chunk_bytes = 0;
   uint64_t copied_bytes = 0;
-  std::vector<CorruptRecord> damaged;
-  while (true) {
-    MT_ASSIGN_OR_RETURN(const bool more, scanner.Next(&entry));
-    if (!more) break;
-    if (entry.kind == SsdFileScanner::Kind::kDamagedRecord) {
-      damaged.push_back({entry.record->key(), entry.record->sequence(), victim,
-                         entry.offset});
-    }
-    if (entry.kind != SsdFileScanner::Kind::kRecord) continue;
-    const SsdRecord& record = *entry.record;
-    {
-      // Skip what is already dead; admission checks again.
-      absl::ReaderMutexLock lock(&mutex_);
-      auto it = index_.find(record.key());
-      const bool needed =
-          record.tombstone()
-              ? NeedsTombstoneLocked(SsdRecord::KeyHash(record.key()), victim)
-              : it != index_.end() && it->second.file == victim &&
-                    it->second.offset == entry.offset;
-      if (!needed) continue;
-    }
-    PendingWrite& w = chunk.emplace_back();
-    w.kind = record.tombstone() ? WriteKind::kCarryTombstone : WriteKind::kCopy;
-    w.owned_key = record.key();
-    w.sequence = record.sequence();
-    w.source_file = victim;
-    w.source_offset = entry.offset;
-    w.bytes = entry.bytes;
-    w.buffer = AlignedBuffer(entry.bytes);
-    std::memcpy(w.buffer.data(), entry.data.data(), entry.bytes);
-    chunk_bytes += entry.bytes;
-    if (chunk.size() >= kChunkRecords || chunk_bytes >= kChunkBytes) {
-      MT_RETURN_IF_ERROR(CopyChunk(chunk, copied_bytes));
-      chunk_bytes = 0;
-    }
-  }
-  MT_RETURN_IF_ERROR(CopyChunk(chunk, copied_bytes));
-  DropCorrupt(damaged);
-  damaged.clear();
-  {
-    // Whatever the index still places in the file sits in a stretch the
-    // scan could not read: it is lost.
-    absl::ReaderMutexLock lock(&mutex_);
-    if (files_.at(victim).live_bytes > 0) {
-      for (const auto& [key, e] : index_) {
-        if (e.file == victim) {
-          damaged.push_back({key, e.sequence, victim, e.offset});
-        }
-      }
-    }
-  }
-  DropCorrupt(damaged);
+  MT_RETURN_IF_ERROR(MoveRecords(victim, *file, size, copied_bytes));
+  DropLostRecords(victim);
   // The moved records must be durable before their originals go.
   MT_RETURN_IF_ERROR(Sync());
   {
-    absl::MutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     file_bytes_ -= size;
     files_.erase(victim);
   }
@@ -146,6 +92,71 @@ Status SsdStore::CompactFile(uint32_t victim) {
                  removed.ToString());
   }
   return Status::Ok();
+}
+
+Status SsdStore::MoveRecords(uint32_t victim, SsdFile& file, uint64_t size,
+                             uint64_t& copied_bytes) {
+  SsdFileScanner scanner(file, size);
+  SsdFileScanner::Entry entry;
+  std::vector<PendingWrite> chunk;
+  uint64_t chunk_bytes = 0;
+  std::vector<CorruptRecord> damaged;
+  while (true) {
+    MT_ASSIGN_OR_RETURN(const bool more, scanner.Next(&entry));
+    if (!more) break;
+    if (entry.kind == SsdFileScanner::Kind::kDamagedRecord) {
+      damaged.push_back({entry.record->key(), entry.record->sequence(), victim,
+                         entry.offset});
+    }
+    if (entry.kind != SsdFileScanner::Kind::kRecord ||
+        !StillNeeded(*entry.record, victim, entry.offset)) {
+      continue;
+    }
+    const SsdRecord& record = *entry.record;
+    PendingWrite& w = chunk.emplace_back();
+    w.kind = record.tombstone() ? WriteKind::kCarryTombstone : WriteKind::kCopy;
+    w.owned_key = record.key();
+    w.sequence = record.sequence();
+    w.source_file = victim;
+    w.source_offset = entry.offset;
+    w.bytes = entry.bytes;
+    w.buffer = buffers_.Get(entry.bytes);
+    std::memcpy(w.buffer.data(), entry.data.data(), entry.bytes);
+    chunk_bytes += entry.bytes;
+    if (chunk.size() >= kChunkRecords || chunk_bytes >= kChunkBytes) {
+      MT_RETURN_IF_ERROR(CopyChunk(chunk, copied_bytes));
+      chunk_bytes = 0;
+    }
+  }
+  MT_RETURN_IF_ERROR(CopyChunk(chunk, copied_bytes));
+  DropCorrupt(damaged);
+  return Status::Ok();
+}
+
+bool SsdStore::StillNeeded(const SsdRecord& record, uint32_t victim,
+                           uint64_t offset) const {
+  // A first look to skip what is already dead; admission checks again.
+  MutexLock lock(&mutex_);
+  if (record.tombstone()) {
+    return NeedsTombstoneLocked(SsdRecord::KeyHash(record.key()), victim);
+  }
+  auto it = index_.find(record.key());
+  return it != index_.end() && it->second.file == victim &&
+         it->second.offset == offset;
+}
+
+void SsdStore::DropLostRecords(uint32_t victim) {
+  // Whatever the index still places in the file after the move sits in a
+  // stretch the scan could not read: it is lost.
+  std::vector<CorruptRecord> lost;
+  {
+    MutexLock lock(&mutex_);
+    if (files_.at(victim).live_bytes == 0) return;
+    for (const auto& [key, e] : index_) {
+      if (e.file == victim) lost.push_back({key, e.sequence, victim, e.offset});
+    }
+  }
+  DropCorrupt(lost);
 }
 
 Status SsdStore::CopyChunk(std::vector<PendingWrite>& chunk,

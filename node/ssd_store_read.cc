@@ -38,17 +38,17 @@ void SsdStore::ReadBatch(std::span<SsdRead> reads) {
     if (!plan.pending) continue;
     reads[i].status = FinishRead(reads[i], plan);
     if (reads[i].status.reason() == ErrorReason::kChecksumMismatch) {
-      corrupt.push_back({std::string(reads[i].key),
-                         plan.expected->sequence(), plan.file_number,
-                         plan.offset});
+      corrupt.push_back({std::string(reads[i].key), plan.expected->sequence(),
+                         plan.file_number, plan.offset});
     }
   }
+  for (ReadPlan& plan : plans) buffers_.Put(std::move(plan.bounce));
   DropCorrupt(corrupt);
 }
 
 void SsdStore::LookUp(std::span<SsdRead> reads,
                       std::span<ReadPlan> plans) const {
-  absl::ReaderMutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   for (size_t i = 0; i < reads.size(); ++i) {
     SsdRead& read = reads[i];
     read.size = 0;
@@ -84,11 +84,12 @@ void SsdStore::PlanIo(SsdRead& read, ReadPlan& plan) const {
   const uint64_t value_at = record.value_offset();
   const uint64_t value_len = record.value_len();
   std::byte* dst = read.buffer.data();
-  plan.direct = value_len >= SsdRecord::kAlignedValueMinBytes &&
+  plan.direct = value_len >= kDirectIoMinBytes &&
                 reinterpret_cast<uintptr_t>(dst) % align == 0;
   if (!plan.direct) {
-    plan.bounce = AlignedBuffer(record.size());
-    plan.requests.push_back({plan.offset, plan.bounce.data(), record.size(), 0});
+    plan.bounce = buffers_.Get(record.size());
+    plan.requests.push_back(
+        {plan.offset, plan.bounce.data(), record.size(), 0});
     return;
   }
   // The value starts on a block boundary: header block into the bounce
@@ -96,7 +97,7 @@ void SsdStore::PlanIo(SsdRead& read, ReadPlan& plan) const {
   // block (if any) into the bounce buffer behind the header.
   plan.body = value_len / align * align;
   const uint64_t tail = value_len - plan.body;
-  plan.bounce = AlignedBuffer(value_at + (tail > 0 ? align : 0));
+  plan.bounce = buffers_.Get(value_at + (tail > 0 ? align : 0));
   plan.requests.push_back({plan.offset, plan.bounce.data(), value_at, 0});
   plan.requests.push_back({plan.offset + value_at, dst, plan.body, 0});
   if (tail > 0) {
@@ -132,9 +133,9 @@ void SsdStore::RunReads(std::span<ReadPlan> plans) {
 Status SsdStore::FinishRead(SsdRead& read, ReadPlan& plan) {
   const SsdRecord& expected = *plan.expected;
   auto corrupt = [&](std::string_view why) {
-    return Status(ErrorReason::kChecksumMismatch,
-                  "SSD record of '" + std::string(read.key) + "' " +
-                      std::string(why));
+    return Status(
+        ErrorReason::kChecksumMismatch,
+        "SSD record of '" + std::string(read.key) + "' " + std::string(why));
   };
   for (const IoRequest& r : plan.requests) {
     if (r.result < 0 || (!plan.io_status.ok() && r.result == 0)) {

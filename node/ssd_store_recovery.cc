@@ -2,9 +2,9 @@
 // each key (by sequence number), cut torn tails, then start a fresh active
 // file and write tombstones for keys whose newest record is damaged.
 
-#include <algorithm>
-
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 #include "node/ssd_file_scanner.h"
 #include "node/ssd_record.h"
@@ -42,7 +42,7 @@ Status SsdStore::Recover() {
 
   std::vector<std::string> damaged;
   {
-    absl::MutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     files_ = std::move(files);
     for (const auto& [number, file] : files_) file_bytes_ += file.size;
     uint64_t max_sequence = 0;
@@ -82,9 +82,9 @@ Status SsdStore::RecoverFile(uint32_t number, ScanMap& scan,
     auto [it, inserted] = scan.try_emplace(record.key());
     if (!inserted && it->second.entry.sequence >= record.sequence()) return;
     it->second.kind = kind;
-    it->second.entry = IndexEntry{number,          offset,
-                                  record.sequence(), record.value_len(),
-                                  record.size(),   record.group()};
+    it->second.entry = IndexEntry{
+        number,        offset,        record.sequence(), record.value_len(),
+        record.size(), record.group()};
   };
 
   SsdFileScanner scanner(*data.file, size);
@@ -101,8 +101,9 @@ Status SsdStore::RecoverFile(uint32_t number, ScanMap& scan,
         if (entry.record->tombstone()) ++data.tombstones;
         break;
       case Kind::kDamagedRecord:
-        spdlog::error("SSD store: record of '{}' in {} at {} fails its checksum",
-                      entry.record->key(), name, entry.offset);
+        spdlog::error(
+            "SSD store: record of '{}' in {} at {} fails its checksum",
+            entry.record->key(), name, entry.offset);
         counters_.corrupt_records.fetch_add(1, std::memory_order_relaxed);
         apply(*entry.record, ScanEntry::Kind::kDamaged, entry.offset);
         break;
@@ -138,12 +139,12 @@ Status SsdStore::RecoverFile(uint32_t number, ScanMap& scan,
 Status SsdStore::StartActiveFile() {
   uint32_t number = 0;
   {
-    absl::MutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     number = next_file_number_++;
   }
   MT_ASSIGN_OR_RETURN(std::unique_ptr<SsdFile> file,
                       device_->Open(FileName(number), /*create=*/true));
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   files_[number].file = std::move(file);
   active_file_ = number;
   return Status::Ok();

@@ -1,155 +1,31 @@
-// SsdStore behaviour, run against MemorySsdDevice (with and without an
-// alignment rule) and UringSsdDevice in a temp dir (with and without
-// O_DIRECT). Damage is done through a second device over the same files.
+// SsdStore behaviour: batches, overwrites, removes, compaction, capacity and
+// concurrency, against every device kind (see ssd_store_test_fixture.h).
 
 #include "node/ssd_store.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <algorithm>
-#include <filesystem>
+#include <atomic>
+#include <cstring>
 #include <random>
 #include <thread>
 
-#include "node/aligned_buffer.h"
-#include "node/memory_ssd_device.h"
-#include "node/ssd_record.h"
-#include "node/uring_ssd_device.h"
+#include "node/ssd_store_test_fixture.h"
 
 namespace mooncake_tier {
 namespace {
 
-enum class Kind { kMemory, kMemoryAligned, kUring, kUringDirect };
-
-std::string KindName(const testing::TestParamInfo<Kind>& info) {
-  switch (info.param) {
-    case Kind::kMemory: return "Memory";
-    case Kind::kMemoryAligned: return "MemoryAligned";
-    case Kind::kUring: return "Uring";
-    case Kind::kUringDirect: return "UringDirect";
-  }
-  return "?";
-}
-
-std::vector<std::byte> Value(size_t n, uint64_t seed) {
-  std::vector<std::byte> v(n);
-  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (size_t i = 0; i < n; ++i) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    v[i] = std::byte(static_cast<uint8_t>(x));
-  }
-  return v;
-}
-
-uint64_t RecordBytes(std::string_view key, size_t len,
-                     std::optional<GroupSpec> group = {}) {
-  return SsdRecord::Value(key, group, len, 0).size();
-}
-
-class SsdStoreTest : public testing::TestWithParam<Kind> {
- protected:
-  void SetUp() override {
-    options_.capacity_bytes = 64ull << 20;
-    options_.max_file_bytes = 1ull << 20;
-    if (GetParam() == Kind::kMemory || GetParam() == Kind::kMemoryAligned) {
-      memory_ = std::make_unique<MemorySsdDevice>(
-          GetParam() == Kind::kMemoryAligned ? 4096 : 1);
-      return;
-    }
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "mt-ssd-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    store_.reset();
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
-
-  // A device over the store's files, as a restarted process would open.
-  std::unique_ptr<SsdDevice> NewDevice() {
-    if (memory_) return memory_->Reopen();
-    UringSsdDeviceOptions options;
-    options.direct_io = GetParam() == Kind::kUringDirect;
-    return UringSsdDevice::Open(dir_, options).value();
-  }
-  void Open() {
-    Result<std::unique_ptr<SsdStore>> store =
-        SsdStore::Open(NewDevice(), options_);
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    store_ = std::move(store).value();
-  }
-  void Reopen() {
-    store_.reset();
-    Open();
-  }
-
-  void Put(std::string_view key, const std::vector<std::byte>& value,
-           std::optional<GroupSpec> group = {}) {
-    Status status = store_->Put(key, value, std::move(group));
-    ASSERT_TRUE(status.ok()) << key << ": " << status.ToString();
-  }
-  // The value of `key` read into an aligned buffer (the direct path where it
-  // applies) and, again, into a misaligned one (the bounce path).
-  Result<std::vector<std::byte>> Read(std::string_view key) {
-    const std::optional<uint64_t> size = store_->ValueSize(key);
-    AlignedBuffer aligned(std::max<uint64_t>(size.value_or(0), 1) + 4096);
-    Result<uint64_t> got = store_->Get(key, aligned.span());
-    if (!got.ok()) return got.status();
-    std::vector<std::byte> value(aligned.data(), aligned.data() + *got);
-    std::vector<std::byte> other(*got + 1);
-    Result<uint64_t> again = store_->Get(key, std::span(other).subspan(1));
-    if (!again.ok()) return again.status();
-    EXPECT_TRUE(std::equal(value.begin(), value.end(), other.begin() + 1)) << key;
-    return value;
-  }
-  void ExpectValue(std::string_view key, const std::vector<std::byte>& want) {
-    Result<std::vector<std::byte>> got = Read(key);
-    ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString();
-    EXPECT_TRUE(*got == want) << key << " differs";
-  }
-  ErrorReason ReadReason(std::string_view key) {
-    std::vector<std::byte> buffer(4 << 20);
-    return store_->Get(key, buffer).status().reason();
-  }
-
-  std::vector<std::string> DataFiles() {
-    std::vector<std::string> names = NewDevice()->List().value();
-    std::erase_if(names, [](const std::string& n) { return !n.ends_with(".data"); });
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-  uint64_t FileSize(const std::string& name) {
-    return NewDevice()->Open(name, false).value()->Size().value();
-  }
-  void FlipByte(const std::string& name, uint64_t offset) {
-    std::unique_ptr<SsdDevice> device = NewDevice();
-    std::unique_ptr<SsdFile> file = device->Open(name, false).value();
-    AlignedBuffer block(4096);
-    const uint64_t base = offset / 4096 * 4096;
-    IoRequest r{base, block.data(), 4096, 0};
-    ASSERT_TRUE(file->ReadBatch({&r, 1}).ok());
-    ASSERT_EQ(r.result, 4096);
-    block.data()[offset - base] ^= std::byte{0x5a};
-    IoRequest w{base, block.data(), 4096, 0};
-    ASSERT_TRUE(file->WriteBatch({&w, 1}).ok());
-  }
-  void Truncate(const std::string& name, uint64_t size) {
-    ASSERT_TRUE(NewDevice()->Open(name, false).value()->Truncate(size).ok());
-  }
-
-  SsdStoreOptions options_;
-  std::string dir_;
-  std::unique_ptr<MemorySsdDevice> memory_;
-  std::unique_ptr<SsdStore> store_;
-};
+using ssd_store_testing::AllDeviceKinds;
+using ssd_store_testing::KindName;
+using ssd_store_testing::RecordBytes;
+using ssd_store_testing::SsdStoreTest;
+using ssd_store_testing::Value;
 
 TEST_P(SsdStoreTest, RoundTripsValuesOfManySizes) {
   Open();
-  const std::vector<size_t> sizes = {0,     1,     100,   3000,  4096,
-                                     5000,  65535, 65536, 65537, 200000,
-                                     (1 << 20) + 3};
+  const std::vector<size_t> sizes = {
+      0, 1, 100, 3000, 4096, 5000, 65535, 65536, 65537, 200000, (1 << 20) + 3};
   uint64_t total = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     Put("k" + std::to_string(i), Value(sizes[i], i));
@@ -255,137 +131,6 @@ TEST_P(SsdStoreTest, RemovedKeysStayRemovedAfterReopen) {
   EXPECT_EQ(store_->stats().live_records, 2u);
 }
 
-TEST_P(SsdStoreTest, ReopenRestoresEveryRecordAndItsGroup) {
-  options_.max_file_bytes = 64 << 10;  // many files
-  Open();
-  std::map<std::string, std::pair<size_t, std::optional<GroupSpec>>> want;
-  for (int i = 0; i < 60; ++i) {
-    const std::string key = "obj/" + std::to_string(i);
-    std::optional<GroupSpec> group;
-    if (i % 3 == 0) group = GroupSpec{"grp" + std::to_string(i / 6), 2, static_cast<uint32_t>(i / 3 % 2)};
-    const size_t size = static_cast<size_t>(i) * 997 % 20000;
-    Put(key, Value(size, i), group);
-    want[key] = {size, group};
-  }
-  EXPECT_GT(DataFiles().size(), 5u);
-  Reopen();
-  EXPECT_EQ(store_->stats().corrupt_records, 0u);
-  EXPECT_EQ(store_->stats().torn_records, 0u);
-  std::vector<SsdRecordInfo> inventory = store_->Inventory();
-  ASSERT_EQ(inventory.size(), want.size());
-  for (const SsdRecordInfo& info : inventory) {
-    ASSERT_TRUE(want.contains(info.key)) << info.key;
-    EXPECT_EQ(info.size, want[info.key].first);
-    EXPECT_EQ(info.group, want[info.key].second) << info.key;
-  }
-  for (int i = 0; i < 60; ++i) {
-    const std::string key = "obj/" + std::to_string(i);
-    ExpectValue(key, Value(want[key].first, i));
-  }
-  // New writes after a reopen go to a fresh file and survive the next one.
-  Put("after", Value(123, 9));
-  Reopen();
-  ExpectValue("after", Value(123, 9));
-  EXPECT_EQ(store_->stats().live_records, 61u);
-}
-
-TEST_P(SsdStoreTest, TornTailIsCutAndEarlierRecordsSurvive) {
-  Open();
-  uint64_t end_of_fourth = 0;
-  for (int i = 0; i < 5; ++i) {
-    const std::string key = "r" + std::to_string(i);
-    Put(key, Value(20000, i));
-    if (i < 4) end_of_fourth += RecordBytes(key, 20000);
-  }
-  const std::vector<std::string> files = DataFiles();
-  ASSERT_EQ(files.size(), 1u);
-  store_.reset();  // as if killed: nothing more is written
-  // The last record was half written.
-  Truncate(files[0], end_of_fourth + RecordBytes("r4", 20000) / 2 + 100);
-  Open();
-  for (int i = 0; i < 4; ++i) ExpectValue("r" + std::to_string(i), Value(20000, i));
-  EXPECT_EQ(ReadReason("r4"), ErrorReason::kObjectNotFound);
-  EXPECT_EQ(store_->stats().torn_records, 1u);
-  EXPECT_EQ(store_->stats().corrupt_records, 0u);
-  EXPECT_EQ(FileSize(files[0]), end_of_fourth);
-  Reopen();  // nothing torn any more
-  EXPECT_EQ(store_->stats().torn_records, 0u);
-  EXPECT_EQ(store_->stats().live_records, 4u);
-}
-
-TEST_P(SsdStoreTest, TornHeaderAtTheTailIsCut) {
-  Open();
-  Put("a", Value(100, 1));
-  Put("b", Value(100, 2));
-  const std::string file = DataFiles()[0];
-  store_.reset();
-  Truncate(file, 4096 + 30);  // b's header cut short
-  Open();
-  ExpectValue("a", Value(100, 1));
-  EXPECT_EQ(ReadReason("b"), ErrorReason::kObjectNotFound);
-  EXPECT_EQ(store_->stats().torn_records, 1u);
-  EXPECT_EQ(FileSize(file), 4096u);
-}
-
-TEST_P(SsdStoreTest, FlippedValueByteIsCaughtOnReadAndNeverServed) {
-  Open();
-  Put("old", Value(1000, 1));
-  Put("k", Value(1000, 2));       // record at 4096
-  Put("k", Value(100000, 3));     // record at 8192, overwrites
-  Put("other", Value(100, 4));
-  const std::string file = DataFiles()[0];
-  const uint64_t value_at = 8192 + SsdRecord::Value("k", std::nullopt, 100000, 0).value_offset();
-  FlipByte(file, value_at + 54321);
-  EXPECT_EQ(ReadReason("k"), ErrorReason::kChecksumMismatch);
-  EXPECT_EQ(store_->stats().corrupt_records, 1u);
-  // Neither the damaged record nor the older version is served.
-  EXPECT_EQ(ReadReason("k"), ErrorReason::kObjectNotFound);
-  EXPECT_EQ(store_->ValueSize("k"), std::nullopt);
-  EXPECT_EQ(store_->TakeCorruptKeys(), std::vector<std::string>{"k"});
-  EXPECT_TRUE(store_->TakeCorruptKeys().empty());
-  ExpectValue("old", Value(1000, 1));
-  ExpectValue("other", Value(100, 4));
-  Reopen();
-  EXPECT_EQ(ReadReason("k"), ErrorReason::kObjectNotFound);
-  EXPECT_TRUE(store_->TakeCorruptKeys().empty());  // its tombstone is newer
-  ExpectValue("other", Value(100, 4));
-}
-
-TEST_P(SsdStoreTest, DamagedRecordIsFoundByTheReopenScan) {
-  Open();
-  Put("v1", Value(300, 1));
-  Put("x", Value(300, 2));  // record at 4096
-  Put("x", Value(300, 3));  // record at 8192
-  Put("y", Value(300, 4));
-  const std::string file = DataFiles()[0];
-  store_.reset();
-  FlipByte(file, 8192 + 200);  // in the newer x's value
-  Open();
-  EXPECT_EQ(store_->stats().corrupt_records, 1u);
-  EXPECT_EQ(store_->TakeCorruptKeys(), std::vector<std::string>{"x"});
-  EXPECT_EQ(ReadReason("x"), ErrorReason::kObjectNotFound);  // not the old one
-  ExpectValue("y", Value(300, 4));
-  Reopen();
-  EXPECT_EQ(ReadReason("x"), ErrorReason::kObjectNotFound);
-  ExpectValue("v1", Value(300, 1));
-}
-
-TEST_P(SsdStoreTest, FlippedHeaderByteIsSkippedAndTheScanResyncs) {
-  Open();
-  for (int i = 0; i < 4; ++i) Put("h" + std::to_string(i), Value(10000, i));
-  const uint64_t record = RecordBytes("h0", 10000);
-  const std::string file = DataFiles()[0];
-  store_.reset();
-  FlipByte(file, record + 33);  // h1's sequence number
-  Open();
-  EXPECT_EQ(store_->stats().corrupt_records, 1u);
-  EXPECT_EQ(store_->stats().torn_records, 0u);
-  ExpectValue("h0", Value(10000, 0));
-  EXPECT_EQ(ReadReason("h1"), ErrorReason::kObjectNotFound);
-  ExpectValue("h2", Value(10000, 2));  // found again past the damage
-  ExpectValue("h3", Value(10000, 3));
-}
-
 TEST_P(SsdStoreTest, CompactionKeepsLiveDataAndReclaimsSpace) {
   options_.max_file_bytes = 64 << 10;  // 8 records of 8 KiB per file
   Open();
@@ -430,6 +175,34 @@ TEST_P(SsdStoreTest, CompactionKeepsLiveDataAndReclaimsSpace) {
   EXPECT_EQ(store_->stats().corrupt_records, 0u);
 }
 
+// A tombstone must move with compaction while an older file still holds a
+// record of its key, and may go once that file is gone.
+TEST_P(SsdStoreTest, CompactionCarriesTombstonesWhileNeeded) {
+  options_.max_file_bytes = 64 << 10;  // 8 records of 8 KiB per file
+  Open();
+  for (int i = 0; i < 8; ++i) Put("a" + std::to_string(i), Value(8000, i));
+  ASSERT_TRUE(store_->Remove("a0").ok());  // tombstone opens file 2
+  for (int i = 0; i < 7; ++i) Put("b" + std::to_string(i), Value(8000, 50 + i));
+  for (int i = 0; i < 7; ++i) Put("b" + std::to_string(i), Value(8000, 60 + i));
+  // File 2 is now dead but for the tombstone; file 1 still holds a0.
+  ASSERT_TRUE(store_->CompactStep().value());
+  Reopen();
+  EXPECT_EQ(ReadReason("a0"), ErrorReason::kObjectNotFound);
+  for (int i = 1; i < 8; ++i)
+    ExpectValue("a" + std::to_string(i), Value(8000, i));
+  for (int i = 0; i < 7; ++i) {
+    ExpectValue("b" + std::to_string(i), Value(8000, 60 + i));
+  }
+  // Once file 1 is dead and compacted, nothing can bring a0 back.
+  for (int i = 1; i < 8; ++i) Put("a" + std::to_string(i), Value(8000, 10 + i));
+  while (store_->CompactStep().value()) {
+  }
+  Reopen();
+  EXPECT_EQ(ReadReason("a0"), ErrorReason::kObjectNotFound);
+  ExpectValue("a7", Value(8000, 17));
+  EXPECT_EQ(store_->stats().live_records, 14u);
+}
+
 TEST_P(SsdStoreTest, CompactionSkipsFilesBelowTheDeadRatio) {
   options_.max_file_bytes = 64 << 10;
   Open();
@@ -446,9 +219,11 @@ TEST_P(SsdStoreTest, NoSpaceChangesNothingAndCompactionMakesRoom) {
   const uint64_t limit = store_->stats().put_limit_bytes;
   ASSERT_LT(limit, options_.capacity_bytes);
   const uint64_t fit = limit / 8192;
-  for (uint64_t i = 0; i < fit; ++i) Put("n" + std::to_string(i), Value(8000, i));
+  for (uint64_t i = 0; i < fit; ++i)
+    Put("n" + std::to_string(i), Value(8000, i));
   const SsdStoreStats full = store_->stats();
-  EXPECT_EQ(store_->Put("extra", Value(8000, 1)).reason(), ErrorReason::kNoSpace);
+  EXPECT_EQ(store_->Put("extra", Value(8000, 1)).reason(),
+            ErrorReason::kNoSpace);
   const std::vector<std::byte> v = Value(100, 7);
   const std::vector<SsdWrite> batch = {{"e1", std::nullopt, v},
                                        {"", std::nullopt, v}};
@@ -512,86 +287,114 @@ TEST_P(SsdStoreTest, OpenRejectsBadOptions) {
             ErrorReason::kInvalidArgument);
 }
 
-// Writers, readers, a remover and compaction at once. Every value embeds its
-// key and version, so a reader can tell a right value from a wrong one;
-// after the run every key holds the last version its writer wrote.
+// The workload of the concurrency test: writers own disjoint keys and put
+// numbered versions; a value starts with its version, so a reader can check
+// any value it gets.
+struct VersionedWorkload {
+  static constexpr int kWriters = 2;
+  static constexpr int kKeys = 16;
+  static constexpr int kRounds = 30;
+
+  static std::string Key(int w, int k) {
+    return "w" + std::to_string(w) + "/" + std::to_string(k);
+  }
+  static std::vector<std::byte> ValueOf(int w, int k, int version) {
+    std::vector<std::byte> v =
+        Value(3000 + static_cast<size_t>(k) * 500,
+              static_cast<uint64_t>(w * 100000 + k * 1000 + version));
+    std::memcpy(v.data(), &version, sizeof(version));
+    return v;
+  }
+  static bool Plausible(int w, int k, std::span<const std::byte> got) {
+    int version = -1;
+    if (got.size() < sizeof(version)) return false;
+    std::memcpy(&version, got.data(), sizeof(version));
+    if (version < 0 || version >= kRounds) return false;
+    const std::vector<std::byte> want = ValueOf(w, k, version);
+    return std::equal(want.begin(), want.end(), got.begin(), got.end());
+  }
+
+  // Puts every key of writer `w` once per round, removes one now and then;
+  // `last` ends as each key's final version (-1: removed).
+  static void Write(SsdStore& store, int w, std::vector<int>& last) {
+    for (int round = 0; round < kRounds; ++round) {
+      std::vector<std::string> keys;
+      std::vector<std::vector<std::byte>> values;
+      std::vector<SsdWrite> batch;
+      for (int k = 0; k < kKeys; ++k) {
+        keys.push_back(Key(w, k));
+        values.push_back(ValueOf(w, k, round));
+      }
+      for (int k = 0; k < kKeys; ++k) {
+        batch.push_back({keys[k], std::nullopt, values[k]});
+      }
+      const std::vector<Status> statuses = store.PutBatch(batch);
+      for (int k = 0; k < kKeys; ++k) {
+        if (statuses[k].ok()) last[k] = round;
+      }
+      if (round % 3 == 2 && store.Remove(Key(w, round % kKeys)).ok()) {
+        last[round % kKeys] = -1;
+      }
+    }
+  }
+
+  // Reads random keys until `done`; returns how many reads went wrong.
+  static int Read(SsdStore& store, unsigned seed,
+                  const std::atomic<bool>& done) {
+    std::mt19937 rng(seed);
+    std::vector<std::byte> buffer(16 << 10);
+    int bad = 0;
+    while (!done.load()) {
+      const int w = static_cast<int>(rng() % kWriters);
+      const int k = static_cast<int>(rng() % kKeys);
+      Result<uint64_t> got = store.Get(Key(w, k), buffer);
+      if (!got.ok()) {
+        bad += got.status().reason() != ErrorReason::kObjectNotFound;
+      } else if (!Plausible(w, k, std::span(buffer).first(*got))) {
+        ++bad;
+      }
+    }
+    return bad;
+  }
+};
+
+// Writers, readers, a remover and compaction at once; afterwards (and after
+// a reopen) every key holds the last version its writer wrote.
 TEST_P(SsdStoreTest, ConcurrentReadersWritersAndCompaction) {
+  using W = VersionedWorkload;
   options_.max_file_bytes = 64 << 10;
   options_.compaction_min_dead_ratio = 0.3;
   Open();
-  constexpr int kWriters = 2;
-  constexpr int kKeysPerWriter = 16;
-  constexpr int kRounds = 30;
-  auto key_of = [](int w, int k) { return "w" + std::to_string(w) + "/" + std::to_string(k); };
-  auto value_of = [](int w, int k, int version) {
-    return Value(3000 + static_cast<size_t>(k) * 500, static_cast<uint64_t>(w * 100000 + k * 1000 + version));
-  };
   std::atomic<bool> done{false};
-  std::atomic<int> bad_reads{0};
-  std::vector<std::vector<int>> last(kWriters, std::vector<int>(kKeysPerWriter, -1));
-  std::vector<std::thread> threads;
-  for (int w = 0; w < kWriters; ++w) {
-    threads.emplace_back([&, w] {
-      for (int round = 0; round < kRounds; ++round) {
-        std::vector<std::vector<std::byte>> values;
-        std::vector<std::string> keys;
-        for (int k = 0; k < kKeysPerWriter; ++k) {
-          keys.push_back(key_of(w, k));
-          values.push_back(value_of(w, k, round));
-        }
-        std::vector<SsdWrite> batch;
-        for (int k = 0; k < kKeysPerWriter; ++k) batch.push_back({keys[k], std::nullopt, values[k]});
-        std::vector<Status> statuses = store_->PutBatch(batch);
-        for (int k = 0; k < kKeysPerWriter; ++k) {
-          if (statuses[k].ok()) last[w][k] = round;
-        }
-        if (round % 3 == 2) {
-          const std::string key = key_of(w, round % kKeysPerWriter);
-          if (store_->Remove(key).ok()) last[w][round % kKeysPerWriter] = -1;
-        }
-      }
-    });
+  std::atomic<int> bad{0};
+  std::vector<std::vector<int>> last(W::kWriters,
+                                     std::vector<int>(W::kKeys, -1));
+  std::vector<std::thread> writers;
+  std::vector<std::thread> others;
+  for (int w = 0; w < W::kWriters; ++w) {
+    writers.emplace_back([&, w] { W::Write(*store_, w, last[w]); });
   }
-  for (int r = 0; r < 2; ++r) {
-    threads.emplace_back([&, r] {
-      std::mt19937 rng(r);
-      std::vector<std::byte> buffer(16 << 10);
-      while (!done.load()) {
-        const int w = static_cast<int>(rng() % kWriters);
-        const int k = static_cast<int>(rng() % kKeysPerWriter);
-        Result<uint64_t> got = store_->Get(key_of(w, k), buffer);
-        if (!got.ok()) {
-          if (got.status().reason() != ErrorReason::kObjectNotFound) ++bad_reads;
-          continue;
-        }
-        bool matches = false;
-        for (int v = 0; v < kRounds && !matches; ++v) {
-          const std::vector<std::byte> want = value_of(w, k, v);
-          matches = *got == want.size() &&
-                    std::equal(want.begin(), want.end(), buffer.begin());
-        }
-        if (!matches) ++bad_reads;
-      }
-    });
+  for (unsigned r = 0; r < 2; ++r) {
+    others.emplace_back([&, r] { bad += W::Read(*store_, r, done); });
   }
-  threads.emplace_back([&] {
+  others.emplace_back([&] {
     while (!done.load()) {
-      if (!store_->CompactStep().ok()) ++bad_reads;
+      if (!store_->CompactStep().ok()) ++bad;
       std::this_thread::yield();
     }
   });
-  for (int w = 0; w < kWriters; ++w) threads[w].join();
+  for (std::thread& t : writers) t.join();
   done.store(true);
-  for (size_t t = kWriters; t < threads.size(); ++t) threads[t].join();
-  EXPECT_EQ(bad_reads.load(), 0);
+  for (std::thread& t : others) t.join();
+  EXPECT_EQ(bad.load(), 0);
   EXPECT_EQ(store_->stats().corrupt_records, 0u);
   auto check = [&] {
-    for (int w = 0; w < kWriters; ++w) {
-      for (int k = 0; k < kKeysPerWriter; ++k) {
+    for (int w = 0; w < W::kWriters; ++w) {
+      for (int k = 0; k < W::kKeys; ++k) {
         if (last[w][k] < 0) {
-          EXPECT_EQ(ReadReason(key_of(w, k)), ErrorReason::kObjectNotFound);
+          EXPECT_EQ(ReadReason(W::Key(w, k)), ErrorReason::kObjectNotFound);
         } else {
-          ExpectValue(key_of(w, k), value_of(w, k, last[w][k]));
+          ExpectValue(W::Key(w, k), W::ValueOf(w, k, last[w][k]));
         }
       }
     }
@@ -603,11 +406,7 @@ TEST_P(SsdStoreTest, ConcurrentReadersWritersAndCompaction) {
   Reopen();
   check();
 }
-
-INSTANTIATE_TEST_SUITE_P(Devices, SsdStoreTest,
-                         testing::Values(Kind::kMemory, Kind::kMemoryAligned,
-                                         Kind::kUring, Kind::kUringDirect),
-                         KindName);
+INSTANTIATE_TEST_SUITE_P(Devices, SsdStoreTest, AllDeviceKinds(), KindName);
 
 }  // namespace
 }  // namespace mooncake_tier

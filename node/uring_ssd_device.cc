@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <liburing.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,8 +12,6 @@
 #include <cstring>
 #include <filesystem>
 #include <system_error>
-
-#include <spdlog/spdlog.h>
 
 namespace mooncake_tier {
 namespace {
@@ -50,8 +49,9 @@ class ThreadRing {
     ok_ = rc == 0;
     static std::atomic<bool> warned{false};
     if (!ok_ && !warned.exchange(true)) {
-      spdlog::warn("io_uring unavailable ({}); SSD I/O falls back to pread/pwrite",
-                   std::strerror(-rc));
+      spdlog::warn(
+          "io_uring unavailable ({}); SSD I/O falls back to pread/pwrite",
+          std::strerror(-rc));
     }
   }
   ~ThreadRing() {
@@ -65,6 +65,14 @@ class ThreadRing {
 bool Retryable(int err) { return err == EAGAIN || err == EINTR; }
 
 #if defined(__SANITIZE_THREAD__)
+#define MT_THREAD_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MT_THREAD_SANITIZER 1
+#endif
+#endif
+
+#if defined(MT_THREAD_SANITIZER)
 extern "C" void AnnotateIgnoreReadsBegin(const char* file, int line);
 extern "C" void AnnotateIgnoreReadsEnd(const char* file, int line);
 extern "C" void AnnotateIgnoreWritesBegin(const char* file, int line);
@@ -153,11 +161,10 @@ class BatchState {
 void RunWithSyscalls(int fd, BatchState& state, bool write) {
   while (state.HasPending()) {
     const size_t i = state.PopPending();
-    const ssize_t n =
-        write ? ::pwrite(fd, state.NextBuf(i), state.NextLen(i),
-                         static_cast<off_t>(state.NextOffset(i)))
-              : ::pread(fd, state.NextBuf(i), state.NextLen(i),
-                        static_cast<off_t>(state.NextOffset(i)));
+    const ssize_t n = write ? ::pwrite(fd, state.NextBuf(i), state.NextLen(i),
+                                       static_cast<off_t>(state.NextOffset(i)))
+                            : ::pread(fd, state.NextBuf(i), state.NextLen(i),
+                                      static_cast<off_t>(state.NextOffset(i)));
     state.Complete(i, n < 0 ? -errno : n);
   }
 }
@@ -290,7 +297,8 @@ Result<std::unique_ptr<UringSsdDevice>> UringSsdDevice::Open(
     return Status(ErrorReason::kIoError,
                   "create directory " + directory + ": " + ec.message());
   }
-  const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dir_fd =
+      ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd < 0) return ErrnoStatus("open directory " + directory, errno);
   return std::unique_ptr<UringSsdDevice>(
       new UringSsdDevice(directory, dir_fd, options));
@@ -305,7 +313,8 @@ UringSsdDevice::~UringSsdDevice() { ::close(dir_fd_); }
 Result<std::unique_ptr<SsdFile>> UringSsdDevice::Open(const std::string& name,
                                                       bool create) {
   if (!ValidFileName(name)) {
-    return Status(ErrorReason::kInvalidArgument, "bad file name '" + name + "'");
+    return Status(ErrorReason::kInvalidArgument,
+                  "bad file name '" + name + "'");
   }
   int flags = O_RDWR | O_CLOEXEC;
   if (create) flags |= O_CREAT;
@@ -334,7 +343,8 @@ Result<std::vector<std::string>> UringSsdDevice::List() const {
 
 Status UringSsdDevice::Remove(const std::string& name) {
   if (!ValidFileName(name)) {
-    return Status(ErrorReason::kInvalidArgument, "bad file name '" + name + "'");
+    return Status(ErrorReason::kInvalidArgument,
+                  "bad file name '" + name + "'");
   }
   if (::unlinkat(dir_fd_, name.c_str(), 0) != 0) {
     if (errno == ENOENT) {

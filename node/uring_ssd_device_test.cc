@@ -21,10 +21,14 @@ enum class Kind { kMemory, kUring, kUringDirect, kSyscalls };
 
 std::string KindName(const testing::TestParamInfo<Kind>& info) {
   switch (info.param) {
-    case Kind::kMemory: return "Memory";
-    case Kind::kUring: return "Uring";
-    case Kind::kUringDirect: return "UringDirect";
-    case Kind::kSyscalls: return "PreadPwrite";
+    case Kind::kMemory:
+      return "Memory";
+    case Kind::kUring:
+      return "Uring";
+    case Kind::kUringDirect:
+      return "UringDirect";
+    case Kind::kSyscalls:
+      return "PreadPwrite";
   }
   return "?";
 }
@@ -36,7 +40,8 @@ void Fill(AlignedBuffer& buffer, uint8_t seed) {
 }
 
 bool Same(const AlignedBuffer& a, const AlignedBuffer& b) {
-  return a.size() == b.size() && std::equal(a.data(), a.data() + a.size(), b.data());
+  return a.size() == b.size() &&
+         std::equal(a.data(), a.data() + a.size(), b.data());
 }
 
 class SsdDeviceTest : public testing::TestWithParam<Kind> {
@@ -87,7 +92,8 @@ TEST_P(SsdDeviceTest, BatchWriteThenBatchReadRoundTrips) {
     offset += out.back().size();
   }
   ASSERT_TRUE(file->WriteBatch(writes).ok());
-  for (const IoRequest& w : writes) EXPECT_EQ(w.result, static_cast<ssize_t>(w.len));
+  for (const IoRequest& w : writes)
+    EXPECT_EQ(w.result, static_cast<ssize_t>(w.len));
   EXPECT_EQ(file->Size().value(), offset);
 
   std::vector<AlignedBuffer> in;
@@ -110,7 +116,8 @@ TEST_P(SsdDeviceTest, ReadPastEndIsShortNotAnError) {
   IoRequest w{0, block.data(), 8192, 0};
   ASSERT_TRUE(file->WriteBatch({&w, 1}).ok());
   AlignedBuffer in(16384);
-  IoRequest reads[] = {{4096, in.data(), 8192, 0}, {65536, in.data() + 8192, 4096, 0}};
+  IoRequest reads[] = {{4096, in.data(), 8192, 0},
+                       {65536, in.data() + 8192, 4096, 0}};
   ASSERT_TRUE(file->ReadBatch(reads).ok());
   EXPECT_EQ(reads[0].result, 4096);
   EXPECT_EQ(reads[1].result, 0);
@@ -167,7 +174,8 @@ TEST_P(SsdDeviceTest, ManyThreadsShareOneFile) {
         std::vector<AlignedBuffer> out;
         std::vector<IoRequest> writes;
         for (int b = 0; b < 8; ++b) {
-          const uint64_t block = static_cast<uint64_t>(t * kBlocksPerThread + round * 8 + b);
+          const uint64_t block =
+              static_cast<uint64_t>(t * kBlocksPerThread + round * 8 + b);
           out.emplace_back(4096);
           Fill(out.back(), static_cast<uint8_t>(block));
           writes.push_back({block * 4096, out.back().data(), 4096, 0});

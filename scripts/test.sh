@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds mooncake-tier and runs every test:
 #   1. the whole suite on a RelWithDebInfo build;
-#   2. the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. the concurrency tests under ThreadSanitizer.
-# SANITIZERS=0 skips 2 and 3 (a quick local run).
+#   2. a clang build that fails on any thread-safety analysis warning;
+#   3. the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   4. the whole suite again under ThreadSanitizer.
+# SANITIZERS=0 skips 2 to 4 (a quick local run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -19,6 +20,11 @@ bash scripts/build.sh build
 run_suite build
 
 if [[ ${SANITIZERS:-1} != 0 ]]; then
+  echo "== clang -Werror=thread-safety build"
+  CC=clang CXX=clang++ bash scripts/build.sh build-clang \
+    -DCMAKE_CXX_FLAGS=-Werror=thread-safety -DMOONCAKE_TIER_BUILD_BENCH=OFF \
+    -DMOONCAKE_TIER_BUILD_TESTS=OFF
+
   echo "== build and test under ASAN+UBSAN"
   bash scripts/build.sh build-asan -DMOONCAKE_TIER_ASAN=ON \
     -DMOONCAKE_TIER_BUILD_BENCH=OFF
