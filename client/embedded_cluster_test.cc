@@ -3,6 +3,12 @@
 
 #include "client/embedded_cluster.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "tests/support/client_conformance.h"
@@ -73,6 +79,60 @@ TEST_F(EmbeddedClusterTest, OnEvictObjectsAreReadableFromSsdWithSameBytes) {
   }
   EXPECT_GT(cluster_->master().GetStats().get_local_disk_hit, 0u);
   EXPECT_EQ(cluster_->master().Audit().total_refcnt, 0u);
+}
+
+// Flips one value byte of every record in the data files under `dir`.
+// Records start on 4096-byte boundaries with the magic "MTSR"; values of
+// 64 KiB start one block further.
+int CorruptEveryValue(const std::string& dir) {
+  int flipped = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const int fd = ::open(entry.path().c_str(), O_RDWR);
+    if (fd < 0) continue;
+    const off_t size = static_cast<off_t>(entry.file_size());
+    for (off_t at = 0; at + 8192 <= size; at += 4096) {
+      char magic[4];
+      if (::pread(fd, magic, 4, at) != 4 || std::memcmp(magic, "MTSR", 4) != 0) {
+        continue;
+      }
+      char byte;
+      if (::pread(fd, &byte, 1, at + 4096 + 100) != 1) continue;
+      byte ^= 0x5a;
+      if (::pwrite(fd, &byte, 1, at + 4096 + 100) == 1) ++flipped;
+    }
+    ::close(fd);
+  }
+  return flipped;
+}
+
+TEST_F(EmbeddedClusterTest, CorruptSsdRecordIsNeverServedAndIsDropped) {
+  Start(OffloadMode::kOnEvict, 1, /*real_files=*/true);
+  PutMany(40);
+  Settle();
+  std::vector<int> ssd_only;
+  for (int i = 0; i < 40; ++i) {
+    Result<ObjectDescription> d = cluster_->master().DescribeObject(Key(i));
+    ASSERT_TRUE(d.ok());
+    if (d->replicas.size() == 1 && d->replicas[0].desc.tier == Tier::kLocalDisk) {
+      ssd_only.push_back(i);
+    }
+  }
+  ASSERT_FALSE(ssd_only.empty());
+  ASSERT_GT(CorruptEveryValue(dir_.path() + "/n0"), 0);
+
+  for (int i : ssd_only) {
+    Result<std::vector<std::byte>> got = client_->Get(Key(i));
+    ASSERT_FALSE(got.ok()) << i;
+    EXPECT_EQ(got.status().reason(), ErrorReason::kChecksumMismatch);
+  }
+  Settle();  // the node reports the corrupt keys with its heartbeat
+  for (int i : ssd_only) EXPECT_FALSE(client_->Exists(Key(i))->exists) << i;
+  EXPECT_EQ(cluster_->master().GetStats().ssd_corruptions, ssd_only.size());
+  // Objects still in DRAM are untouched.
+  Result<std::vector<std::byte>> newest = client_->Get(Key(39));
+  ASSERT_TRUE(newest.ok());
+  EXPECT_EQ(*newest, Pattern(64 * 1024, 39));
+  EXPECT_TRUE(cluster_->master().Audit().consistent());
 }
 
 TEST_F(EmbeddedClusterTest, OffModeLosesEvictedObjectsCleanly) {
