@@ -205,6 +205,9 @@ class Master {
   uint64_t EvictSsdOf(NodeId node, TierUsage usage);
 
   void RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry);
+  // Records a complete local_disk replica of `meta` on `node` and its SSD
+  // use. REQUIRES: the object's stripe lock is held.
+  void AddDiskReplica(ObjectMeta& meta, NodeId node);
   void DropNodeReplicas(NodeId node);
 
   ReplicaId NextReplicaId() { return next_replica_id_.fetch_add(1) + 1; }

@@ -46,14 +46,7 @@ void Master::RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry) 
     if (meta.size != entry.size) tasks_.EnqueueSsdDelete(node, entry.key);
     return;
   }
-  ReplicaDescriptor desc;
-  desc.id = NextReplicaId();
-  desc.tier = Tier::kLocalDisk;
-  desc.state = ReplicaState::kComplete;
-  desc.node = node;
-  desc.size = entry.size;
-  meta.replicas.push_back(Replica{desc, 0});
-  nodes_.AddSsdUsed(node, static_cast<int64_t>(entry.size));
+  AddDiskReplica(meta, node);
   counters_.inventory_restored.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -135,6 +128,17 @@ void Master::DropNodeReplicas(NodeId node) {
       }
     }
   }
+}
+
+void Master::AddDiskReplica(ObjectMeta& meta, NodeId node) {
+  ReplicaDescriptor disk;
+  disk.id = NextReplicaId();
+  disk.tier = Tier::kLocalDisk;
+  disk.state = ReplicaState::kComplete;
+  disk.node = node;
+  disk.size = meta.size;
+  meta.replicas.push_back(Replica{disk, 0});
+  nodes_.AddSsdUsed(node, static_cast<int64_t>(meta.size));
 }
 
 std::optional<NodeView> Master::GetNode(NodeId node) const {

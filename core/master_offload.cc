@@ -95,16 +95,7 @@ Status Master::NotifyOffloadSuccess(NodeId node, TaskId task_id) {
     }
     ObjectMeta& meta = it->second;
     if (source->refcnt > 0) --source->refcnt;
-    if (meta.FindDisk(node) == nullptr) {
-      ReplicaDescriptor disk;
-      disk.id = NextReplicaId();
-      disk.tier = Tier::kLocalDisk;
-      disk.state = ReplicaState::kComplete;
-      disk.node = node;
-      disk.size = meta.size;
-      meta.replicas.push_back(Replica{disk, 0});
-      nodes_.AddSsdUsed(node, static_cast<int64_t>(meta.size));
-    }
+    if (meta.FindDisk(node) == nullptr) AddDiskReplica(meta, node);
     counters_.offload_completed.fetch_add(1, std::memory_order_relaxed);
     counters_.offload_bytes.fetch_add(meta.size, std::memory_order_relaxed);
     source = meta.Find(task.source.id);  // push_back may have moved it
