@@ -3,12 +3,42 @@
 #include <algorithm>
 
 namespace mooncake_tier {
+namespace {
+
+Status NodeGone(NodeId id) {
+  return Status(ErrorReason::kNodeNotFound,
+                "node " + std::to_string(id) +
+                    " is not registered (expired or replaced); register "
+                    "again");
+}
+
+}  // namespace
 
 NodeRegistry::NodeRegistry(const Clock* clock, uint64_t dram_alignment,
                            std::unique_ptr<AllocationStrategy> strategy)
     : clock_(clock),
       dram_alignment_(dram_alignment),
       strategy_(std::move(strategy)) {}
+
+NodeRegistry::Node* NodeRegistry::Find(NodeId id) const {
+  auto it = nodes_.find(id);
+  return it == nodes_.end() ? nullptr : it->second.get();
+}
+
+void NodeRegistry::PublishSpace(Node& node) {
+  const SpaceAllocator* a = node.allocator.get();
+  node.view.dram_used = a ? a->allocated_bytes() : 0;
+  node.free_bytes.store(a ? a->free_bytes() : 0, std::memory_order_relaxed);
+  node.largest_free.store(a ? a->largest_free_extent() : 0,
+                          std::memory_order_relaxed);
+}
+
+NodeView NodeRegistry::ViewOf(const Node& node) {
+  MutexLock lock(&node.mu);
+  NodeView view = node.view;
+  view.ssd_used = node.ssd_used.load(std::memory_order_relaxed);
+  return view;
+}
 
 Result<NodeId> NodeRegistry::Register(
     const NodeSpec& spec, NodeId* replaced,
@@ -22,101 +52,121 @@ Result<NodeId> NodeRegistry::Register(
     return Status(ErrorReason::kInvalidSize,
                   "DRAM segment smaller than one allocation unit");
   }
-  MutexLock lock(&mu_);
+  auto node = std::make_unique<Node>();
+  node->name = spec.name;
+  WriterMutexLock lock(&map_mu_);
   *replaced = kNoNode;
   if (auto it = by_name_.find(spec.name); it != by_name_.end()) {
     *replaced = it->second;
-    RetireLocked(nodes_.at(it->second));
+    RetireLocked(it->second);
   }
   const NodeId id = next_id_++;
   if (before_visible) before_visible(id);
-  Node node;
-  node.view.id = id;
-  node.view.spec = spec;
-  node.view.registered_at = node.view.last_heartbeat = clock_->Now();
-  if (spec.dram_size > 0) {
-    node.allocator =
-        std::make_unique<SpaceAllocator>(spec.dram_size, dram_alignment_);
+  {
+    MutexLock node_lock(&node->mu);
+    node->view.id = id;
+    node->view.spec = spec;
+    node->view.registered_at = node->view.last_heartbeat = clock_->Now();
+    if (spec.dram_size > 0) {
+      node->allocator =
+          std::make_unique<SpaceAllocator>(spec.dram_size, dram_alignment_);
+    }
+    node->segment_bytes.store(node->allocator ? node->allocator->capacity() : 0);
+    node->ssd_capacity.store(spec.ssd_capacity);
+    PublishSpace(*node);
   }
   nodes_.emplace(id, std::move(node));
   by_name_[spec.name] = id;
   return id;
 }
 
-NodeRegistry::Node* NodeRegistry::FindLive(NodeId id) {
+void NodeRegistry::RetireLocked(NodeId id) {
   auto it = nodes_.find(id);
-  return it == nodes_.end() ? nullptr : &it->second;
-}
-
-void NodeRegistry::RetireLocked(Node& node) {
-  node.view.state = NodeState::kDead;
-  node.view.dram_used = 0;
-  dead_.push_back(node.view);
+  if (it == nodes_.end()) return;
+  NodeView view = ViewOf(*it->second);
+  view.state = NodeState::kDead;
+  view.dram_used = 0;
+  dead_.push_back(std::move(view));
   if (dead_.size() > kDeadHistory) dead_.pop_front();
-  by_name_.erase(node.view.spec.name);
-  nodes_.erase(node.view.id);  // `node` dangles from here on
+  by_name_.erase(it->second->name);
+  nodes_.erase(it);
 }
 
 Status NodeRegistry::Heartbeat(NodeId id) {
-  MutexLock lock(&mu_);
-  Node* node = FindLive(id);
-  if (node == nullptr) {
-    return Status(ErrorReason::kNodeNotFound,
-                  "node " + std::to_string(id) +
-                      " is not registered (expired or replaced); register "
-                      "again");
-  }
+  ReaderMutexLock lock(&map_mu_);
+  Node* node = Find(id);
+  if (node == nullptr) return NodeGone(id);
+  MutexLock node_lock(&node->mu);
   node->view.last_heartbeat = clock_->Now();
   node->view.state = NodeState::kAlive;
+  node->placeable.store(true, std::memory_order_relaxed);
   return Status::Ok();
 }
 
 std::vector<NodeId> NodeRegistry::ExpireSilent(Duration ttl) {
   const TimePoint now = clock_->Now();
-  MutexLock lock(&mu_);
+  WriterMutexLock lock(&map_mu_);
   std::vector<NodeId> died;
   for (auto& [id, node] : nodes_) {
-    const Duration silent = now - node.view.last_heartbeat;
+    MutexLock node_lock(&node->mu);
+    const Duration silent = now - node->view.last_heartbeat;
     if (silent >= ttl) {
       died.push_back(id);
     } else if (silent >= ttl / 2) {
-      node.view.state = NodeState::kSuspect;
+      node->view.state = NodeState::kSuspect;
+      node->placeable.store(false, std::memory_order_relaxed);
     }
   }
-  for (NodeId id : died) RetireLocked(nodes_.at(id));
+  for (NodeId id : died) RetireLocked(id);
   return died;
 }
 
 bool NodeRegistry::Retire(NodeId id) {
-  MutexLock lock(&mu_);
-  Node* node = FindLive(id);
-  if (node == nullptr) return false;
-  RetireLocked(*node);
+  WriterMutexLock lock(&map_mu_);
+  if (Find(id) == nullptr) return false;
+  RetireLocked(id);
   return true;
+}
+
+Result<uint64_t> NodeRegistry::AllocateOn(Node& node, uint64_t size) {
+  MutexLock lock(&node.mu);
+  if (!node.allocator) {
+    return Status(ErrorReason::kNoSpace, "node has no DRAM segment");
+  }
+  std::optional<uint64_t> offset = node.allocator->Allocate(size);
+  if (!offset) {
+    return Status(ErrorReason::kNoSpace,
+                  "node " + std::to_string(node.view.id) + " has no room for " +
+                      std::to_string(size) + " bytes");
+  }
+  PublishSpace(node);
+  return *offset;
 }
 
 Result<ReplicaDescriptor> NodeRegistry::AllocateMemory(
     uint64_t size, std::string_view preferred) {
-  MutexLock lock(&mu_);
+  ReaderMutexLock lock(&map_mu_);
   std::vector<NodeSpace> spaces;
   spaces.reserve(nodes_.size());
   for (const auto& [id, node] : nodes_) {
-    if (node.view.state != NodeState::kAlive || !node.allocator) continue;
-    spaces.push_back({id, node.allocator->free_bytes(),
-                      node.allocator->largest_free_extent(),
-                      !preferred.empty() && node.view.spec.name == preferred});
+    if (!node->placeable.load(std::memory_order_relaxed) ||
+        node->segment_bytes.load(std::memory_order_relaxed) == 0) {
+      continue;
+    }
+    const bool is_preferred = !preferred.empty() && node->name == preferred;
+    spaces.push_back({id, node->free_bytes.load(std::memory_order_relaxed),
+                      node->largest_free.load(std::memory_order_relaxed),
+                      is_preferred});
   }
   for (NodeId id : strategy_->Rank(spaces, size)) {
-    Node& node = nodes_.at(id);
-    if (auto offset = node.allocator->Allocate(size)) {
-      node.view.dram_used = node.allocator->allocated_bytes();
-      ReplicaDescriptor desc;
-      desc.tier = Tier::kMemory;
-      desc.node = id;
-      desc.offset = *offset;
-      desc.size = size;
-      return desc;
-    }
+    Result<uint64_t> offset = AllocateOn(*nodes_.at(id), size);
+    if (!offset.ok()) continue;  // the figures were a moment old
+    ReplicaDescriptor desc;
+    desc.tier = Tier::kMemory;
+    desc.node = id;
+    desc.offset = *offset;
+    desc.size = size;
+    return desc;
   }
   return Status(ErrorReason::kNoSpace,
                 "no alive node has " + std::to_string(size) +
@@ -124,105 +174,98 @@ Result<ReplicaDescriptor> NodeRegistry::AllocateMemory(
 }
 
 Result<uint64_t> NodeRegistry::AllocateMemoryOn(NodeId id, uint64_t size) {
-  MutexLock lock(&mu_);
-  Node* node = FindLive(id);
-  if (node == nullptr || node->view.state == NodeState::kDead) {
-    return Status(ErrorReason::kNodeNotFound,
-                  "node " + std::to_string(id) + " is not registered");
-  }
-  if (!node->allocator) {
-    return Status(ErrorReason::kNoSpace, "node has no DRAM segment");
-  }
-  auto offset = node->allocator->Allocate(size);
-  if (!offset) {
-    return Status(ErrorReason::kNoSpace, "node " + std::to_string(id) +
-                                             " has no room for " +
-                                             std::to_string(size) + " bytes");
-  }
-  node->view.dram_used = node->allocator->allocated_bytes();
-  return *offset;
+  ReaderMutexLock lock(&map_mu_);
+  Node* node = Find(id);
+  if (node == nullptr) return NodeGone(id);
+  return AllocateOn(*node, size);
 }
 
 bool NodeRegistry::FreeMemory(NodeId id, uint64_t offset, uint64_t size) {
-  MutexLock lock(&mu_);
-  Node* node = FindLive(id);
+  ReaderMutexLock lock(&map_mu_);
+  Node* node = Find(id);
   if (node == nullptr) return true;  // the segment went with the node
+  MutexLock node_lock(&node->mu);
   if (!node->allocator || !node->allocator->Free(offset, size)) return false;
-  node->view.dram_used = node->allocator->allocated_bytes();
+  PublishSpace(*node);
   return true;
 }
 
 void NodeRegistry::AddSsdUsed(NodeId id, int64_t delta) {
-  MutexLock lock(&mu_);
-  Node* node = FindLive(id);
+  ReaderMutexLock lock(&map_mu_);
+  Node* node = Find(id);
   if (node == nullptr) return;
-  const int64_t used = static_cast<int64_t>(node->view.ssd_used) + delta;
-  node->view.ssd_used = used < 0 ? 0 : static_cast<uint64_t>(used);
+  uint64_t used = node->ssd_used.load(std::memory_order_relaxed);
+  uint64_t next;
+  do {
+    const int64_t sum = static_cast<int64_t>(used) + delta;
+    next = sum < 0 ? 0 : static_cast<uint64_t>(sum);
+  } while (!node->ssd_used.compare_exchange_weak(used, next,
+                                                 std::memory_order_relaxed));
 }
 
 bool NodeRegistry::IsAlive(NodeId id) const {
-  MutexLock lock(&mu_);
-  auto it = nodes_.find(id);
-  return it != nodes_.end() && it->second.view.state != NodeState::kDead;
+  ReaderMutexLock lock(&map_mu_);
+  return Find(id) != nullptr;
 }
 
 std::optional<NodeView> NodeRegistry::Get(NodeId id) const {
-  MutexLock lock(&mu_);
-  auto it = nodes_.find(id);
-  if (it == nodes_.end()) return std::nullopt;
-  return it->second.view;
+  ReaderMutexLock lock(&map_mu_);
+  const Node* node = Find(id);
+  if (node == nullptr) return std::nullopt;
+  return ViewOf(*node);
 }
 
 std::vector<NodeView> NodeRegistry::List() const {
-  MutexLock lock(&mu_);
+  ReaderMutexLock lock(&map_mu_);
   std::vector<NodeView> out;
   out.reserve(nodes_.size());
-  for (const auto& [id, node] : nodes_) out.push_back(node.view);
+  for (const auto& [id, node] : nodes_) out.push_back(ViewOf(*node));
   std::sort(out.begin(), out.end(),
             [](const NodeView& a, const NodeView& b) { return a.id < b.id; });
   return out;
 }
 
 std::vector<NodeView> NodeRegistry::ListDead() const {
-  MutexLock lock(&mu_);
+  ReaderMutexLock lock(&map_mu_);
   return {dead_.begin(), dead_.end()};
 }
 
 TierUsage NodeRegistry::MemoryUsage() const {
-  MutexLock lock(&mu_);
+  ReaderMutexLock lock(&map_mu_);
   TierUsage usage;
   for (const auto& [id, node] : nodes_) {
-    if (!node.allocator) continue;
-    usage.capacity += node.allocator->capacity();
-    usage.used += node.allocator->allocated_bytes();
+    const uint64_t capacity = node->segment_bytes.load(std::memory_order_relaxed);
+    usage.capacity += capacity;
+    usage.used += capacity - node->free_bytes.load(std::memory_order_relaxed);
   }
   return usage;
 }
 
 uint64_t NodeRegistry::LargestSegment() const {
-  MutexLock lock(&mu_);
+  ReaderMutexLock lock(&map_mu_);
   uint64_t largest = 0;
   for (const auto& [id, node] : nodes_) {
-    if (node.allocator) largest = std::max(largest, node.allocator->capacity());
+    largest = std::max(largest, node->segment_bytes.load(std::memory_order_relaxed));
   }
   return largest;
 }
 
 TierUsage NodeRegistry::SsdUsage() const {
-  MutexLock lock(&mu_);
+  ReaderMutexLock lock(&map_mu_);
   TierUsage usage;
   for (const auto& [id, node] : nodes_) {
-    usage.capacity += node.view.spec.ssd_capacity;
-    usage.used += node.view.ssd_used;
+    usage.capacity += node->ssd_capacity.load(std::memory_order_relaxed);
+    usage.used += node->ssd_used.load(std::memory_order_relaxed);
   }
   return usage;
 }
 
 TierUsage NodeRegistry::SsdUsageOf(NodeId id) const {
-  MutexLock lock(&mu_);
-  auto it = nodes_.find(id);
-  if (it == nodes_.end()) return {};
-  return {it->second.view.spec.ssd_capacity, it->second.view.ssd_used};
+  ReaderMutexLock lock(&map_mu_);
+  const Node* node = Find(id);
+  if (node == nullptr) return {};
+  return {node->ssd_capacity.load(std::memory_order_relaxed),
+          node->ssd_used.load(std::memory_order_relaxed)};
 }
 
 }  // namespace mooncake_tier

@@ -3,10 +3,14 @@
 // The nodes a master knows: their published endpoints, the space allocator
 // of each DRAM segment, SSD capacity and use, and liveness by heartbeat.
 //
-// Thread safety: thread-safe. One mutex guards everything; it ranks after
-// the object-table shard locks (a shard may be held while calling in here),
-// so nothing in here calls out while holding it.
+// Thread safety: thread-safe. A reader-writer lock guards the set of nodes
+// (written only by registration and retirement) and a lock per node its
+// allocator, so placements on different nodes run in parallel. All of it
+// ranks after the object-table stripe locks (a stripe may be held while
+// calling in here); nothing in here calls out while holding a lock, except
+// the `before_visible` hook of Register.
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -107,23 +111,39 @@ class NodeRegistry {
   TierUsage SsdUsageOf(NodeId id) const;
 
  private:
+  // One registered node. Its own lock guards its allocator and mutable
+  // view, so placements on different nodes never contend; the lock-free
+  // free-space figures let the strategy rank nodes without taking any.
   struct Node {
-    NodeView view;
-    std::unique_ptr<SpaceAllocator> allocator;  // null when dram_size == 0
+    std::string name;  // fixed at registration
+    mutable Mutex mu;
+    NodeView view ABSL_GUARDED_BY(mu);
+    std::unique_ptr<SpaceAllocator> allocator ABSL_GUARDED_BY(mu);
+    std::atomic<bool> placeable{true};  // alive, not suspect
+    std::atomic<uint64_t> free_bytes{0};
+    std::atomic<uint64_t> largest_free{0};
+    std::atomic<uint64_t> segment_bytes{0};
+    std::atomic<uint64_t> ssd_capacity{0};
+    std::atomic<uint64_t> ssd_used{0};
   };
 
-  Node* FindLive(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RetireLocked(Node& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Node* Find(NodeId id) const ABSL_SHARED_LOCKS_REQUIRED(map_mu_);
+  void RetireLocked(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_);
+  static void PublishSpace(Node& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(node.mu);
+  static NodeView ViewOf(const Node& node);
+  Result<uint64_t> AllocateOn(Node& node, uint64_t size);
 
   const Clock* const clock_;
   const uint64_t dram_alignment_;
   const std::unique_ptr<AllocationStrategy> strategy_;
 
-  mutable Mutex mu_;
-  NodeId next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  absl::flat_hash_map<NodeId, Node> nodes_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, NodeId> by_name_ ABSL_GUARDED_BY(mu_);
-  std::deque<NodeView> dead_ ABSL_GUARDED_BY(mu_);
+  // Lock order: map_mu_ (shared or exclusive) before any Node::mu.
+  mutable SharedMutex map_mu_;
+  NodeId next_id_ ABSL_GUARDED_BY(map_mu_) = 1;
+  absl::flat_hash_map<NodeId, std::unique_ptr<Node>> nodes_
+      ABSL_GUARDED_BY(map_mu_);
+  absl::flat_hash_map<std::string, NodeId> by_name_ ABSL_GUARDED_BY(map_mu_);
+  std::deque<NodeView> dead_ ABSL_GUARDED_BY(map_mu_);
 };
 
 }  // namespace mooncake_tier
