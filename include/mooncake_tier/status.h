@@ -50,6 +50,7 @@ enum class StatusCode : uint8_t {
   X(kObjectLeased, "OBJECT_LEASED", kFailedPrecondition)           \
   X(kObjectNotReady, "OBJECT_NOT_READY", kFailedPrecondition)      \
   X(kGroupIncomplete, "GROUP_INCOMPLETE", kFailedPrecondition)     \
+  X(kGroupNotFilling, "GROUP_NOT_FILLING", kFailedPrecondition)    \
   X(kNodeNotAlive, "NODE_NOT_ALIVE", kFailedPrecondition)          \
   X(kNoSpace, "NO_SPACE", kResourceExhausted)                      \
   X(kQueueFull, "QUEUE_FULL", kResourceExhausted)                  \

@@ -1,0 +1,124 @@
+#pragma once
+
+// One group's bookkeeping: which member index is held by which key, whether
+// that member's put has completed, and the group's state. The state machine
+// of docs/design/groups.md lives here; GroupTable holds one GroupMeta per
+// group id.
+//
+//            Reserve/MarkPresent (last member present)
+//   filling ------------------------------------------> complete
+//     |  \                                                  |
+//     |   `--- Lose ----------> broken <------- Lose -------'
+//     |
+//     `--- Expire (older than the fill timeout) ---> expired
+//
+// broken and expired are final: they accept no members and a later Lose
+// leaves them as they are. The table drops a group once Empty().
+//
+// Thread safety: none of its own. Every call, const or not, requires the
+// lock of the GroupTable stripe that holds the group.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "mooncake_tier/status.h"
+#include "mooncake_tier/types.h"
+
+namespace mooncake_tier {
+
+// Why a group became broken.
+enum class BreakCause : uint8_t {
+  kRemoved = 0,   // a member was removed (group_remove_policy = member)
+  kNodeLost = 1,  // a member's last replica went with its node
+  kCorrupt = 2,   // a member's SSD record was found corrupt
+};
+// "removed" | "node_lost" | "corrupt"
+std::string_view BreakCauseName(BreakCause cause);
+
+enum class MemberState : uint8_t {
+  kReserved = 0,  // the member's put is in flight
+  kPresent = 1,   // the member's put completed
+};
+
+struct GroupMember {
+  std::string key;
+  MemberState state = MemberState::kReserved;
+};
+
+// A member as reported to callers (GetGroup, the admin API).
+struct GroupMemberView {
+  uint32_t index = 0;
+  std::string key;
+  bool present = false;
+  friend bool operator==(const GroupMemberView&,
+                         const GroupMemberView&) = default;
+};
+
+// The fields are public for reading; change them only through the methods,
+// which keep `present` equal to the number of kPresent members and move
+// `state` only along the edges drawn above.
+struct GroupMeta {
+  // Member index -> member. Ordered, so listings come out by index; sparse,
+  // so a group_size from outside input allocates nothing up front.
+  std::map<uint32_t, GroupMember> members;
+  uint32_t expected = 0;  // group_size; 0 until the first reservation
+  uint32_t present = 0;   // members in kPresent
+  GroupState state = GroupState::kFilling;
+  TimePoint created;      // first reservation; the fill timeout counts from it
+  TimePoint state_since;  // last state change (or `created`)
+  std::optional<BreakCause> break_cause;  // set iff state == kBroken
+
+  // Reserves `spec.group_index` for `key`, whose put is starting.
+  //   INVALID_GROUP      index >= group_size, or a group_size other than
+  //                      the group's (the message names both sizes);
+  //   GROUP_NOT_FILLING  the group is complete, broken or expired;
+  //   OBJECT_EXISTS      the index is reserved or present under another
+  //                      key, or already present under this one.
+  // Reserving an index this key already holds in kReserved is OK and changes
+  // nothing (a retried PutStart). On error nothing changes.
+  // A filling group without members is as good as new: its next Reserve
+  // sets `expected` and `created` afresh.
+  // REQUIRES: the caller validated spec (ValidateGroupSpec) and key, and
+  // ensures a key holds at most one index (the object table refuses a
+  // second put of a key).
+  Status Reserve(const GroupSpec& spec, std::string_view key, TimePoint now);
+
+  // The member's put completed: kReserved -> kPresent. Returns true iff this
+  // made the group complete. False, changing nothing, for an index that is
+  // not reserved (already present, or not a member). A member completing in
+  // a broken or expired group becomes present; the state stays.
+  bool MarkPresent(uint32_t index, TimePoint now);
+
+  // The member's put was revoked or timed out: a reserved index becomes
+  // free again and the state does not change. No-op for a present member or
+  // an index that is not a member (use Lose for a present member).
+  void Unreserve(uint32_t index);
+
+  // The member at `index` is gone (removed, lost with its node, corrupt):
+  // it is dropped, and a filling or complete group becomes broken with
+  // `cause`. A broken or expired group keeps its state and cause. Returns
+  // true iff this call broke the group; false, changing nothing, if `index`
+  // is not a member.
+  bool Lose(uint32_t index, BreakCause cause, TimePoint now);
+
+  // A filling group with members whose first reservation is at least
+  // `fill_timeout` old becomes expired; returns true iff it did. The caller
+  // then removes the members. An empty filling group never expires: it
+  // holds nothing, and the table may drop it.
+  bool Expire(TimePoint now, Duration fill_timeout);
+
+  GroupStatus ToStatus(std::string_view group_id) const;
+  // Every member, ascending by index.
+  std::vector<GroupMemberView> Members() const;
+  // The member at `index`, or null.
+  const GroupMember* Find(uint32_t index) const;
+  // No member left (reserved or present): the table may drop the group.
+  bool Empty() const { return members.empty(); }
+};
+
+}  // namespace mooncake_tier

@@ -1,0 +1,279 @@
+#include "core/group_meta.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+
+namespace mooncake_tier {
+namespace {
+
+using std::chrono::seconds;
+
+GroupSpec Spec(uint32_t size, uint32_t index, std::string id = "g") {
+  return GroupSpec{std::move(id), size, index};
+}
+
+std::string Key(uint32_t index) { return "k" + std::to_string(index); }
+
+class GroupMetaTest : public ::testing::Test {
+ protected:
+  // Reserves and completes every member of a group of `size`.
+  void Fill(GroupMeta& g, uint32_t size) {
+    for (uint32_t i = 0; i < size; ++i) {
+      ASSERT_TRUE(g.Reserve(Spec(size, i), Key(i), clock_.Now()).ok());
+    }
+    for (uint32_t i = 0; i < size; ++i) g.MarkPresent(i, clock_.Now());
+    ASSERT_EQ(g.state, GroupState::kComplete);
+  }
+
+  ManualClock clock_;
+};
+
+TEST_F(GroupMetaTest, CompletesOnlyWhenTheLastMemberLandsInAnyOrder) {
+  GroupMeta g;
+  const TimePoint start = clock_.Now();
+  for (uint32_t i = 8; i-- > 0;) {  // reserved in reverse
+    ASSERT_TRUE(g.Reserve(Spec(8, i), Key(i), clock_.Now()).ok());
+    clock_.Advance(seconds(1));
+  }
+  EXPECT_EQ(g.expected, 8u);
+  EXPECT_EQ(g.created, start);
+  const std::vector<uint32_t> order = {3, 0, 7, 5, 1, 6, 2, 4};
+  for (size_t n = 0; n < order.size(); ++n) {
+    EXPECT_EQ(g.state, GroupState::kFilling);
+    EXPECT_EQ(g.present, n);
+    const bool completed = g.MarkPresent(order[n], clock_.Now());
+    EXPECT_EQ(completed, n + 1 == order.size()) << "member " << n;
+  }
+  EXPECT_EQ(g.state, GroupState::kComplete);
+  EXPECT_EQ(g.state_since, clock_.Now());
+  EXPECT_EQ(g.created, start);
+  GroupStatus status = g.ToStatus("g");
+  EXPECT_EQ(status.group_id, "g");
+  EXPECT_EQ(status.state, GroupState::kComplete);
+  EXPECT_EQ(status.expected, 8u);
+  EXPECT_EQ(status.present, 8u);
+  std::vector<GroupMemberView> members = g.Members();
+  ASSERT_EQ(members.size(), 8u);
+  for (uint32_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(members[i], (GroupMemberView{i, Key(i), true}));
+  }
+}
+
+TEST_F(GroupMetaTest, MarkPresentIsIdempotent) {
+  GroupMeta g;
+  ASSERT_TRUE(g.Reserve(Spec(1, 0), "a", clock_.Now()).ok());
+  EXPECT_TRUE(g.MarkPresent(0, clock_.Now()));
+  EXPECT_FALSE(g.MarkPresent(0, clock_.Now()));
+  EXPECT_FALSE(g.MarkPresent(5, clock_.Now()));  // not a member
+  EXPECT_EQ(g.present, 1u);
+  EXPECT_EQ(g.state, GroupState::kComplete);
+}
+
+TEST_F(GroupMetaTest, SizeMismatchIsRefusedAndChangesNothing) {
+  GroupMeta g;
+  ASSERT_TRUE(g.Reserve(Spec(4, 0), "a", clock_.Now()).ok());
+  Status s = g.Reserve(Spec(8, 1), "b", clock_.Now());
+  EXPECT_EQ(s.reason(), ErrorReason::kInvalidGroup);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find('4'), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find('8'), std::string::npos) << s.message();
+  EXPECT_EQ(g.expected, 4u);
+  EXPECT_EQ(g.Members(), (std::vector<GroupMemberView>{{0, "a", false}}));
+}
+
+TEST_F(GroupMetaTest, IndexOutOfRangeIsInvalid) {
+  GroupMeta g;
+  EXPECT_EQ(g.Reserve(Spec(4, 4), "a", clock_.Now()).reason(),
+            ErrorReason::kInvalidGroup);
+  EXPECT_TRUE(g.Empty());
+  EXPECT_EQ(g.expected, 0u);
+}
+
+TEST_F(GroupMetaTest, TakenIndexIsRefusedAndChangesNothing) {
+  GroupMeta g;
+  ASSERT_TRUE(g.Reserve(Spec(4, 3), "a", clock_.Now()).ok());
+  const std::vector<GroupMemberView> before = g.Members();
+  Status s = g.Reserve(Spec(4, 3), "b", clock_.Now());
+  EXPECT_EQ(s.reason(), ErrorReason::kObjectExists);
+  EXPECT_EQ(s.code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(s.message(), "group 'g' index 3 is already taken by key 'a'");
+  EXPECT_EQ(g.Members(), before);
+
+  // Once present, not even the same key may take it again.
+  g.MarkPresent(3, clock_.Now());
+  EXPECT_EQ(g.Reserve(Spec(4, 3), "a", clock_.Now()).reason(),
+            ErrorReason::kObjectExists);
+  EXPECT_EQ(g.Reserve(Spec(4, 3), "b", clock_.Now()).reason(),
+            ErrorReason::kObjectExists);
+  EXPECT_EQ(g.Members(), (std::vector<GroupMemberView>{{3, "a", true}}));
+  EXPECT_EQ(g.present, 1u);
+}
+
+TEST_F(GroupMetaTest, SameKeyRetryOfAReservationIsOk) {
+  GroupMeta g;
+  const TimePoint first = clock_.Now();
+  ASSERT_TRUE(g.Reserve(Spec(2, 1), "a", first).ok());
+  clock_.Advance(seconds(5));
+  EXPECT_TRUE(g.Reserve(Spec(2, 1), "a", clock_.Now()).ok());
+  EXPECT_EQ(g.created, first);
+  EXPECT_EQ(g.Members(), (std::vector<GroupMemberView>{{1, "a", false}}));
+  EXPECT_EQ(g.present, 0u);
+}
+
+TEST_F(GroupMetaTest, OnlyAFillingGroupAcceptsMembers) {
+  GroupMeta complete;
+  Fill(complete, 2);
+  GroupMeta broken;
+  ASSERT_TRUE(broken.Reserve(Spec(2, 0), "a", clock_.Now()).ok());
+  ASSERT_TRUE(broken.Reserve(Spec(2, 1), "b", clock_.Now()).ok());
+  broken.Lose(1, BreakCause::kRemoved, clock_.Now());
+  GroupMeta expired;
+  ASSERT_TRUE(expired.Reserve(Spec(2, 0), "a", clock_.Now()).ok());
+  clock_.Advance(seconds(61));
+  ASSERT_TRUE(expired.Expire(clock_.Now(), seconds(60)));
+
+  for (GroupMeta* g : {&complete, &broken, &expired}) {
+    const GroupState state = g->state;
+    const std::vector<GroupMemberView> before = g->Members();
+    Status s = g->Reserve(Spec(2, 1), "c", clock_.Now());
+    EXPECT_EQ(s.reason(), ErrorReason::kGroupNotFilling) << s.ToString();
+    EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+    EXPECT_EQ(ReasonName(s.reason()), "GROUP_NOT_FILLING");
+    EXPECT_EQ(g->state, state);
+    EXPECT_EQ(g->Members(), before);
+  }
+  // Even with no member left, a broken group stays closed.
+  broken.Lose(0, BreakCause::kRemoved, clock_.Now());
+  EXPECT_TRUE(broken.Empty());
+  EXPECT_EQ(broken.Reserve(Spec(2, 0), "a", clock_.Now()).reason(),
+            ErrorReason::kGroupNotFilling);
+}
+
+TEST_F(GroupMetaTest, UnreserveFreesTheIndex) {
+  GroupMeta g;
+  ASSERT_TRUE(g.Reserve(Spec(2, 0), "a", clock_.Now()).ok());
+  ASSERT_TRUE(g.Reserve(Spec(2, 1), "b", clock_.Now()).ok());
+  g.MarkPresent(0, clock_.Now());
+  g.Unreserve(1);  // the put of "b" was revoked
+  EXPECT_EQ(g.state, GroupState::kFilling);
+  EXPECT_EQ(g.Find(1), nullptr);
+  g.Unreserve(0);  // present: not a reservation, nothing happens
+  ASSERT_NE(g.Find(0), nullptr);
+  EXPECT_EQ(g.present, 1u);
+
+  ASSERT_TRUE(g.Reserve(Spec(2, 1), "c", clock_.Now()).ok());
+  EXPECT_TRUE(g.MarkPresent(1, clock_.Now()));
+  EXPECT_EQ(g.Members(),
+            (std::vector<GroupMemberView>{{0, "a", true}, {1, "c", true}}));
+}
+
+TEST_F(GroupMetaTest, AFillingGroupLeftEmptyStartsAfresh) {
+  GroupMeta g;
+  ASSERT_TRUE(g.Reserve(Spec(4, 0), "a", clock_.Now()).ok());
+  g.Unreserve(0);
+  EXPECT_TRUE(g.Empty());
+  clock_.Advance(seconds(100));
+  EXPECT_FALSE(g.Expire(clock_.Now(), seconds(60)));  // holds nothing
+  ASSERT_TRUE(g.Reserve(Spec(2, 1), "b", clock_.Now()).ok());
+  EXPECT_EQ(g.expected, 2u);
+  EXPECT_EQ(g.created, clock_.Now());
+}
+
+TEST_F(GroupMetaTest, LosingAMemberBreaksACompleteGroup) {
+  GroupMeta g;
+  Fill(g, 3);
+  clock_.Advance(seconds(2));
+  EXPECT_TRUE(g.Lose(1, BreakCause::kNodeLost, clock_.Now()));
+  EXPECT_EQ(g.state, GroupState::kBroken);
+  EXPECT_EQ(g.break_cause, BreakCause::kNodeLost);
+  EXPECT_EQ(g.state_since, clock_.Now());
+  EXPECT_EQ(g.present, 2u);
+  EXPECT_EQ(g.Find(1), nullptr);
+
+  // Later losses drop members but keep the first cause and time.
+  const TimePoint broke = clock_.Now();
+  clock_.Advance(seconds(1));
+  EXPECT_FALSE(g.Lose(0, BreakCause::kCorrupt, clock_.Now()));
+  EXPECT_FALSE(g.Lose(0, BreakCause::kCorrupt, clock_.Now()));  // gone
+  EXPECT_EQ(g.break_cause, BreakCause::kNodeLost);
+  EXPECT_EQ(g.state_since, broke);
+  EXPECT_EQ(g.present, 1u);
+  EXPECT_FALSE(g.Lose(2, BreakCause::kRemoved, clock_.Now()));
+  EXPECT_TRUE(g.Empty());
+  EXPECT_EQ(g.present, 0u);
+}
+
+TEST_F(GroupMetaTest, LosingAMemberBreaksAFillingGroup) {
+  GroupMeta g;
+  ASSERT_TRUE(g.Reserve(Spec(4, 0), "a", clock_.Now()).ok());
+  ASSERT_TRUE(g.Reserve(Spec(4, 1), "b", clock_.Now()).ok());
+  g.MarkPresent(0, clock_.Now());
+  EXPECT_FALSE(g.Lose(3, BreakCause::kRemoved, clock_.Now()));  // no member
+  EXPECT_EQ(g.state, GroupState::kFilling);
+  EXPECT_TRUE(g.Lose(0, BreakCause::kCorrupt, clock_.Now()));
+  EXPECT_EQ(g.state, GroupState::kBroken);
+  EXPECT_EQ(g.break_cause, BreakCause::kCorrupt);
+  EXPECT_EQ(g.present, 0u);
+  // The reserved member may still finish; the group stays broken.
+  EXPECT_FALSE(g.MarkPresent(1, clock_.Now()));
+  EXPECT_EQ(g.present, 1u);
+  EXPECT_EQ(g.state, GroupState::kBroken);
+}
+
+TEST_F(GroupMetaTest, LosingAMemberOfAnExpiredGroupKeepsItExpired) {
+  GroupMeta g;
+  ASSERT_TRUE(g.Reserve(Spec(2, 0), "a", clock_.Now()).ok());
+  g.MarkPresent(0, clock_.Now());
+  clock_.Advance(seconds(60));
+  ASSERT_TRUE(g.Expire(clock_.Now(), seconds(60)));
+  EXPECT_FALSE(g.Lose(0, BreakCause::kRemoved, clock_.Now()));
+  EXPECT_EQ(g.state, GroupState::kExpired);
+  EXPECT_FALSE(g.break_cause.has_value());
+  EXPECT_TRUE(g.Empty());
+}
+
+TEST_F(GroupMetaTest, ExpiresOnlyWhenFillingPastTheTimeout) {
+  GroupMeta g;
+  const TimePoint start = clock_.Now();
+  ASSERT_TRUE(g.Reserve(Spec(2, 0), "a", clock_.Now()).ok());
+  clock_.Advance(seconds(30));
+  // Later members do not restart the clock.
+  ASSERT_TRUE(g.Reserve(Spec(2, 1), "b", clock_.Now()).ok());
+  clock_.Advance(seconds(29));
+  EXPECT_FALSE(g.Expire(clock_.Now(), seconds(60)));
+  EXPECT_EQ(g.state, GroupState::kFilling);
+  clock_.Advance(seconds(1));
+  EXPECT_TRUE(g.Expire(clock_.Now(), seconds(60)));
+  EXPECT_EQ(g.state, GroupState::kExpired);
+  EXPECT_EQ(g.state_since, clock_.Now());
+  EXPECT_EQ(g.created, start);
+  EXPECT_FALSE(g.Expire(clock_.Now(), seconds(60)));  // once
+
+  GroupMeta complete;
+  Fill(complete, 2);
+  clock_.Advance(seconds(600));
+  EXPECT_FALSE(complete.Expire(clock_.Now(), seconds(60)));
+  EXPECT_EQ(complete.state, GroupState::kComplete);
+
+  GroupMeta broken;
+  ASSERT_TRUE(broken.Reserve(Spec(2, 0), "a", clock_.Now()).ok());
+  ASSERT_TRUE(broken.Reserve(Spec(2, 1), "b", clock_.Now()).ok());
+  broken.Lose(0, BreakCause::kRemoved, clock_.Now());
+  clock_.Advance(seconds(600));
+  EXPECT_FALSE(broken.Expire(clock_.Now(), seconds(60)));
+  EXPECT_EQ(broken.state, GroupState::kBroken);
+}
+
+TEST(BreakCauseTest, Names) {
+  EXPECT_EQ(BreakCauseName(BreakCause::kRemoved), "removed");
+  EXPECT_EQ(BreakCauseName(BreakCause::kNodeLost), "node_lost");
+  EXPECT_EQ(BreakCauseName(BreakCause::kCorrupt), "corrupt");
+}
+
+}  // namespace
+}  // namespace mooncake_tier

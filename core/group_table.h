@@ -1,0 +1,139 @@
+#pragma once
+
+// The sharded group index: group id -> GroupMeta, laid out like ObjectTable
+// (power-of-two stripes chosen by the top bits of the id's hash, one mutex
+// each), plus the group counters the Master owns.
+//
+// Lock order (docs/design/groups.md): a group stripe ranks before every
+// object stripe. A caller holds at most one group stripe; with it held it
+// may lock object stripes in ascending stripe index. A path that holds an
+// object stripe never locks a group stripe.
+//
+// Thread safety: thread-safe through the stripe locks. Callers that change
+// a group lock its stripe (ShardFor(id).mu) themselves; Find, CountsByState,
+// ListPage and Size lock internally and must be called with no group stripe
+// held.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "core/group_meta.h"
+#include "core/mutex.h"
+#include "mooncake_tier/types.h"
+
+namespace mooncake_tier {
+
+// Groups per state, read stripe by stripe (not one atomic snapshot).
+struct GroupStateCounts {
+  uint64_t filling = 0;
+  uint64_t complete = 0;
+  uint64_t broken = 0;
+  uint64_t expired = 0;
+
+  uint64_t Of(GroupState state) const;
+  uint64_t total() const { return filling + complete + broken + expired; }
+};
+
+// One page of a listing in ascending group id (byte) order.
+struct GroupPage {
+  std::vector<GroupStatus> groups;
+  // Pass back to continue after the last group returned; empty when the
+  // listing is done.
+  std::string next_cursor;
+};
+
+class GroupTable {
+ public:
+  struct Shard {
+    mutable Mutex mu;
+    absl::flat_hash_map<std::string, GroupMeta> groups ABSL_GUARDED_BY(mu);
+  };
+
+  // REQUIRES: shard_count is a power of two.
+  explicit GroupTable(uint32_t shard_count);
+
+  uint32_t shard_count() const { return static_cast<uint32_t>(shards_.size()); }
+  uint32_t ShardIndex(std::string_view id) const;
+  Shard& ShardFor(std::string_view id) { return *shards_[ShardIndex(id)]; }
+  Shard& shard(uint32_t index) { return *shards_[index]; }
+  const Shard& ShardFor(std::string_view id) const {
+    return *shards_[ShardIndex(id)];
+  }
+  const Shard& shard(uint32_t index) const { return *shards_[index]; }
+
+  // The group's status, or nullopt if there is no such group.
+  std::optional<GroupStatus> Find(std::string_view id) const;
+
+  // Groups per state; takes each stripe lock in turn.
+  GroupStateCounts CountsByState() const;
+
+  // Up to `limit` groups with an id greater than `cursor` (empty: from the
+  // start), in ascending id order, only those in state `filter` if given.
+  // The cursor is the last id of the previous page, so paging neither
+  // repeats nor skips a group that exists for the whole listing, whatever
+  // else is added or dropped in between. Each stripe is read under its own
+  // lock; a page is not one atomic snapshot.
+  // Cost: O(groups * log(limit)) time and O(limit) memory per page; there
+  // is no ordered index, so each page scans every stripe. Meant for the
+  // admin API, not the data path.
+  // REQUIRES: limit > 0 (0 is treated as 1).
+  GroupPage ListPage(std::optional<GroupState> filter, size_t limit,
+                     std::string_view cursor) const;
+
+  // Groups in all stripes; takes each stripe lock in turn.
+  size_t Size() const;
+
+ private:
+  std::vector<std::unique_ptr<Shard>> shards_;
+};
+
+// Counters of group lifecycle events. The list is declared once; the live
+// atomics, the snapshot and its visitor are generated from it.
+#define MOONCAKE_TIER_GROUP_COUNTERS(X)                                  \
+  X(groups_created)          /* first reservation of a new group */      \
+  X(groups_completed)        /* filling -> complete */                   \
+  X(groups_broken_removed)   /* broken by a member's removal */          \
+  X(groups_broken_node_lost) /* broken by a member lost with its node */ \
+  X(groups_broken_corrupt)   /* broken by a corrupt SSD member */        \
+  X(groups_expired)          /* filling past group_fill_timeout */       \
+  X(groups_collected)        /* dropped from the table */                \
+  X(groups_evicted_memory)   /* evicted from DRAM as one unit */         \
+  X(groups_evicted_disk)     /* evicted from SSD as one unit */
+
+// A point-in-time copy of GroupCounters.
+struct GroupCounterSnapshot {
+#define MOONCAKE_TIER_GROUP_COUNTER_FIELD(name) uint64_t name = 0;
+  MOONCAKE_TIER_GROUP_COUNTERS(MOONCAKE_TIER_GROUP_COUNTER_FIELD)
+#undef MOONCAKE_TIER_GROUP_COUNTER_FIELD
+
+  // Calls visitor(name, value) for every counter, in declaration order.
+  template <typename Visitor>
+  void VisitCounters(Visitor&& visitor) const {
+#define MOONCAKE_TIER_GROUP_COUNTER_VISIT(name) \
+  visitor(std::string_view(#name), name);
+    MOONCAKE_TIER_GROUP_COUNTERS(MOONCAKE_TIER_GROUP_COUNTER_VISIT)
+#undef MOONCAKE_TIER_GROUP_COUNTER_VISIT
+  }
+};
+
+// Live counters, owned by the Master; relaxed atomics (monotonic, read for
+// reporting only). Thread-safe.
+struct GroupCounters {
+#define MOONCAKE_TIER_GROUP_COUNTER_FIELD(name) std::atomic<uint64_t> name{0};
+  MOONCAKE_TIER_GROUP_COUNTERS(MOONCAKE_TIER_GROUP_COUNTER_FIELD)
+#undef MOONCAKE_TIER_GROUP_COUNTER_FIELD
+
+  // The groups_broken_* counter of `cause`.
+  std::atomic<uint64_t>& Broken(BreakCause cause);
+
+  GroupCounterSnapshot Snapshot() const;
+};
+
+}  // namespace mooncake_tier
