@@ -36,7 +36,8 @@ Master::Master(MasterConfig config, const Clock* clock)
       objects_(config_.shard_count),
       nodes_(clock, config_.dram_alignment,
              std::make_unique<TwoChoiceStrategy>()),
-      tasks_(clock) {}
+      tasks_(clock),
+      groups_(config_.group_shard_count) {}
 
 std::vector<Result<ReplicaDescriptor>> Master::PutStart(
     std::span<const PutStartRequest> requests) {
@@ -82,67 +83,80 @@ Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
   }
   if (valid.ok() && request.options.group) {
     valid = ValidateGroupSpec(*request.options.group);
-  }
-  if (!valid.ok()) {
-    counters_.put_rejected.fetch_add(1, std::memory_order_relaxed);
-    return valid;
-  }
-  if (request.size > nodes_.LargestSegment()) {
-    // No eviction could ever make room: do not evict for it.
-    counters_.put_no_space.fetch_add(1, std::memory_order_relaxed);
-    return Status(ErrorReason::kNoSpace,
-                  "object of " + std::to_string(request.size) +
-                      " bytes is larger than any node's DRAM segment");
-  }
-
-  Shard& shard = objects_.ShardFor(request.key);
-  // One retry after making room: a full store evicts rather than refuses.
-  for (int attempt = 0;; ++attempt) {
-    {
-      MutexLock lock(&shard.mu);
-      if (auto it = shard.objects.find(request.key);
-          it != shard.objects.end()) {
-        ObjectMeta& meta = it->second;
-        Replica* staged = meta.FindTier(Tier::kMemory, ReplicaState::kProcessing);
-        if (staged != nullptr && !request.client.empty() &&
-            meta.put_owner == request.client && meta.size == request.size) {
-          return staged->desc;  // the same client retrying the same put
-        }
-        counters_.put_rejected.fetch_add(1, std::memory_order_relaxed);
-        return Status(ErrorReason::kObjectExists,
-                      "key already stored or being put");
-      }
-      Result<ReplicaDescriptor> placed =
-          nodes_.AllocateMemory(request.size, request.options.preferred_node);
-      if (placed.ok()) {
-        ReplicaDescriptor desc = *placed;
-        desc.id = NextReplicaId();
-        desc.state = ReplicaState::kProcessing;
-        const TimePoint now = clock_->Now();
-        ObjectMeta meta;
-        meta.size = request.size;
-        meta.replicas.push_back(Replica{desc, 0});
-        meta.group = request.options.group;
-        meta.put_owner = request.client;
-        meta.put_started = now;
-        meta.last_access = now;
-        meta.hard_pin = request.options.hard_pin;
-        shard.objects.emplace(request.key, std::move(meta));
-        shard.pending_puts.emplace(request.key, now);
-        counters_.put_started.fetch_add(1, std::memory_order_relaxed);
-        return desc;
-      }
-      if (attempt > 0 || placed.status().reason() != ErrorReason::kNoSpace) {
-        counters_.put_no_space.fetch_add(1, std::memory_order_relaxed);
-        return placed.status();
-      }
+    if (valid.ok() && request.options.group->group_size > config_.max_group_size) {
+      valid = Status(ErrorReason::kInvalidGroup,
+                     "group_size " +
+                         std::to_string(request.options.group->group_size) +
+                         " is above max_group_size " +
+                         std::to_string(config_.max_group_size));
     }
-    // No shard lock held here: eviction takes shard locks itself.
-    EvictMemory(request.size);
   }
+  if (valid.ok() && request.size > nodes_.LargestSegment()) {
+    // No eviction could ever make room: do not evict for it.
+    valid = Status(ErrorReason::kNoSpace,
+                   "object of " + std::to_string(request.size) +
+                       " bytes is larger than any node's DRAM segment");
+  }
+  // One retry after making room: a full store evicts rather than refuses.
+  // No lock is held across the eviction round.
+  Result<ReplicaDescriptor> placed = valid;
+  for (int attempt = 0; valid.ok() && attempt < 2; ++attempt) {
+    placed = request.options.group ? PutStartGrouped(request)
+                                   : PutStartObject(request);
+    if (placed.ok() || placed.status().reason() != ErrorReason::kNoSpace) break;
+    if (attempt == 0) EvictMemory(request.size);
+  }
+  if (placed.ok()) {
+    counters_.put_started.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    (placed.status().reason() == ErrorReason::kNoSpace ? counters_.put_no_space
+                                                       : counters_.put_rejected)
+        .fetch_add(1, std::memory_order_relaxed);
+  }
+  return placed;
+}
+
+Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request) {
+  Shard& shard = objects_.ShardFor(request.key);
+  MutexLock lock(&shard.mu);
+  if (auto it = shard.objects.find(request.key); it != shard.objects.end()) {
+    ObjectMeta& meta = it->second;
+    Replica* staged = meta.FindTier(Tier::kMemory, ReplicaState::kProcessing);
+    if (staged != nullptr && !request.client.empty() &&
+        meta.put_owner == request.client && meta.size == request.size &&
+        meta.group == request.options.group) {
+      return staged->desc;  // the same client retrying the same put
+    }
+    return Status(ErrorReason::kObjectExists, "key already stored or being put");
+  }
+  MT_ASSIGN_OR_RETURN(
+      ReplicaDescriptor desc,
+      nodes_.AllocateMemory(request.size, request.options.preferred_node));
+  desc.id = NextReplicaId();
+  desc.state = ReplicaState::kProcessing;
+  const TimePoint now = clock_->Now();
+  ObjectMeta meta;
+  meta.size = request.size;
+  meta.replicas.push_back(Replica{desc, 0});
+  meta.group = request.options.group;
+  meta.put_owner = request.client;
+  meta.put_started = now;
+  meta.last_access = now;
+  meta.hard_pin = request.options.hard_pin;
+  shard.objects.emplace(request.key, std::move(meta));
+  shard.pending_puts.emplace(request.key, now);
+  return desc;
 }
 
 Status Master::PutEndOne(const ClientId& client, const std::string& key) {
+  std::optional<GroupSpec> group = GroupOf(key);
+  if (!group) return PutEndObject(client, key, std::nullopt, nullptr);
+  return PutEndGrouped(client, key, *group);
+}
+
+Status Master::PutEndObject(const ClientId& client, const std::string& key,
+                            const std::optional<GroupSpec>& group,
+                            bool* completed) {
   Shard& shard = objects_.ShardFor(key);
   MutexLock lock(&shard.mu);
   auto it = shard.objects.find(key);
@@ -151,6 +165,10 @@ Status Master::PutEndOne(const ClientId& client, const std::string& key) {
                   "no put in flight for key (revoked or timed out?)");
   }
   ObjectMeta& meta = it->second;
+  if (meta.group != group) {
+    return Status(ErrorReason::kAborted,
+                  "the object changed during PutEnd; retry");
+  }
   Replica* staged = meta.FindTier(Tier::kMemory, ReplicaState::kProcessing);
   if (staged == nullptr) {
     if (meta.HasComplete(Tier::kMemory)) return Status::Ok();  // repeated end
@@ -165,6 +183,7 @@ Status Master::PutEndOne(const ClientId& client, const std::string& key) {
   meta.last_access = clock_->Now();
   shard.pending_puts.erase(key);
   counters_.put_completed.fetch_add(1, std::memory_order_relaxed);
+  if (completed != nullptr) *completed = true;
   if (config_.offload_mode == OffloadMode::kWriteThrough &&
       NodeHasSsd(staged->desc.node)) {
     QueueOffloadLocked(shard, key, meta, *staged, /*drop_source=*/false);
@@ -173,18 +192,34 @@ Status Master::PutEndOne(const ClientId& client, const std::string& key) {
 }
 
 Status Master::PutRevokeOne(const ClientId& client, const std::string& key) {
+  std::optional<GroupSpec> group = GroupOf(key);
+  if (!group) return RevokeStaged(key, std::nullopt, &client, nullptr);
+  return RevokeGrouped(key, *group, &client);
+}
+
+Status Master::RevokeStaged(const std::string& key,
+                            const std::optional<GroupSpec>& group,
+                            const ClientId* client, bool* revoked) {
   Shard& shard = objects_.ShardFor(key);
   MutexLock lock(&shard.mu);
   auto it = shard.objects.find(key);
   Replica* staged =
-      it == shard.objects.end()
+      it == shard.objects.end() || it->second.group != group
           ? nullptr
           : it->second.FindTier(Tier::kMemory, ReplicaState::kProcessing);
   if (staged == nullptr) {
     return Status(ErrorReason::kObjectNotFound, "no put in flight for key");
   }
   ObjectMeta& meta = it->second;
-  if (!client.empty() && !meta.put_owner.empty() && meta.put_owner != client) {
+  if (client == nullptr) {
+    // The put timeout: only a put that is still stalled.
+    auto pending = shard.pending_puts.find(key);
+    if (pending == shard.pending_puts.end() ||
+        clock_->Now() - pending->second < config_.put_timeout) {
+      return Status(ErrorReason::kObjectBusy, "the put is no longer stalled");
+    }
+  } else if (!client->empty() && !meta.put_owner.empty() &&
+             meta.put_owner != *client) {
     return Status(ErrorReason::kObjectBusy,
                   "the put in flight belongs to another client");
   }
@@ -194,8 +229,17 @@ Status Master::PutRevokeOne(const ClientId& client, const std::string& key) {
   meta.put_owner.clear();
   shard.pending_puts.erase(key);
   EraseIfEmptyLocked(shard, it);
-  counters_.put_revoked.fetch_add(1, std::memory_order_relaxed);
+  (client == nullptr ? counters_.put_timed_out : counters_.put_revoked)
+      .fetch_add(1, std::memory_order_relaxed);
+  if (revoked != nullptr) *revoked = true;
   return Status::Ok();
+}
+
+std::optional<GroupSpec> Master::GroupOf(const std::string& key) {
+  Shard& shard = objects_.ShardFor(key);
+  MutexLock lock(&shard.mu);
+  auto it = shard.objects.find(key);
+  return it == shard.objects.end() ? std::nullopt : it->second.group;
 }
 
 Result<ObjectReplicas> Master::GetReplicaListOne(const std::string& key) {
@@ -208,6 +252,14 @@ Result<ObjectReplicas> Master::GetReplicaListOne(const std::string& key) {
     return Status(ErrorReason::kObjectNotFound, "no object with this key");
   }
   ObjectMeta& meta = it->second;
+  if (meta.group && !meta.group_readable &&
+      config_.group_visibility == GroupVisibility::kAllOrNothing &&
+      meta.HasComplete()) {
+    counters_.get_group_incomplete.fetch_add(1, std::memory_order_relaxed);
+    return Status(ErrorReason::kGroupIncomplete,
+                  "group '" + meta.group->group_id +
+                      "' is not complete; its members are not readable yet");
+  }
   ObjectReplicas out;
   out.size = meta.size;
   out.group = meta.group;
@@ -236,23 +288,44 @@ Result<ObjectReplicas> Master::GetReplicaListOne(const std::string& key) {
 Result<ExistsInfo> Master::ExistsOne(const std::string& key) {
   MT_RETURN_IF_ERROR(ValidateKey(key));
   counters_.exists_calls.fetch_add(1, std::memory_order_relaxed);
-  Shard& shard = objects_.ShardFor(key);
-  MutexLock lock(&shard.mu);
   ExistsInfo info;
-  auto it = shard.objects.find(key);
-  if (it != shard.objects.end() && it->second.HasComplete()) {
-    info.exists = true;
+  std::optional<GroupSpec> group;
+  {
+    Shard& shard = objects_.ShardFor(key);
+    MutexLock lock(&shard.mu);
+    auto it = shard.objects.find(key);
+    if (it == shard.objects.end()) return info;
+    info.exists = it->second.HasComplete();
     info.size = it->second.size;
+    group = it->second.group;
   }
+  // Read after the object's stripe is released (groups rank first); the two
+  // halves may be a moment apart, which a probe tolerates.
+  if (group) info.group = groups_.Find(group->group_id);
   return info;
 }
 
 Status Master::RemoveOne(const std::string& key, RemoveOptions options) {
   MT_RETURN_IF_ERROR(ValidateKey(key));
+  std::optional<GroupSpec> group = GroupOf(key);
+  if (!group) return RemoveObject(key, std::nullopt, options);
+  if (config_.group_remove_policy == GroupRemovePolicy::kGroup) {
+    Status removed = RemoveGroupOne(group->group_id, options);
+    // A member whose group is no longer booked goes alone.
+    if (removed.reason() != ErrorReason::kGroupNotFound) return removed;
+  }
+  MT_RETURN_IF_ERROR(RemoveObject(key, group, options));
+  LoseMembers({{*group, key}}, BreakCause::kRemoved);
+  return Status::Ok();
+}
+
+Status Master::RemoveObject(const std::string& key,
+                            const std::optional<GroupSpec>& group,
+                            RemoveOptions options) {
   Shard& shard = objects_.ShardFor(key);
   MutexLock lock(&shard.mu);
   auto it = shard.objects.find(key);
-  if (it == shard.objects.end()) {
+  if (it == shard.objects.end() || it->second.group != group) {
     return Status(ErrorReason::kObjectNotFound, "no object with this key");
   }
   const ObjectMeta& meta = it->second;

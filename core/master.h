@@ -25,8 +25,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "core/clock.h"
 #include "core/detached_replicas.h"
+#include "core/eviction_planner.h"
+#include "core/group_table.h"
 #include "core/master_config.h"
 #include "core/master_stats.h"
 #include "core/node_registry.h"
@@ -61,6 +64,20 @@ struct ObjectDescription {
   TimePoint lease_deadline;
   TimePoint last_access;
   bool hard_pin = false;
+};
+
+// A group as operators and engines see it: state, counts, and each member
+// with the tiers of its complete replicas.
+struct GroupDescription {
+  GroupStatus status;
+  std::optional<BreakCause> break_cause;
+  struct Member {
+    uint32_t index = 0;
+    std::string key;
+    bool present = false;      // its put completed
+    std::vector<Tier> tiers;   // complete replicas, DRAM first
+  };
+  std::vector<Member> members;
 };
 
 // One live record in a node's SSD store, reported on (re-)registration.
@@ -109,9 +126,18 @@ class Master {
   // Existence probes: never grant leases nor count as accesses.
   std::vector<Result<ExistsInfo>> Exists(std::span<const std::string> keys);
   // OBJECT_LEASED while a reader holds a lease (unless forced), OBJECT_BUSY
-  // while a put is in flight.
+  // while a put is in flight. A group member follows group_remove_policy:
+  // the whole group goes (kGroup), or the member goes and its group turns
+  // broken (kMember).
   std::vector<Status> Remove(std::span<const std::string> keys,
                              RemoveOptions options);
+
+  // Groups by id: state, counts and members. GROUP_NOT_FOUND when unknown.
+  std::vector<Result<GroupDescription>> GetGroup(
+      std::span<const std::string> group_ids) const;
+  // Removes every member of each group and the group itself.
+  std::vector<Status> RemoveGroup(std::span<const std::string> group_ids,
+                                  RemoveOptions options);
 
   // ---- Node calls ----
 
@@ -146,6 +172,10 @@ class Master {
   // bytes are wanted). Returns bytes freed or scheduled to be freed.
   uint64_t EvictMemory(uint64_t need_free = 0);
   uint64_t EvictSsd();  // per node; returns bytes dropped
+  // Expires groups filling past group_fill_timeout (removing their
+  // members) and collects groups broken or expired for group_broken_ttl
+  // (removing survivors). Returns groups expired plus collected.
+  size_t SweepGroups();
 
   MasterStats GetStats() const;
   // Walks every object; O(n). For tests and operators.
@@ -156,11 +186,55 @@ class Master {
   using ObjectMap = decltype(Shard::objects);
 
   Result<ReplicaDescriptor> PutStartOne(const PutStartRequest& request);
+  // The object half of a put start: NO_SPACE without evicting.
+  Result<ReplicaDescriptor> PutStartObject(const PutStartRequest& request);
+  // Reserves the member's index, then starts the object, under the group
+  // stripe.
+  Result<ReplicaDescriptor> PutStartGrouped(const PutStartRequest& request);
   Status PutEndOne(const ClientId& client, const std::string& key);
+  // Completes the object's put if it still carries `group`; sets
+  // *completed when this call completed it. ABORTED if the object changed.
+  Status PutEndObject(const ClientId& client, const std::string& key,
+                      const std::optional<GroupSpec>& group, bool* completed);
+  Status PutEndGrouped(const ClientId& client, const std::string& key,
+                       const GroupSpec& group);
   Status PutRevokeOne(const ClientId& client, const std::string& key);
+  // Frees a staged put of `key` (still carrying `group`). With a null
+  // client, only if it is stalled past the put timeout.
+  Status RevokeStaged(const std::string& key,
+                      const std::optional<GroupSpec>& group,
+                      const ClientId* client, bool* revoked);
+  Status RevokeGrouped(const std::string& key, const GroupSpec& group,
+                       const ClientId* client);
+  // The group membership of `key`, read under its stripe alone.
+  std::optional<GroupSpec> GroupOf(const std::string& key);
+  Status RemoveGroupOne(const std::string& group_id, RemoveOptions options);
+
+  // Locks the stripes of every member of `group` (ascending, each once) and
+  // calls fn(shard, iterator) for each member object that still belongs to
+  // it. REQUIRES: the group's stripe is held.
+  using MemberFn = absl::FunctionRef<void(Shard&, ObjectMap::iterator)>;
+  void ForEachMemberLocked(const std::string& group_id, const GroupMeta& group,
+                           MemberFn fn);
+  // Sets every member's readability flag.
+  void SetReadableLocked(const std::string& group_id, const GroupMeta& group,
+                         bool readable);
+  // Removes every member object of `group` (leases and pins as Remove
+  // with `force`); returns OBJECT_LEASED / OBJECT_BUSY without changing
+  // anything when a member blocks it.
+  Status RemoveMembersLocked(const std::string& group_id, GroupMeta& group,
+                             bool force);
+  // Records that members of groups lost their last replica or were found
+  // corrupt: their groups turn broken.
+  void LoseMembers(const std::vector<std::pair<GroupSpec, std::string>>& lost,
+                   BreakCause cause);
   Result<ObjectReplicas> GetReplicaListOne(const std::string& key);
   Result<ExistsInfo> ExistsOne(const std::string& key);
   Status RemoveOne(const std::string& key, RemoveOptions options);
+  // Removes the object at `key` if it still carries `group`.
+  Status RemoveObject(const std::string& key,
+                      const std::optional<GroupSpec>& group,
+                      RemoveOptions options);
 
   // Releases one replica's resources (DRAM space, SSD accounting, pins).
   void ReleaseReplicaLocked(Shard& shard, const std::string& key,
@@ -204,7 +278,36 @@ class Master {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   uint64_t EvictSsdOf(NodeId node, TierUsage usage);
 
+  // ---- Groups as eviction units (master_group_eviction.cc) ----
+  struct GroupUnit {
+    bool evictable = false;
+    uint64_t members = 0;
+    uint64_t bytes = 0;  // of the members with a copy in the tier at hand
+    TimePoint last_access;
+    bool all_on_disk = true;
+    bool all_in_memory = true;
+  };
+  // What evicting `group` from `tier` (for local_disk: on `node`) means.
+  // REQUIRES: the group's stripe is held.
+  GroupUnit InspectGroupLocked(const std::string& id, const GroupMeta& group,
+                               Tier tier, NodeId node, TimePoint now);
+  // Pass 1: every evictable group as one candidate.
+  void PlanGroups(EvictionPlanner& planner, Tier tier, NodeId node);
+  // Pass 2: evicts groups not used after `cutoff` until `need` bytes.
+  uint64_t EvictGroups(Tier tier, NodeId node, TimePoint cutoff, uint64_t need);
+  // Evicts one group from `tier`; true when the group left the store (the
+  // caller drops its entry).
+  bool EvictGroupLocked(const std::string& id, GroupMeta& group, Tier tier,
+                        const GroupUnit& unit);
+  // on_evict: queues offloads for the members without an SSD copy; false
+  // when a member's node has no SSD tier.
+  bool QueueGroupOffloadLocked(const std::string& id, GroupMeta& group);
+  void CountEviction(Tier tier, uint64_t bytes);
+
   void RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry);
+  // Adds the node's copy to the object (creating it); false when the copy
+  // is stale or already known.
+  bool RestoreObject(NodeId node, const SsdInventoryEntry& entry);
   // Records a complete local_disk replica of `meta` on `node` and its SSD
   // use. REQUIRES: the object's stripe lock is held.
   void AddDiskReplica(ObjectMeta& meta, NodeId node);
@@ -219,6 +322,8 @@ class Master {
   NodeRegistry nodes_;
   TaskTable tasks_;
   DetachedReplicas detached_;
+  GroupTable groups_;
+  mutable GroupCounters group_counters_;
   // One eviction round at a time (Tick and PutStart may both start one);
   // taken before any stripe lock.
   Mutex eviction_mu_;

@@ -27,34 +27,33 @@ void Master::Tick() {
   ExpireNodes();
   ReapStalledPuts();
   ReapOffloadTasks();
+  SweepGroups();
   EvictMemory();
   EvictSsd();
 }
 
 size_t Master::ReapStalledPuts() {
+  // Collect first: a grouped member's revocation takes its group stripe,
+  // which ranks before the object stripes.
   const TimePoint now = clock_->Now();
-  size_t reaped = 0;
+  std::vector<std::pair<std::string, std::optional<GroupSpec>>> stalled;
   for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
     Shard& shard = objects_.shard(s);
     MutexLock lock(&shard.mu);
-    for (auto p = shard.pending_puts.begin(); p != shard.pending_puts.end();) {
-      auto pending = p++;
-      if (now - pending->second < config_.put_timeout) continue;
-      auto it = shard.objects.find(pending->first);
-      shard.pending_puts.erase(pending);
-      if (it == shard.objects.end()) continue;
-      ObjectMeta& meta = it->second;
-      Replica* staged = meta.FindTier(Tier::kMemory, ReplicaState::kProcessing);
-      if (staged == nullptr) continue;
-      const Replica replica = *staged;
-      meta.Erase(replica.desc.id);
-      ReleaseReplicaLocked(shard, it->first, replica, /*node_alive=*/true);
-      meta.put_owner.clear();
-      EraseIfEmptyLocked(shard, it);
-      ++reaped;
+    for (const auto& [key, started] : shard.pending_puts) {
+      if (now - started < config_.put_timeout) continue;
+      auto it = shard.objects.find(key);
+      stalled.emplace_back(key, it == shard.objects.end()
+                                    ? std::nullopt
+                                    : it->second.group);
     }
   }
-  counters_.put_timed_out.fetch_add(reaped, std::memory_order_relaxed);
+  size_t reaped = 0;
+  for (const auto& [key, group] : stalled) {
+    const Status s = group ? RevokeGrouped(key, *group, nullptr)
+                           : RevokeStaged(key, std::nullopt, nullptr, nullptr);
+    if (s.ok()) ++reaped;
+  }
   return reaped;
 }
 
@@ -80,9 +79,12 @@ uint64_t Master::EvictMemory(uint64_t need_free) {
     Shard& shard = objects_.shard(s);
     MutexLock lock(&shard.mu);
     for (const auto& [key, meta] : shard.objects) {
-      if (MemoryEvictable(meta, now)) planner.Add(meta.last_access, meta.size);
+      if (!meta.group && MemoryEvictable(meta, now)) {
+        planner.Add(meta.last_access, meta.size);
+      }
     }
   }
+  PlanGroups(planner, Tier::kMemory, kNoNode);
   const TimePoint cutoff = planner.Cutoff(need);
 
   uint64_t freed = 0;
@@ -93,10 +95,14 @@ uint64_t Master::EvictMemory(uint64_t need_free) {
          it != shard.objects.end() && freed < need;) {
       auto current = it++;
       const ObjectMeta& meta = current->second;
-      if (meta.last_access > cutoff || !MemoryEvictable(meta, now)) continue;
+      if (meta.group || meta.last_access > cutoff ||
+          !MemoryEvictable(meta, now)) {
+        continue;
+      }
       freed += EvictMemoryLocked(shard, current);
     }
   }
+  if (freed < need) freed += EvictGroups(Tier::kMemory, kNoNode, cutoff, need - freed);
   return freed;
 }
 
@@ -142,7 +148,9 @@ uint64_t Master::EvictSsdOf(NodeId node, TierUsage usage) {
   const TimePoint now = clock_->Now();
   const auto evictable = [&](ObjectMeta& meta) -> Replica* {
     Replica* disk = meta.FindDisk(node);
-    if (disk == nullptr || disk->refcnt > 0 || meta.Leased(now)) return nullptr;
+    if (meta.group || disk == nullptr || disk->refcnt > 0 || meta.Leased(now)) {
+      return nullptr;  // groups are evicted as units below
+    }
     return disk;
   };
 
@@ -154,6 +162,7 @@ uint64_t Master::EvictSsdOf(NodeId node, TierUsage usage) {
       if (evictable(meta) != nullptr) planner.Add(meta.last_access, meta.size);
     }
   }
+  PlanGroups(planner, Tier::kLocalDisk, node);
   const TimePoint cutoff = planner.Cutoff(need);
 
   uint64_t dropped = 0;
@@ -179,6 +188,9 @@ uint64_t Master::EvictSsdOf(NodeId node, TierUsage usage) {
       }
       EraseIfEmptyLocked(shard, current);
     }
+  }
+  if (dropped < need) {
+    dropped += EvictGroups(Tier::kLocalDisk, node, cutoff, need - dropped);
   }
   return dropped;
 }

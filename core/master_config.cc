@@ -26,6 +26,14 @@ std::string MasterConfig::Validate() const {
   if (offload_max_per_heartbeat == 0 || offload_queue_limit == 0) {
     return "offload limits must be positive";
   }
+  if (group_shard_count == 0 ||
+      (group_shard_count & (group_shard_count - 1)) != 0) {
+    return "group_shard_count must be a power of two";
+  }
+  if (group_fill_timeout.count() <= 0 || group_broken_ttl.count() <= 0) {
+    return "group timeouts must be positive";
+  }
+  if (max_group_size == 0) return "max_group_size must be positive";
   if (dram_alignment == 0 || (dram_alignment & (dram_alignment - 1)) != 0) {
     return "dram_alignment must be a power of two";
   }

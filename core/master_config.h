@@ -48,6 +48,22 @@ struct MasterConfig {
   // (no new placements). Default: 10 s.
   Duration node_ttl = std::chrono::seconds(10);
 
+  // Group-table stripes. REQUIRES: a power of two. Default: 256.
+  uint32_t group_shard_count = 256;
+  // Reading a member of a group that is not complete. Default:
+  // kAllOrNothing.
+  GroupVisibility group_visibility = GroupVisibility::kAllOrNothing;
+  // Removing one member of a group. Default: kGroup.
+  GroupRemovePolicy group_remove_policy = GroupRemovePolicy::kGroup;
+  // A group still filling this long after its first member's PutStart
+  // expires and its members are removed. Default: 60 s.
+  Duration group_fill_timeout = std::chrono::seconds(60);
+  // The surviving members of a broken group are removed this long after it
+  // broke. Default: 60 s.
+  Duration group_broken_ttl = std::chrono::seconds(60);
+  // Largest group_size accepted: bounds one eviction unit. Default: 4096.
+  uint32_t max_group_size = 4096;
+
   // Alignment of DRAM allocations inside a segment. Default: 64 bytes.
   uint64_t dram_alignment = 64;
 

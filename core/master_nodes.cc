@@ -32,6 +32,33 @@ void Master::RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry) 
       (entry.group && !ValidateGroupSpec(*entry.group).ok())) {
     return;  // a record the master cannot represent; the node keeps it
   }
+  if (!entry.group) {
+    RestoreObject(node, entry);
+    return;
+  }
+  // The member rejoins its group: group stripe first, then the object.
+  const GroupSpec& spec = *entry.group;
+  GroupTable::Shard& gshard = groups_.ShardFor(spec.group_id);
+  MutexLock group_lock(&gshard.mu);
+  if (!RestoreObject(node, entry)) return;
+  auto [it, created] = gshard.groups.try_emplace(spec.group_id);
+  GroupMeta& group = it->second;
+  const TimePoint now = clock_->Now();
+  // Fails harmlessly when the member is already known (another copy).
+  if (group.Reserve(spec, entry.key, now).ok()) {
+    if (created) {
+      group_counters_.groups_created.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (group.MarkPresent(spec.group_index, now)) {
+      group_counters_.groups_completed.fetch_add(1, std::memory_order_relaxed);
+      SetReadableLocked(spec.group_id, group, true);
+    }
+  } else if (group.Empty()) {
+    gshard.groups.erase(it);
+  }
+}
+
+bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry) {
   Shard& shard = objects_.ShardFor(entry.key);
   MutexLock lock(&shard.mu);
   auto [it, inserted] = shard.objects.try_emplace(entry.key);
@@ -40,14 +67,18 @@ void Master::RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry) 
     meta.size = entry.size;
     meta.group = entry.group;
     meta.last_access = clock_->Now();
-  } else if (meta.size != entry.size || meta.FindDisk(node) != nullptr) {
+  } else if (meta.size != entry.size || meta.group != entry.group ||
+             meta.FindDisk(node) != nullptr) {
     // A different object now owns the key (or it is already known here):
     // the node's copy is stale.
-    if (meta.size != entry.size) tasks_.EnqueueSsdDelete(node, entry.key);
-    return;
+    if (meta.FindDisk(node) == nullptr) {
+      tasks_.EnqueueSsdDelete(node, entry.key);
+    }
+    return false;
   }
   AddDiskReplica(meta, node);
   counters_.inventory_restored.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 Result<HeartbeatReply> Master::Heartbeat(NodeId node, uint32_t max_tasks) {
@@ -63,6 +94,7 @@ Result<HeartbeatReply> Master::Heartbeat(NodeId node, uint32_t max_tasks) {
 
 void Master::ReportSsdCorruption(NodeId node,
                                  std::span<const std::string> keys) {
+  std::vector<std::pair<GroupSpec, std::string>> lost;
   for (const std::string& key : keys) {
     counters_.ssd_corruptions.fetch_add(1, std::memory_order_relaxed);
     Shard& shard = objects_.ShardFor(key);
@@ -77,9 +109,11 @@ void Master::ReportSsdCorruption(NodeId node,
     nodes_.AddSsdUsed(node, -static_cast<int64_t>(replica.desc.size));
     if (it->second.replicas.empty()) {
       counters_.objects_lost.fetch_add(1, std::memory_order_relaxed);
+      if (it->second.group) lost.emplace_back(*it->second.group, key);
     }
     EraseIfEmptyLocked(shard, it);
   }
+  LoseMembers(lost, BreakCause::kCorrupt);
 }
 
 size_t Master::ExpireNodes() {
@@ -104,6 +138,7 @@ void Master::DropNodeReplicas(NodeId node) {
     UnpinLocked(shard, task);
   }
   detached_.DropNode(node);
+  std::vector<std::pair<GroupSpec, std::string>> lost;
   for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
     Shard& shard = objects_.shard(s);
     MutexLock lock(&shard.mu);
@@ -123,11 +158,14 @@ void Master::DropNodeReplicas(NodeId node) {
       if (!meta.HasProcessing()) shard.pending_puts.erase(current->first);
       if (meta.replicas.empty()) {
         counters_.objects_lost.fetch_add(1, std::memory_order_relaxed);
+        if (meta.group) lost.emplace_back(*meta.group, current->first);
         shard.pending_puts.erase(current->first);
         shard.objects.erase(current);
       }
     }
   }
+  // Group stripes rank before object stripes: after the walk.
+  LoseMembers(lost, BreakCause::kNodeLost);
 }
 
 void Master::AddDiskReplica(ObjectMeta& meta, NodeId node) {

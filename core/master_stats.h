@@ -22,6 +22,7 @@ namespace mooncake_tier {
   X(get_memory_hit)          /* GetReplicaList with a DRAM replica */     \
   X(get_local_disk_hit)      /* GetReplicaList served by SSD only */      \
   X(get_miss)                /* GetReplicaList of an absent object */     \
+  X(get_group_incomplete)    /* refused: member of an incomplete group */ \
   X(exists_calls)                                                         \
   X(removes)                 /* objects removed by Remove */              \
   X(evicted_memory_objects)  /* DRAM replicas dropped by eviction */      \

@@ -48,6 +48,27 @@ std::optional<OffloadMode> ParseOffloadMode(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view GroupVisibilityName(GroupVisibility visibility) {
+  return visibility == GroupVisibility::kAllOrNothing ? "all_or_nothing"
+                                                       : "best_effort";
+}
+
+std::optional<GroupVisibility> ParseGroupVisibility(std::string_view name) {
+  if (name == "all_or_nothing") return GroupVisibility::kAllOrNothing;
+  if (name == "best_effort") return GroupVisibility::kBestEffort;
+  return std::nullopt;
+}
+
+std::string_view GroupRemovePolicyName(GroupRemovePolicy policy) {
+  return policy == GroupRemovePolicy::kGroup ? "group" : "member";
+}
+
+std::optional<GroupRemovePolicy> ParseGroupRemovePolicy(std::string_view name) {
+  if (name == "group") return GroupRemovePolicy::kGroup;
+  if (name == "member") return GroupRemovePolicy::kMember;
+  return std::nullopt;
+}
+
 std::string_view TaskKindName(TaskKind kind) {
   return kind == TaskKind::kOffload ? "offload" : "promotion";
 }

@@ -37,10 +37,17 @@ struct ObjectMeta {
   TimePoint lease_deadline;  // readers hold it until then
   TimePoint last_access;     // recency for eviction
   bool hard_pin = false;
+  // For a group member: true only while its group is complete. Written
+  // with both the group stripe and this object's stripe held, so the read
+  // path needs only the object stripe.
+  bool group_readable = false;
 
   Replica* Find(ReplicaId id);
   Replica* FindTier(Tier tier, ReplicaState state);
   Replica* FindDisk(NodeId node);
+  const Replica* FindDisk(NodeId node) const {
+    return const_cast<ObjectMeta*>(this)->FindDisk(node);
+  }
   bool HasComplete(Tier tier) const;
   bool HasComplete() const;
   bool HasProcessing() const;

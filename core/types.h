@@ -50,6 +50,22 @@ enum class OffloadMode : uint8_t {
 std::string_view OffloadModeName(OffloadMode mode);
 std::optional<OffloadMode> ParseOffloadMode(std::string_view name);
 
+// Whether a member of a group that is not complete may be read.
+enum class GroupVisibility : uint8_t {
+  kAllOrNothing = 0,  // GROUP_INCOMPLETE until the whole group is complete
+  kBestEffort = 1,    // members readable alone; the state is reported
+};
+std::string_view GroupVisibilityName(GroupVisibility visibility);
+std::optional<GroupVisibility> ParseGroupVisibility(std::string_view name);
+
+// What removing one member of a group does.
+enum class GroupRemovePolicy : uint8_t {
+  kGroup = 0,   // removes every member
+  kMember = 1,  // removes that member; the group turns broken
+};
+std::string_view GroupRemovePolicyName(GroupRemovePolicy policy);
+std::optional<GroupRemovePolicy> ParseGroupRemovePolicy(std::string_view name);
+
 enum class TaskKind : uint8_t { kOffload = 0, kPromotion = 1 };
 std::string_view TaskKindName(TaskKind kind);
 

@@ -115,6 +115,28 @@ TEST_P(ClientConformanceTest, KeysWithAnyBytesButNul) {
   EXPECT_EQ(*client().Get(key), Pattern(50, 9));
 }
 
+TEST_P(ClientConformanceTest, GroupMembersAreReadableOnlyWhenComplete) {
+  const std::vector<std::byte> k = Pattern(2048, 1), v = Pattern(2048, 2);
+  PutOptions first, second;
+  first.group = GroupSpec{"block-7", 2, 0};
+  second.group = GroupSpec{"block-7", 2, 1};
+  ASSERT_TRUE(client().Put("block-7/k", k, first).ok());
+  Result<ExistsInfo> probe = client().Exists("block-7/k");
+  ASSERT_TRUE(probe.ok() && probe->group.has_value());
+  EXPECT_EQ(probe->group->state, GroupState::kFilling);
+  EXPECT_EQ(probe->group->present, 1u);
+  EXPECT_EQ(client().Get("block-7/k").status().reason(),
+            ErrorReason::kGroupIncomplete);
+  PutOptions wrong_size = second;
+  wrong_size.group->group_size = 3;
+  EXPECT_EQ(client().Put("block-7/x", v, wrong_size).reason(),
+            ErrorReason::kInvalidGroup);
+  ASSERT_TRUE(client().Put("block-7/v", v, second).ok());
+  EXPECT_EQ(client().Exists("block-7/v")->group->state, GroupState::kComplete);
+  EXPECT_EQ(*client().Get("block-7/k"), k);
+  EXPECT_EQ(*client().Get("block-7/v"), v);
+}
+
 TEST_P(ClientConformanceTest, ManyClientsInParallel) {
   constexpr int kThreads = 4, kPerThread = 50;
   std::vector<std::thread> threads;

@@ -1,0 +1,144 @@
+// Master: eviction of groups as units. A group is one candidate: its bytes
+// are the sum of its members', its recency the newest member access, and
+// it is skipped whole when any member is leased, pinned, processing or in
+// flight. A group leaves a tier in one step, or leaves the store whole.
+
+#include "core/eviction_planner.h"
+#include "core/master.h"
+
+namespace mooncake_tier {
+
+Master::GroupUnit Master::InspectGroupLocked(const std::string& id,
+                                             const GroupMeta& group,
+                                             Tier tier, NodeId node,
+                                             TimePoint now) {
+  GroupUnit unit;
+  if (group.state == GroupState::kFilling) return unit;
+  unit.evictable = true;
+  ForEachMemberLocked(id, group, [&](Shard&, ObjectMap::iterator it) {
+    const ObjectMeta& meta = it->second;
+    ++unit.members;
+    unit.last_access = std::max(unit.last_access, meta.last_access);
+    if (meta.HasProcessing() || meta.AnyPinned() || meta.Leased(now) ||
+        meta.hard_pin) {
+      unit.evictable = false;
+    }
+    const bool here = tier == Tier::kMemory
+                          ? meta.HasComplete(Tier::kMemory)
+                          : meta.FindDisk(node) != nullptr;
+    if (here) unit.bytes += meta.size;
+    if (!meta.HasComplete(Tier::kLocalDisk)) unit.all_on_disk = false;
+    if (!meta.HasComplete(Tier::kMemory)) unit.all_in_memory = false;
+  });
+  if (unit.bytes == 0 || unit.members == 0) unit.evictable = false;
+  return unit;
+}
+
+void Master::PlanGroups(EvictionPlanner& planner, Tier tier, NodeId node) {
+  const TimePoint now = clock_->Now();
+  for (uint32_t g = 0; g < groups_.shard_count(); ++g) {
+    GroupTable::Shard& gshard = groups_.shard(g);
+    MutexLock group_lock(&gshard.mu);
+    for (const auto& [id, group] : gshard.groups) {
+      const GroupUnit unit = InspectGroupLocked(id, group, tier, node, now);
+      if (unit.evictable) planner.Add(unit.last_access, unit.bytes);
+    }
+  }
+}
+
+uint64_t Master::EvictGroups(Tier tier, NodeId node, TimePoint cutoff,
+                             uint64_t need) {
+  const TimePoint now = clock_->Now();
+  uint64_t freed = 0;
+  for (uint32_t g = 0; g < groups_.shard_count() && freed < need; ++g) {
+    GroupTable::Shard& gshard = groups_.shard(g);
+    MutexLock group_lock(&gshard.mu);
+    for (auto it = gshard.groups.begin();
+         it != gshard.groups.end() && freed < need;) {
+      auto current = it++;
+      const GroupUnit unit =
+          InspectGroupLocked(current->first, current->second, tier, node, now);
+      if (!unit.evictable || unit.last_access > cutoff) continue;
+      freed += unit.bytes;
+      if (EvictGroupLocked(current->first, current->second, tier, unit)) {
+        gshard.groups.erase(current);  // the group left the store whole
+      }
+    }
+  }
+  return freed;
+}
+
+bool Master::EvictGroupLocked(const std::string& id, GroupMeta& group,
+                              Tier tier, const GroupUnit& unit) {
+  // Another copy of every member exists: drop this tier's copies together.
+  const bool other_tier_whole =
+      tier == Tier::kMemory ? unit.all_on_disk : unit.all_in_memory;
+  if (other_tier_whole) {
+    ForEachMemberLocked(id, group, [&](Shard& shard, ObjectMap::iterator it)
+                                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+      ObjectMeta& meta = it->second;
+      for (size_t i = meta.replicas.size(); i-- > 0;) {
+        const Replica r = meta.replicas[i];
+        if (r.desc.tier != tier) continue;
+        meta.replicas.erase(meta.replicas.begin() + i);
+        ReleaseReplicaLocked(shard, it->first, r, /*node_alive=*/true);
+        CountEviction(tier, r.desc.size);
+      }
+    });
+    (tier == Tier::kMemory ? group_counters_.groups_evicted_memory
+                           : group_counters_.groups_evicted_disk)
+        .fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  if (tier == Tier::kMemory && config_.offload_mode == OffloadMode::kOnEvict &&
+      QueueGroupOffloadLocked(id, group)) {
+    return false;  // the DRAM copies go together once every member is on SSD
+  }
+  // No tier holds the whole group afterwards: it leaves the store whole.
+  ForEachMemberLocked(id, group, [&](Shard& shard, ObjectMap::iterator it)
+                                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+    for (const Replica& r : it->second.replicas) {
+      if (r.desc.tier == tier) CountEviction(tier, r.desc.size);
+    }
+    counters_.objects_evicted.fetch_add(1, std::memory_order_relaxed);
+    DropObjectLocked(shard, it);
+  });
+  (tier == Tier::kMemory ? group_counters_.groups_evicted_memory
+                         : group_counters_.groups_evicted_disk)
+      .fetch_add(1, std::memory_order_relaxed);
+  group_counters_.groups_collected.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+bool Master::QueueGroupOffloadLocked(const std::string& id, GroupMeta& group) {
+  bool possible = true;
+  ForEachMemberLocked(id, group, [&](Shard&, ObjectMap::iterator it) {
+    const Replica* memory =
+        it->second.FindTier(Tier::kMemory, ReplicaState::kComplete);
+    if (!it->second.HasComplete(Tier::kLocalDisk) &&
+        (memory == nullptr || !NodeHasSsd(memory->desc.node))) {
+      possible = false;
+    }
+  });
+  if (!possible) return false;
+  ForEachMemberLocked(id, group, [&](Shard& shard, ObjectMap::iterator it)
+                                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+    ObjectMeta& meta = it->second;
+    if (meta.HasComplete(Tier::kLocalDisk)) return;
+    Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
+    QueueOffloadLocked(shard, it->first, meta, *memory, /*drop_source=*/false);
+  });
+  return true;
+}
+
+void Master::CountEviction(Tier tier, uint64_t bytes) {
+  if (tier == Tier::kMemory) {
+    counters_.evicted_memory_objects.fetch_add(1, std::memory_order_relaxed);
+    counters_.evicted_memory_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  } else {
+    counters_.evicted_disk_objects.fetch_add(1, std::memory_order_relaxed);
+    counters_.evicted_disk_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace mooncake_tier

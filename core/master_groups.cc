@@ -1,0 +1,233 @@
+// Master: groups. Every path that changes a group takes its group stripe
+// first, then the stripes of the member objects (docs/design/groups.md).
+
+#include <algorithm>
+
+#include "core/master.h"
+#include "core/validation.h"
+
+namespace mooncake_tier {
+namespace {
+
+Status GroupMissing(const std::string& id) {
+  return Status(ErrorReason::kGroupNotFound, "no group '" + id + "'");
+}
+
+}  // namespace
+
+Result<ReplicaDescriptor> Master::PutStartGrouped(
+    const PutStartRequest& request) {
+  const GroupSpec& spec = *request.options.group;
+  GroupTable::Shard& gshard = groups_.ShardFor(spec.group_id);
+  MutexLock group_lock(&gshard.mu);
+  auto [it, created] = gshard.groups.try_emplace(spec.group_id);
+  GroupMeta& group = it->second;
+  // A reservation this key already holds is a retried put: keep it even if
+  // this attempt fails.
+  const bool held = group.Find(spec.group_index) != nullptr;
+  Status reserved = group.Reserve(spec, request.key, clock_->Now());
+  Result<ReplicaDescriptor> placed =
+      reserved.ok() ? PutStartObject(request) : Result<ReplicaDescriptor>(reserved);
+  if (!placed.ok() && reserved.ok() && !held) group.Unreserve(spec.group_index);
+  if (group.Empty()) {
+    gshard.groups.erase(it);
+  } else if (created && placed.ok()) {
+    group_counters_.groups_created.fetch_add(1, std::memory_order_relaxed);
+  }
+  return placed;
+}
+
+Status Master::PutEndGrouped(const ClientId& client, const std::string& key,
+                             const GroupSpec& spec) {
+  GroupTable::Shard& gshard = groups_.ShardFor(spec.group_id);
+  MutexLock group_lock(&gshard.mu);
+  bool completed = false;
+  MT_RETURN_IF_ERROR(PutEndObject(client, key, spec, &completed));
+  auto it = gshard.groups.find(spec.group_id);
+  if (!completed || it == gshard.groups.end()) return Status::Ok();
+  if (it->second.MarkPresent(spec.group_index, clock_->Now())) {
+    group_counters_.groups_completed.fetch_add(1, std::memory_order_relaxed);
+    SetReadableLocked(spec.group_id, it->second, true);
+  }
+  return Status::Ok();
+}
+
+Status Master::RevokeGrouped(const std::string& key, const GroupSpec& spec,
+                             const ClientId* client) {
+  GroupTable::Shard& gshard = groups_.ShardFor(spec.group_id);
+  MutexLock group_lock(&gshard.mu);
+  bool revoked = false;
+  MT_RETURN_IF_ERROR(RevokeStaged(key, spec, client, &revoked));
+  auto it = gshard.groups.find(spec.group_id);
+  if (revoked && it != gshard.groups.end()) {
+    // The index may be put again; the group keeps filling.
+    it->second.Unreserve(spec.group_index);
+    if (it->second.Empty()) gshard.groups.erase(it);
+  }
+  return Status::Ok();
+}
+
+void Master::ForEachMemberLocked(const std::string& group_id,
+                                 const GroupMeta& group, MemberFn fn)
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  // Member stripes in ascending index, each once: the documented order.
+  std::vector<uint32_t> stripes;
+  for (const auto& [index, member] : group.members) {
+    stripes.push_back(objects_.ShardIndex(member.key));
+  }
+  std::sort(stripes.begin(), stripes.end());
+  stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
+  for (uint32_t s : stripes) objects_.shard(s).mu.Lock();
+  for (const auto& [index, member] : group.members) {
+    Shard& shard = objects_.ShardFor(member.key);
+    auto it = shard.objects.find(member.key);
+    if (it == shard.objects.end() || !it->second.group ||
+        it->second.group->group_id != group_id ||
+        it->second.group->group_index != index) {
+      continue;  // gone, or the key now holds another object
+    }
+    fn(shard, it);
+  }
+  for (auto s = stripes.rbegin(); s != stripes.rend(); ++s) {
+    objects_.shard(*s).mu.Unlock();
+  }
+}
+
+void Master::SetReadableLocked(const std::string& group_id,
+                               const GroupMeta& group, bool readable) {
+  ForEachMemberLocked(group_id, group,
+                      [readable](Shard&, ObjectMap::iterator it) {
+                        it->second.group_readable = readable;
+                      });
+}
+
+Status Master::RemoveMembersLocked(const std::string& group_id,
+                                   GroupMeta& group, bool force) {
+  const TimePoint now = clock_->Now();
+  Status blocked;
+  ForEachMemberLocked(group_id, group, [&](Shard&, ObjectMap::iterator it) {
+    if (!blocked.ok()) return;
+    if (it->second.HasProcessing()) {
+      blocked = Status(ErrorReason::kObjectBusy,
+                       "a put of member '" + it->first + "' is in flight");
+    } else if (!force && it->second.Leased(now)) {
+      blocked = Status(ErrorReason::kObjectLeased,
+                       "a reader holds a lease on member '" + it->first + "'");
+    }
+  });
+  if (!blocked.ok()) return blocked;
+  ForEachMemberLocked(group_id, group, [this](Shard& shard, ObjectMap::iterator it)
+                                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+    DropObjectLocked(shard, it);
+    counters_.removes.fetch_add(1, std::memory_order_relaxed);
+  });
+  return Status::Ok();
+}
+
+std::vector<Status> Master::RemoveGroup(std::span<const std::string> group_ids,
+                                        RemoveOptions options) {
+  std::vector<Status> out;
+  out.reserve(group_ids.size());
+  for (const std::string& id : group_ids) out.push_back(RemoveGroupOne(id, options));
+  return out;
+}
+
+Status Master::RemoveGroupOne(const std::string& group_id,
+                              RemoveOptions options) {
+  GroupTable::Shard& gshard = groups_.ShardFor(group_id);
+  MutexLock group_lock(&gshard.mu);
+  auto it = gshard.groups.find(group_id);
+  if (it == gshard.groups.end()) return GroupMissing(group_id);
+  MT_RETURN_IF_ERROR(RemoveMembersLocked(group_id, it->second, options.force));
+  gshard.groups.erase(it);
+  group_counters_.groups_collected.fetch_add(1, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+std::vector<Result<GroupDescription>> Master::GetGroup(
+    std::span<const std::string> group_ids) const {
+  std::vector<Result<GroupDescription>> out;
+  out.reserve(group_ids.size());
+  for (const std::string& id : group_ids) {
+    GroupDescription d;
+    {
+      const GroupTable::Shard& gshard = groups_.ShardFor(id);
+      MutexLock group_lock(&gshard.mu);
+      auto it = gshard.groups.find(id);
+      if (it == gshard.groups.end()) {
+        out.emplace_back(GroupMissing(id));
+        continue;
+      }
+      d.status = it->second.ToStatus(id);
+      d.break_cause = it->second.break_cause;
+      for (const GroupMemberView& m : it->second.Members()) {
+        d.members.push_back({m.index, m.key, m.present, {}});
+      }
+    }
+    // Member tiers after the group stripe is released (object stripes alone).
+    for (GroupDescription::Member& m : d.members) {
+      const Shard& shard = objects_.ShardFor(m.key);
+      MutexLock lock(&shard.mu);
+      auto it = shard.objects.find(absl::string_view(m.key.data(), m.key.size()));
+      if (it == shard.objects.end()) continue;
+      for (Tier tier : {Tier::kMemory, Tier::kLocalDisk}) {
+        if (it->second.HasComplete(tier)) m.tiers.push_back(tier);
+      }
+    }
+    out.emplace_back(std::move(d));
+  }
+  return out;
+}
+
+void Master::LoseMembers(
+    const std::vector<std::pair<GroupSpec, std::string>>& lost,
+    BreakCause cause) {
+  const TimePoint now = clock_->Now();
+  for (const auto& [spec, key] : lost) {
+    GroupTable::Shard& gshard = groups_.ShardFor(spec.group_id);
+    MutexLock group_lock(&gshard.mu);
+    auto it = gshard.groups.find(spec.group_id);
+    if (it == gshard.groups.end()) continue;
+    const GroupMember* member = it->second.Find(spec.group_index);
+    if (member == nullptr || member->key != key) continue;
+    if (it->second.Lose(spec.group_index, cause, now)) {
+      group_counters_.Broken(cause).fetch_add(1, std::memory_order_relaxed);
+    }
+    SetReadableLocked(spec.group_id, it->second, false);
+  }
+}
+
+size_t Master::SweepGroups() {
+  const TimePoint now = clock_->Now();
+  size_t swept = 0;
+  for (uint32_t g = 0; g < groups_.shard_count(); ++g) {
+    GroupTable::Shard& gshard = groups_.shard(g);
+    MutexLock group_lock(&gshard.mu);
+    for (auto it = gshard.groups.begin(); it != gshard.groups.end();) {
+      auto current = it++;
+      GroupMeta& group = current->second;
+      if (group.Expire(now, config_.group_fill_timeout)) {
+        group_counters_.groups_expired.fetch_add(1, std::memory_order_relaxed);
+        ++swept;
+      }
+      const bool ended = group.state == GroupState::kBroken ||
+                         group.state == GroupState::kExpired;
+      if (!ended) continue;
+      // Expired groups lose their members at once; broken groups keep the
+      // survivors for group_broken_ttl (an operator may still look).
+      const bool collect = now - group.state_since >= config_.group_broken_ttl;
+      if (group.state == GroupState::kBroken && !collect) continue;
+      if (!RemoveMembersLocked(current->first, group, /*force=*/true).ok()) {
+        continue;  // a member's put is still in flight: next sweep
+      }
+      if (collect) {
+        gshard.groups.erase(current);
+        group_counters_.groups_collected.fetch_add(1, std::memory_order_relaxed);
+        ++swept;
+      }
+    }
+  }
+  return swept;
+}
+
+}  // namespace mooncake_tier

@@ -1,0 +1,310 @@
+#include <atomic>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "core/master.h"
+#include "tests/support/master_harness.h"
+
+namespace mooncake_tier {
+namespace {
+
+using testing::MasterHarness;
+
+constexpr uint64_t kObj = 1024;
+constexpr uint64_t kMiB = 1 << 20;
+
+PutOptions Member(const std::string& group, uint32_t size, uint32_t index) {
+  PutOptions o;
+  o.group = GroupSpec{group, size, index};
+  return o;
+}
+
+std::string MemberKey(const std::string& group, uint32_t index) {
+  return group + "/" + std::to_string(index);
+}
+
+MasterConfig Config(OffloadMode mode = OffloadMode::kOff) {
+  MasterConfig c = MasterHarness::DefaultConfig();
+  c.group_shard_count = 8;
+  c.offload_mode = mode;
+  return c;
+}
+
+GroupDescription Describe(Master& m, const std::string& id) {
+  Result<GroupDescription> d = std::move(m.GetGroup({&id, 1})[0]);
+  EXPECT_TRUE(d.ok()) << d.status().ToString();
+  return d.ok() ? *d : GroupDescription{};
+}
+
+// Puts every member of a group of `size`, oldest access first.
+void PutGroup(MasterHarness& h, const std::string& g, uint32_t size) {
+  for (uint32_t i = 0; i < size; ++i) {
+    ASSERT_TRUE(h.Put(MemberKey(g, i), kObj, Member(g, size, i)).ok());
+  }
+}
+
+TEST(MasterGroupsTest, PipelineParallelMembersFromEightThreads) {
+  MasterHarness h(Config());
+  h.AddNode("n", kMiB);
+  std::atomic<int> turn{-1};  // no rank may start before the loop below
+  std::vector<std::thread> ranks;
+  for (uint32_t rank = 0; rank < 8; ++rank) {
+    ranks.emplace_back([&, rank] {
+      while (turn.load() != static_cast<int>(rank)) std::this_thread::yield();
+      // Put in reverse rank order: completion must not depend on order.
+      const uint32_t index = 7 - rank;
+      EXPECT_TRUE(h.Put(MemberKey("blk", index), kObj, Member("blk", 8, index)).ok());
+      turn.store(100 + static_cast<int>(rank));
+    });
+  }
+  for (int rank = 0; rank < 8; ++rank) {
+    turn.store(rank);
+    while (turn.load() != 100 + rank) std::this_thread::yield();
+    Result<ExistsInfo> probe = h.Exists(MemberKey("blk", 7));
+    ASSERT_TRUE(probe.ok());
+    ASSERT_TRUE(probe->group.has_value());
+    EXPECT_EQ(probe->group->expected, 8u);
+    EXPECT_EQ(probe->group->present, static_cast<uint32_t>(rank + 1));
+    const bool last = rank == 7;
+    EXPECT_EQ(probe->group->state, last ? GroupState::kComplete : GroupState::kFilling);
+    for (uint32_t i = 0; i < 8; ++i) {
+      Result<ObjectReplicas> got = h.Get(MemberKey("blk", i));
+      if (last) {
+        EXPECT_TRUE(got.ok()) << i;
+      } else if (i >= 7 - static_cast<uint32_t>(rank)) {
+        EXPECT_EQ(got.status().reason(), ErrorReason::kGroupIncomplete) << i;
+      }
+    }
+  }
+  for (std::thread& t : ranks) t.join();
+  EXPECT_EQ(h.master().GetStats().get_group_incomplete, 28u);
+}
+
+TEST(MasterGroupsTest, ConcurrentMembersCompleteTheGroupOnce) {
+  MasterHarness h(Config());
+  h.AddNode("n", kMiB);
+  std::vector<std::thread> ranks;
+  for (uint32_t i = 0; i < 8; ++i) {
+    ranks.emplace_back([&, i] {
+      EXPECT_TRUE(h.Put(MemberKey("g", i), kObj, Member("g", 8, i)).ok());
+    });
+  }
+  for (std::thread& t : ranks) t.join();
+  const GroupDescription d = Describe(h.master(), "g");
+  EXPECT_EQ(d.status.state, GroupState::kComplete);
+  EXPECT_EQ(d.status.present, 8u);
+  ASSERT_EQ(d.members.size(), 8u);
+  EXPECT_EQ(d.members[3].key, MemberKey("g", 3));
+  EXPECT_EQ(d.members[3].tiers, std::vector<Tier>{Tier::kMemory});
+  for (uint32_t i = 0; i < 8; ++i) EXPECT_TRUE(h.Get(MemberKey("g", i)).ok());
+}
+
+TEST(MasterGroupsTest, ViolationsAreInvalidAndStoreNothing) {
+  MasterHarness h(Config());
+  h.AddNode("n", kMiB);
+  ASSERT_TRUE(h.Put("a", kObj, Member("g", 4, 0)).ok());
+  EXPECT_EQ(h.PutStart("b", kObj, Member("g", 5, 1)).status().reason(),
+            ErrorReason::kInvalidGroup);
+  EXPECT_EQ(h.PutStart("c", kObj, Member("g", 4, 0)).status().reason(),
+            ErrorReason::kObjectExists);
+  EXPECT_EQ(h.PutStart("d", kObj, Member("g", 4, 4)).status().reason(),
+            ErrorReason::kInvalidGroup);
+  EXPECT_EQ(h.PutStart("e", kObj, Member("huge", 100000, 1)).status().reason(),
+            ErrorReason::kInvalidGroup);
+  for (const char* key : {"b", "c", "d", "e"}) {
+    EXPECT_FALSE(h.master().DescribeObject(key).ok()) << key;
+  }
+  const GroupDescription d = Describe(h.master(), "g");
+  EXPECT_EQ(d.status.present, 1u);
+  EXPECT_EQ(d.members.size(), 1u);
+  std::string unknown = "nope";
+  EXPECT_EQ(h.master().GetGroup({&unknown, 1})[0].status().reason(),
+            ErrorReason::kGroupNotFound);
+  EXPECT_TRUE(h.master().Audit().consistent());
+}
+
+TEST(MasterGroupsTest, BestEffortMembersAreReadableAlone) {
+  MasterConfig c = Config();
+  c.group_visibility = GroupVisibility::kBestEffort;
+  MasterHarness h(c);
+  h.AddNode("n", kMiB);
+  ASSERT_TRUE(h.Put("a", kObj, Member("g", 2, 0)).ok());
+  EXPECT_TRUE(h.Get("a").ok());
+  EXPECT_EQ(h.Exists("a")->group->state, GroupState::kFilling);
+}
+
+TEST(MasterGroupsTest, RevokedOrTimedOutMemberLeavesTheGroupFilling) {
+  MasterHarness h(Config());
+  h.AddNode("n", kMiB);
+  ASSERT_TRUE(h.Put("a", kObj, Member("g", 3, 0)).ok());
+  ASSERT_TRUE(h.PutStart("b", kObj, Member("g", 3, 1)).ok());
+  std::string b = "b";
+  ASSERT_TRUE(h.master().PutRevoke(MasterHarness::kClient, {&b, 1})[0].ok());
+  ASSERT_TRUE(h.PutStart("c", kObj, Member("g", 3, 2)).ok());
+  h.clock().Advance(h.master().config().put_timeout);
+  EXPECT_EQ(h.master().ReapStalledPuts(), 1u);
+  GroupDescription d = Describe(h.master(), "g");
+  EXPECT_EQ(d.status.state, GroupState::kFilling);
+  EXPECT_EQ(d.members.size(), 1u);
+  // Both indexes may be put again, by any key.
+  ASSERT_TRUE(h.Put("b2", kObj, Member("g", 3, 1)).ok());
+  ASSERT_TRUE(h.Put("c2", kObj, Member("g", 3, 2)).ok());
+  EXPECT_EQ(Describe(h.master(), "g").status.state, GroupState::kComplete);
+  EXPECT_TRUE(h.master().Audit().consistent());
+}
+
+TEST(MasterGroupsTest, RemovePolicyGroupRemovesEveryMember) {
+  MasterHarness h(Config());
+  h.AddNode("n", kMiB);
+  PutGroup(h, "g", 4);
+  ASSERT_TRUE(h.Remove(MemberKey("g", 2)).ok());
+  for (uint32_t i = 0; i < 4; ++i) EXPECT_FALSE(h.Exists(MemberKey("g", i))->exists);
+  std::string g = "g";
+  EXPECT_EQ(h.master().GetGroup({&g, 1})[0].status().reason(),
+            ErrorReason::kGroupNotFound);
+  EXPECT_EQ(h.master().Audit().allocated_memory_bytes, 0u);
+}
+
+TEST(MasterGroupsTest, RemovePolicyMemberBreaksTheGroup) {
+  MasterConfig c = Config();
+  c.group_remove_policy = GroupRemovePolicy::kMember;
+  MasterHarness h(c);
+  h.AddNode("n", kMiB);
+  PutGroup(h, "g", 4);
+  ASSERT_TRUE(h.Remove(MemberKey("g", 2)).ok());
+  const GroupDescription d = Describe(h.master(), "g");
+  EXPECT_EQ(d.status.state, GroupState::kBroken);
+  EXPECT_EQ(d.break_cause, BreakCause::kRemoved);
+  EXPECT_TRUE(h.Exists(MemberKey("g", 0))->exists);
+  EXPECT_EQ(h.Get(MemberKey("g", 0)).status().reason(), ErrorReason::kGroupIncomplete);
+  // Survivors are collected after group_broken_ttl.
+  h.clock().Advance(c.group_broken_ttl);
+  h.master().SweepGroups();
+  EXPECT_FALSE(h.Exists(MemberKey("g", 0))->exists);
+  EXPECT_EQ(h.master().Audit().allocated_memory_bytes, 0u);
+}
+
+TEST(MasterGroupsTest, RemoveGroupRespectsLeasesUnlessForced) {
+  MasterHarness h(Config());
+  h.AddNode("n", kMiB);
+  PutGroup(h, "g", 2);
+  ASSERT_TRUE(h.Get(MemberKey("g", 1)).ok());
+  std::string g = "g";
+  EXPECT_EQ(h.master().RemoveGroup({&g, 1}, {})[0].reason(),
+            ErrorReason::kObjectLeased);
+  EXPECT_TRUE(h.Exists(MemberKey("g", 0))->exists);  // nothing changed
+  EXPECT_TRUE(h.master().RemoveGroup({&g, 1}, RemoveOptions{true})[0].ok());
+  EXPECT_FALSE(h.Exists(MemberKey("g", 1))->exists);
+}
+
+TEST(MasterGroupsTest, FillTimeoutExpiresAndRemovesMembers) {
+  MasterHarness h(Config());
+  h.AddNode("n", kMiB);
+  ASSERT_TRUE(h.Put("a", kObj, Member("g", 3, 0)).ok());
+  h.clock().Advance(h.master().config().group_fill_timeout - std::chrono::seconds(1));
+  h.master().SweepGroups();
+  EXPECT_EQ(Describe(h.master(), "g").status.state, GroupState::kFilling);
+  h.clock().Advance(std::chrono::seconds(1));
+  h.master().SweepGroups();
+  EXPECT_EQ(Describe(h.master(), "g").status.state, GroupState::kExpired);
+  EXPECT_FALSE(h.Exists("a")->exists);
+  EXPECT_EQ(h.PutStart("late", kObj, Member("g", 3, 1)).status().reason(),
+            ErrorReason::kGroupNotFilling);
+  h.clock().Advance(h.master().config().group_broken_ttl);
+  h.master().SweepGroups();
+  EXPECT_EQ(h.master().GetStats().objects, 0u);
+  ASSERT_TRUE(h.Put("fresh", kObj, Member("g", 1, 0)).ok());  // id reusable
+}
+
+TEST(MasterGroupsTest, MemberLostWithItsNodeBreaksTheGroup) {
+  MasterHarness h(Config());
+  h.AddNode("a", kMiB);
+  const NodeId b = h.AddNode("b", kMiB);
+  PutOptions on_a = Member("g", 2, 0), on_b = Member("g", 2, 1);
+  on_a.preferred_node = "a";
+  on_b.preferred_node = "b";
+  ASSERT_TRUE(h.Put("m0", kObj, on_a).ok());
+  ASSERT_TRUE(h.Put("m1", kObj, on_b).ok());
+  for (int i = 0; i < 11; ++i) {
+    h.clock().Advance(std::chrono::seconds(1));
+    ASSERT_TRUE(h.master().Heartbeat(b).ok());
+    h.master().ExpireNodes();
+  }
+  const GroupDescription d = Describe(h.master(), "g");
+  EXPECT_EQ(d.status.state, GroupState::kBroken);
+  EXPECT_EQ(d.break_cause, BreakCause::kNodeLost);
+  EXPECT_EQ(h.Get("m1").status().reason(), ErrorReason::kGroupIncomplete);
+}
+
+TEST(MasterGroupsTest, OffModeEvictsWholeGroupsOnly) {
+  MasterHarness h(Config(OffloadMode::kOff));
+  h.AddNode("n", 100 * kObj);
+  for (int g = 0; g < 23; ++g) {  // 92 objects in groups of 4
+    PutGroup(h, "g" + std::to_string(g), 4);
+    h.clock().Advance(std::chrono::seconds(1));
+  }
+  h.clock().Advance(h.master().config().lease_ttl);
+  EXPECT_GT(h.master().EvictMemory(), 0u);
+  int whole = 0;
+  for (int g = 0; g < 23; ++g) {
+    int present = 0;
+    for (uint32_t i = 0; i < 4; ++i) {
+      present += h.Exists(MemberKey("g" + std::to_string(g), i))->exists;
+    }
+    EXPECT_TRUE(present == 0 || present == 4) << g << ": " << present;
+    whole += present == 4;
+  }
+  EXPECT_LT(whole, 23);
+  EXPECT_TRUE(h.Exists(MemberKey("g22", 0))->exists);  // the newest stays
+  EXPECT_TRUE(h.master().Audit().consistent());
+}
+
+TEST(MasterGroupsTest, OnEvictDropsDramOnlyWhenEveryMemberIsOnSsd) {
+  MasterHarness h(Config(OffloadMode::kOnEvict));
+  const NodeId node = h.AddNode("n", 100 * kObj, 1000 * kObj);
+  for (int g = 0; g < 23; ++g) {
+    PutGroup(h, "g" + std::to_string(g), 4);
+    h.clock().Advance(std::chrono::seconds(1));
+  }
+  h.clock().Advance(h.master().config().lease_ttl);
+  h.master().EvictMemory();
+  // Offloads queued for whole groups; a DRAM copy stays until all landed.
+  Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+  ASSERT_TRUE(reply.ok());
+  ASSERT_GE(reply->offloads.size(), 4u);
+  ASSERT_TRUE(h.master().NotifyOffloadSuccess(node, reply->offloads[0].id).ok());
+  const std::string& first = reply->offloads[0].key;
+  EXPECT_EQ(h.Tiers(first), (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
+  for (size_t i = 1; i < reply->offloads.size(); ++i) {
+    ASSERT_TRUE(h.master().NotifyOffloadSuccess(node, reply->offloads[i].id).ok());
+  }
+  h.master().EvictMemory();
+  EXPECT_EQ(h.Tiers(first), std::vector<Tier>{Tier::kLocalDisk});
+  for (int g = 0; g < 23; ++g) {
+    std::vector<std::vector<Tier>> tiers;
+    for (uint32_t i = 0; i < 4; ++i) tiers.push_back(h.Tiers(MemberKey("g" + std::to_string(g), i)));
+    for (uint32_t i = 1; i < 4; ++i) EXPECT_EQ(tiers[i], tiers[0]) << "group " << g;
+  }
+  const AuditReport audit = h.master().Audit();
+  EXPECT_TRUE(audit.consistent());
+  EXPECT_EQ(audit.total_refcnt, 0u);
+}
+
+TEST(MasterGroupsTest, RestartedNodeRestoresGroupsWithTheirState) {
+  MasterHarness h(Config());
+  std::vector<SsdInventoryEntry> inventory;
+  for (uint32_t i = 0; i < 3; ++i) {
+    inventory.push_back({MemberKey("full", i), kObj, GroupSpec{"full", 3, i}});
+  }
+  inventory.push_back({MemberKey("half", 0), kObj, GroupSpec{"half", 2, 0}});
+  h.AddNode("n", kMiB, 64 * kMiB, inventory);
+  EXPECT_EQ(Describe(h.master(), "full").status.state, GroupState::kComplete);
+  EXPECT_TRUE(h.Get(MemberKey("full", 1)).ok());
+  EXPECT_EQ(Describe(h.master(), "half").status.state, GroupState::kFilling);
+  EXPECT_EQ(h.Get(MemberKey("half", 0)).status().reason(),
+            ErrorReason::kGroupIncomplete);
+}
+
+}  // namespace
+}  // namespace mooncake_tier
