@@ -31,4 +31,14 @@ Status Client::Remove(std::string_view key, RemoveOptions options) {
   return RemoveBatch({&k, 1}, options)[0];
 }
 
+Result<GroupInfo> Client::GetGroup(std::string_view group_id) {
+  const std::string id(group_id);
+  return std::move(GetGroupBatch({&id, 1})[0]);
+}
+
+Status Client::RemoveGroup(std::string_view group_id, RemoveOptions options) {
+  const std::string id(group_id);
+  return RemoveGroupBatch({&id, 1}, options)[0];
+}
+
 }  // namespace mooncake_tier

@@ -28,6 +28,10 @@ class MasterApi {
       std::span<const std::string> keys) = 0;
   virtual std::vector<Status> Remove(std::span<const std::string> keys,
                                      RemoveOptions options) = 0;
+  virtual std::vector<Result<GroupDescription>> GetGroup(
+      std::span<const std::string> group_ids) = 0;
+  virtual std::vector<Status> RemoveGroup(std::span<const std::string> group_ids,
+                                          RemoveOptions options) = 0;
   // How to reach a node's segment and SSD reads. NODE_NOT_FOUND when gone.
   virtual Result<NodeView> GetNode(NodeId node) = 0;
 };
@@ -58,6 +62,14 @@ class LocalMasterApi final : public MasterApi {
   std::vector<Status> Remove(std::span<const std::string> keys,
                              RemoveOptions options) override {
     return master_->Remove(keys, options);
+  }
+  std::vector<Result<GroupDescription>> GetGroup(
+      std::span<const std::string> group_ids) override {
+    return master_->GetGroup(group_ids);
+  }
+  std::vector<Status> RemoveGroup(std::span<const std::string> group_ids,
+                                  RemoveOptions options) override {
+    return master_->RemoveGroup(group_ids, options);
   }
   Result<NodeView> GetNode(NodeId node) override {
     std::optional<NodeView> view = master_->GetNode(node);

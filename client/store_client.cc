@@ -227,4 +227,30 @@ std::vector<Status> StoreClient::RemoveBatch(std::span<const std::string> keys,
   return master_->Remove(keys, options);
 }
 
+std::vector<Result<GroupInfo>> StoreClient::GetGroupBatch(
+    std::span<const std::string> group_ids) {
+  std::vector<Result<GroupInfo>> out;
+  out.reserve(group_ids.size());
+  for (Result<GroupDescription>& d : master_->GetGroup(group_ids)) {
+    if (!d.ok()) {
+      out.emplace_back(d.status());
+      continue;
+    }
+    GroupInfo info;
+    info.status = d->status;
+    if (d->break_cause) info.break_cause = BreakCauseName(*d->break_cause);
+    for (GroupDescription::Member& m : d->members) {
+      info.members.push_back(
+          {m.index, std::move(m.key), m.present, std::move(m.tiers)});
+    }
+    out.emplace_back(std::move(info));
+  }
+  return out;
+}
+
+std::vector<Status> StoreClient::RemoveGroupBatch(
+    std::span<const std::string> group_ids, RemoveOptions options) {
+  return master_->RemoveGroup(group_ids, options);
+}
+
 }  // namespace mooncake_tier

@@ -34,6 +34,10 @@ class StoreClient final : public Client {
       std::span<const std::string> keys) override;
   std::vector<Status> RemoveBatch(std::span<const std::string> keys,
                                   RemoveOptions options) override;
+  std::vector<Result<GroupInfo>> GetGroupBatch(
+      std::span<const std::string> group_ids) override;
+  std::vector<Status> RemoveGroupBatch(std::span<const std::string> group_ids,
+                                       RemoveOptions options) override;
 
   const ClientId& id() const { return id_; }
 

@@ -98,6 +98,10 @@ TEST(MasterGroupsTest, ConcurrentMembersCompleteTheGroupOnce) {
   EXPECT_EQ(d.members[3].key, MemberKey("g", 3));
   EXPECT_EQ(d.members[3].tiers, std::vector<Tier>{Tier::kMemory});
   for (uint32_t i = 0; i < 8; ++i) EXPECT_TRUE(h.Get(MemberKey("g", i)).ok());
+  const MasterStats stats = h.master().GetStats();
+  EXPECT_EQ(stats.groups.complete, 1u);
+  EXPECT_EQ(stats.group_counters.groups_created, 1u);
+  EXPECT_EQ(stats.group_counters.groups_completed, 1u);
 }
 
 TEST(MasterGroupsTest, ViolationsAreInvalidAndStoreNothing) {
@@ -208,6 +212,8 @@ TEST(MasterGroupsTest, FillTimeoutExpiresAndRemovesMembers) {
   h.clock().Advance(std::chrono::seconds(1));
   h.master().SweepGroups();
   EXPECT_EQ(Describe(h.master(), "g").status.state, GroupState::kExpired);
+  EXPECT_EQ(h.master().GetStats().group_counters.groups_expired, 1u);
+  EXPECT_EQ(h.master().GetStats().groups.expired, 1u);
   EXPECT_FALSE(h.Exists("a")->exists);
   EXPECT_EQ(h.PutStart("late", kObj, Member("g", 3, 1)).status().reason(),
             ErrorReason::kGroupNotFilling);
@@ -234,6 +240,7 @@ TEST(MasterGroupsTest, MemberLostWithItsNodeBreaksTheGroup) {
   const GroupDescription d = Describe(h.master(), "g");
   EXPECT_EQ(d.status.state, GroupState::kBroken);
   EXPECT_EQ(d.break_cause, BreakCause::kNodeLost);
+  EXPECT_EQ(h.master().GetStats().group_counters.groups_broken_node_lost, 1u);
   EXPECT_EQ(h.Get("m1").status().reason(), ErrorReason::kGroupIncomplete);
 }
 

@@ -26,6 +26,8 @@ MasterStats Master::GetStats() const {
   stats.offload_tasks_queued = offloads.queued;
   stats.offload_tasks_in_flight = offloads.dispatched;
   stats.ssd_deletes_pending = tasks_.PendingSsdDeletes();
+  stats.groups = groups_.CountsByState();
+  stats.group_counters = group_counters_.Snapshot();
   return stats;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/group_table.h"
 #include "core/node_registry.h"
 
 namespace mooncake_tier {
@@ -66,6 +67,8 @@ struct MasterStats {
   uint64_t offload_tasks_queued = 0;
   uint64_t offload_tasks_in_flight = 0;  // dispatched, not yet reported
   uint64_t ssd_deletes_pending = 0;
+  GroupStateCounts groups;              // groups by state, now
+  GroupCounterSnapshot group_counters;  // group events so far
 
   // Calls visitor(name, value) for every counter, in declaration order.
   template <typename Visitor>

@@ -62,6 +62,15 @@ class Client {
   virtual std::vector<Status> RemoveBatch(std::span<const std::string> keys,
                                           RemoveOptions options = {}) = 0;
 
+  // Groups by id: state, counts and members. GROUP_NOT_FOUND when unknown.
+  virtual std::vector<Result<GroupInfo>> GetGroupBatch(
+      std::span<const std::string> group_ids) = 0;
+
+  // Removes every member of each group. OBJECT_LEASED / OBJECT_BUSY (and
+  // nothing removed) while a member is leased (unless forced) or being put.
+  virtual std::vector<Status> RemoveGroupBatch(
+      std::span<const std::string> group_ids, RemoveOptions options = {}) = 0;
+
   // Batches of one.
   Status Put(std::string_view key, std::span<const std::byte> value,
              PutOptions options = {});
@@ -69,6 +78,8 @@ class Client {
   Result<std::vector<std::byte>> Get(std::string_view key);
   Result<ExistsInfo> Exists(std::string_view key);
   Status Remove(std::string_view key, RemoveOptions options = {});
+  Result<GroupInfo> GetGroup(std::string_view group_id);
+  Status RemoveGroup(std::string_view group_id, RemoveOptions options = {});
 };
 
 }  // namespace mooncake_tier

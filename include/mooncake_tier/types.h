@@ -59,6 +59,21 @@ struct GroupStatus {
   uint32_t present = 0;  // members whose put completed
 };
 
+struct GroupMemberInfo {
+  uint32_t index = 0;
+  std::string key;
+  bool present = false;     // the member's put completed
+  std::vector<Tier> tiers;  // tiers holding a complete copy, DRAM first
+};
+
+// A group with its members, as GetGroup reports it.
+struct GroupInfo {
+  GroupStatus status;
+  // For a broken group: "removed", "node_lost" or "corrupt"; else empty.
+  std::string break_cause;
+  std::vector<GroupMemberInfo> members;
+};
+
 // Answer of an existence probe. Probes never extend leases.
 struct ExistsInfo {
   bool exists = false;  // a complete replica exists

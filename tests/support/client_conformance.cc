@@ -135,6 +135,18 @@ TEST_P(ClientConformanceTest, GroupMembersAreReadableOnlyWhenComplete) {
   EXPECT_EQ(client().Exists("block-7/v")->group->state, GroupState::kComplete);
   EXPECT_EQ(*client().Get("block-7/k"), k);
   EXPECT_EQ(*client().Get("block-7/v"), v);
+
+  Result<GroupInfo> group = client().GetGroup("block-7");
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  EXPECT_EQ(group->status.present, 2u);
+  ASSERT_EQ(group->members.size(), 2u);
+  EXPECT_EQ(group->members[1].key, "block-7/v");
+  EXPECT_FALSE(group->members[1].tiers.empty());
+  EXPECT_EQ(client().GetGroup("no-such-group").status().reason(),
+            ErrorReason::kGroupNotFound);
+  EXPECT_TRUE(client().RemoveGroup("block-7", RemoveOptions{true}).ok());
+  EXPECT_FALSE(client().Exists("block-7/k")->exists);
+  EXPECT_FALSE(client().Exists("block-7/v")->exists);
 }
 
 TEST_P(ClientConformanceTest, ManyClientsInParallel) {
