@@ -12,6 +12,7 @@
 
 #include "bench/alloc_scenario.h"
 #include "bench/core_scenario.h"
+#include "bench/groups_scenario.h"
 #include "bench/result_sink.h"
 #ifdef MOONCAKE_TIER_BENCH_HAVE_SSD
 #include "bench/ssd_scenario.h"
@@ -35,6 +36,7 @@ struct Scenarios {
   CLI::App* core = nullptr;
   CLI::App* alloc = nullptr;
   CLI::App* ssd = nullptr;
+  CLI::App* groups = nullptr;
 };
 
 Scenarios DefineCli(CLI::App& app, Flags& flags) {
@@ -65,6 +67,9 @@ Scenarios DefineCli(CLI::App& app, Flags& flags) {
 #else
   s.ssd = app.add_subcommand("ssd", "node SSD store (not built in)");
 #endif
+  s.groups = app.add_subcommand(
+      "groups",
+      "group bookkeeping cost and partial group reads under memory pressure");
   return s;
 }
 
@@ -92,6 +97,9 @@ int RunSelected(const Scenarios& s, const Flags& flags) {
     return mooncake_tier::bench::RunAllocScenario(flags.common, sink);
   }
   if (s.ssd->parsed()) return RunSsd(flags, sink);
+  if (s.groups->parsed()) {
+    return mooncake_tier::bench::RunGroupsScenario(flags.common, sink);
+  }
   return kExitUsage;
 }
 

@@ -295,9 +295,16 @@ Result<ExistsInfo> Master::ExistsOne(const std::string& key) {
     MutexLock lock(&shard.mu);
     auto it = shard.objects.find(key);
     if (it == shard.objects.end()) return info;
-    info.exists = it->second.HasComplete();
-    info.size = it->second.size;
-    group = it->second.group;
+    const ObjectMeta& meta = it->second;
+    info.exists = meta.HasComplete();
+    info.size = meta.size;
+    if (meta.group && meta.group_readable) {
+      // Readable means complete: every member present. No second lookup.
+      info.group = GroupStatus{meta.group->group_id, GroupState::kComplete,
+                               meta.group->group_size, meta.group->group_size};
+      return info;
+    }
+    group = meta.group;
   }
   // Read after the object's stripe is released (groups rank first); the two
   // halves may be a moment apart, which a probe tolerates.

@@ -1,0 +1,449 @@
+#include "bench/groups_scenario.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/master.h"
+#include "core/master_config.h"
+#include "core/node_registry.h"
+
+namespace mooncake_tier::bench {
+namespace {
+
+using BenchClock = std::chrono::steady_clock;
+
+constexpr uint32_t kGroupSize = 8;
+const ClientId kClient = "bench-groups";
+
+// ---- Shared by both phases ----
+
+// `prefix` + 16 hex digits of a mixed `i`: names share no long prefix.
+std::string HashedName(std::string_view prefix, uint64_t i) {
+  char hex[20];
+  std::snprintf(
+      hex, sizeof(hex), "%016llx",
+      static_cast<unsigned long long>((i + 1) * 0x9E3779B97F4A7C15ull));
+  return std::string(prefix) + hex;
+}
+
+// Groups of kGroupSize objects, with put requests carrying the group
+// metadata and the same requests without it.
+struct Objects {
+  uint64_t groups = 0;
+  std::vector<std::string> keys;  // member i of group g at g * kGroupSize + i
+  std::vector<PutStartRequest> grouped;
+  std::vector<PutStartRequest> ungrouped;
+
+  std::span<const std::string> KeysOf(uint64_t g) const {
+    return std::span(keys).subspan(g * kGroupSize, kGroupSize);
+  }
+};
+
+Objects MakeObjects(std::string_view prefix, uint64_t groups, uint64_t size) {
+  Objects o;
+  o.groups = groups;
+  const uint64_t n = groups * kGroupSize;
+  o.keys.reserve(n);
+  o.grouped.reserve(n);
+  o.ungrouped.reserve(n);
+  for (uint64_t g = 0; g < groups; ++g) {
+    const std::string group_id = HashedName(prefix, g);
+    for (uint32_t i = 0; i < kGroupSize; ++i) {
+      o.keys.push_back(group_id + "/" + std::to_string(i));
+      PutStartRequest request;
+      request.key = o.keys.back();
+      request.size = size;
+      request.client = kClient;
+      o.ungrouped.push_back(request);
+      request.options.group = GroupSpec{group_id, kGroupSize, i};
+      o.grouped.push_back(std::move(request));
+    }
+  }
+  return o;
+}
+
+Status RegisterNodes(Master& master, int count, uint64_t dram, uint64_t ssd,
+                     std::vector<NodeId>* ids) {
+  for (int i = 0; i < count; ++i) {
+    NodeSpec spec;
+    spec.name = "bench-node-" + std::to_string(i);
+    spec.dram_base = static_cast<uint64_t>(i + 1) << 40;
+    spec.dram_size = dram;
+    spec.ssd_capacity = ssd;
+    MT_ASSIGN_OR_RETURN(const NodeId id, master.RegisterNode(spec, {}));
+    ids->push_back(id);
+  }
+  return Status::Ok();
+}
+
+double Ratio(double num, double den) { return den > 0 ? num / den : 0; }
+
+template <typename Results>
+uint64_t CountErrors(const Results& results) {
+  uint64_t errors = 0;
+  for (const auto& r : results) errors += r.ok() ? 0 : 1;
+  return errors;
+}
+
+// ---- Phase 1: bookkeeping cost ----
+
+constexpr uint64_t kBookkeepingObjectSize = 4096;
+constexpr int kBookkeepingNodes = 4;
+constexpr uint64_t kMinNodeDram = 64ull << 20;
+// Each variant runs this many times, alternating; the best run counts, which
+// filters out the noise of a shared machine.
+constexpr int kRepeats = 3;
+constexpr auto kMinExistsTime = std::chrono::milliseconds(250);
+
+struct Timed {
+  double seconds = 0;
+  uint64_t ops = 0;
+  uint64_t errors = 0;
+  double ops_per_s() const { return Ratio(ops, seconds); }
+};
+
+double Since(BenchClock::time_point start) {
+  return std::chrono::duration<double>(BenchClock::now() - start).count();
+}
+
+// A master whose nodes hold `objects` at about 50% of DRAM: no eviction.
+Result<std::unique_ptr<Master>> NewBookkeepingMaster(uint64_t objects) {
+  auto master =
+      std::make_unique<Master>(MasterConfig{}, SystemClock::Default());
+  const uint64_t share = objects * kBookkeepingObjectSize / kBookkeepingNodes +
+                         kBookkeepingObjectSize;
+  std::vector<NodeId> ids;
+  MT_RETURN_IF_ERROR(RegisterNodes(*master, kBookkeepingNodes,
+                                   std::max(2 * share, kMinNodeDram), 0, &ids));
+  return master;
+}
+
+Timed TimePuts(Master& master, std::span<const PutStartRequest> requests,
+               std::span<const std::string> keys, size_t batch) {
+  Timed t;
+  const auto start = BenchClock::now();
+  for (size_t i = 0; i < keys.size(); i += batch) {
+    const size_t n = std::min(batch, keys.size() - i);
+    t.errors += CountErrors(master.PutStart(requests.subspan(i, n)));
+    t.errors += CountErrors(master.PutEnd(kClient, keys.subspan(i, n)));
+    t.ops += n;
+  }
+  t.seconds = Since(start);
+  return t;
+}
+
+// Full passes of Exists over the keys until kMinExistsTime elapsed. A key
+// that is absent, or (grouped) whose group is not complete, is an error.
+Timed TimeExists(Master& master, std::span<const std::string> keys,
+                 size_t batch, bool grouped) {
+  Timed t;
+  const auto start = BenchClock::now();
+  do {
+    for (size_t i = 0; i < keys.size(); i += batch) {
+      const size_t n = std::min(batch, keys.size() - i);
+      for (const auto& r : master.Exists(keys.subspan(i, n))) {
+        const bool good = r.ok() && r->exists &&
+                          (!grouped || (r->group && r->group->state ==
+                                                        GroupState::kComplete));
+        t.errors += good ? 0 : 1;
+      }
+      t.ops += n;
+    }
+  } while (Since(start) <
+           std::chrono::duration<double>(kMinExistsTime).count());
+  t.seconds = Since(start);
+  return t;
+}
+
+// best[op][grouped]: the best ops/s of put (op 0) and exists (op 1), without
+// (0) and with (1) group metadata.
+bool MeasureBookkeeping(ResultSink& sink, const Objects& o, size_t batch,
+                        double best[2][2]) {
+  for (int rep = 0; rep < kRepeats; ++rep) {
+    for (int grouped = 0; grouped < 2; ++grouped) {
+      auto master = NewBookkeepingMaster(o.keys.size());
+      if (!master.ok()) {
+        sink.Progress("groups: cannot register nodes: " +
+                      master.status().ToString());
+        return false;
+      }
+      const Timed put =
+          TimePuts(**master, grouped ? o.grouped : o.ungrouped, o.keys, batch);
+      const Timed exists = TimeExists(**master, o.keys, batch, grouped != 0);
+      const uint64_t evicted = (*master)->GetStats().evicted_memory_objects;
+      if (put.errors + exists.errors + evicted != 0) {
+        sink.Progress("groups: bookkeeping failed: put errors " +
+                      std::to_string(put.errors) + ", exists errors " +
+                      std::to_string(exists.errors) + ", evictions " +
+                      std::to_string(evicted));
+        return false;
+      }
+      best[0][grouped] = std::max(best[0][grouped], put.ops_per_s());
+      best[1][grouped] = std::max(best[1][grouped], exists.ops_per_s());
+    }
+  }
+  return true;
+}
+
+bool RunBookkeeping(ResultSink& sink, uint64_t objects) {
+  const uint64_t groups = std::max<uint64_t>(1, objects / kGroupSize);
+  sink.Progress("groups: bookkeeping, building " +
+                std::to_string(groups * kGroupSize) + " keys");
+  const Objects o = MakeObjects("bench/kv/", groups, kBookkeepingObjectSize);
+  for (const size_t batch : {size_t{1}, size_t{kGroupSize}}) {
+    sink.Progress("groups: bookkeeping, batch " + std::to_string(batch));
+    double best[2][2] = {};
+    if (!MeasureBookkeeping(sink, o, batch, best)) return false;
+    for (int op = 0; op < 2; ++op) {
+      const double* figures = best[op];
+      sink.Emit({{"scenario", "groups"},
+                 {"op", op == 0 ? "put" : "exists"},
+                 {"objects", o.keys.size()},
+                 {"group_size", kGroupSize},
+                 {"batch", batch},
+                 {"grouped_ops_per_s", figures[1]},
+                 {"ungrouped_ops_per_s", figures[0]},
+                 {"ratio", Ratio(figures[1], figures[0])}});
+    }
+  }
+  return true;
+}
+
+// ---- Phase 2: consistency under pressure ----
+
+constexpr uint64_t kPressureObjectSize = 16ull << 10;
+constexpr int kPressureNodes = 2;
+// DRAM holds a quarter of the key space's bytes, and so does SSD: the store
+// keeps about half of the key space, the rest is evicted from both tiers.
+constexpr uint64_t kKeySpaceOverDram = 4;
+constexpr uint64_t kKeySpaceOverSsd = 4;
+constexpr uint64_t kMinPressureGroups = 64;
+// A round: this many new groups put, then this many group reads, then the
+// clock passes lease_ttl and the background steps run.
+constexpr int kPutsPerRound = 2;
+constexpr int kReadsPerRound = 8;
+// The clock moves this much per group op, so recency orders the ops.
+constexpr auto kOpTime = std::chrono::milliseconds(1);
+constexpr uint64_t kSeed = 0x67726f757073;  // both modes see the same ops
+
+struct PressureTally {
+  uint64_t group_reads = 0;
+  uint64_t partial = 0;     // some members readable, some not
+  uint64_t missing = 0;     // no member readable
+  uint64_t mixed_tier = 0;  // all readable, some from DRAM and some not
+  uint64_t member_reads = 0;
+  uint64_t memory_hits = 0;       // first replica in DRAM
+  uint64_t group_incomplete = 0;  // member reads refused GROUP_INCOMPLETE
+  uint64_t put_no_space = 0;      // member PutStarts refused NO_SPACE
+};
+
+// Distance back from the newest of `n` groups, log-uniform (a continuous
+// zipf with s = 1): mostly recent, with a long tail over all of them.
+uint64_t RecentDistance(uint64_t n, double u) {
+  const auto d = static_cast<uint64_t>(std::pow(n + 1.0, u)) - 1;
+  return std::min(d, n - 1);
+}
+
+// One pressure run: an in-process master on a ManualClock, offload
+// on_evict, and fake nodes that complete every offload they are handed.
+class PressureRun {
+ public:
+  PressureRun(const Objects& objects, bool grouped)
+      : objects_(objects), grouped_(grouped) {}
+
+  // False (with a note) on an unexpected engine error.
+  bool Run(ResultSink& sink);
+  const PressureTally& tally() const { return tally_; }
+  // What the engine did, for stderr: evictions, offloads, audit.
+  std::string Summary() const;
+
+ private:
+  Status PutGroup(uint64_t g);
+  Status ReadGroup(uint64_t g);
+  // Hands every queued offload to its node and reports it done.
+  Status DrainOffloads();
+  // Leases expire, offloads land, Tick, then DRAM copies of groups now
+  // wholly on SSD may go.
+  Status BackgroundStep();
+
+  const Objects& objects_;
+  const bool grouped_;
+  ManualClock clock_;
+  std::unique_ptr<Master> master_;
+  std::vector<NodeId> nodes_;
+  PressureTally tally_;
+};
+
+Status PressureRun::PutGroup(uint64_t g) {
+  const auto requests =
+      std::span(grouped_ ? objects_.grouped : objects_.ungrouped)
+          .subspan(g * kGroupSize, kGroupSize);
+  const std::span<const std::string> keys = objects_.KeysOf(g);
+  const auto starts = master_->PutStart(requests);
+  std::vector<std::string> started;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    if (starts[i].ok()) {
+      started.push_back(keys[i]);
+    } else if (starts[i].status().reason() == ErrorReason::kNoSpace) {
+      ++tally_.put_no_space;  // the group stays short of this member
+    } else {
+      return starts[i].status();
+    }
+  }
+  for (const Status& s : master_->PutEnd(kClient, started)) {
+    MT_RETURN_IF_ERROR(s);
+  }
+  return Status::Ok();
+}
+
+Status PressureRun::ReadGroup(uint64_t g) {
+  uint32_t readable = 0;
+  uint32_t in_memory = 0;
+  for (const auto& r : master_->GetReplicaList(objects_.KeysOf(g))) {
+    ++tally_.member_reads;
+    if (r.ok()) {
+      ++readable;
+      if (!r->replicas.empty() && r->replicas.front().tier == Tier::kMemory) {
+        ++in_memory;
+      }
+      continue;
+    }
+    const ErrorReason reason = r.status().reason();
+    if (reason == ErrorReason::kGroupIncomplete) {
+      ++tally_.group_incomplete;
+    } else if (reason != ErrorReason::kObjectNotFound) {
+      return r.status();
+    }
+  }
+  ++tally_.group_reads;
+  tally_.memory_hits += in_memory;
+  if (readable == 0) {
+    ++tally_.missing;
+  } else if (readable < kGroupSize) {
+    ++tally_.partial;
+  } else if (in_memory != 0 && in_memory != kGroupSize) {
+    ++tally_.mixed_tier;
+  }
+  return Status::Ok();
+}
+
+Status PressureRun::DrainOffloads() {
+  for (const NodeId node : nodes_) {
+    for (;;) {
+      MT_ASSIGN_OR_RETURN(const HeartbeatReply reply, master_->Heartbeat(node));
+      for (const Task& task : reply.offloads) {
+        MT_RETURN_IF_ERROR(master_->NotifyOffloadSuccess(node, task.id));
+      }
+      if (reply.offloads.empty()) break;
+    }
+  }
+  return Status::Ok();
+}
+
+Status PressureRun::BackgroundStep() {
+  // Heartbeats first: the clock just jumped past lease_ttl, and a node
+  // silent for node_ttl would be declared dead by Tick.
+  clock_.Advance(master_->config().lease_ttl + kOpTime);
+  MT_RETURN_IF_ERROR(DrainOffloads());
+  master_->Tick();
+  MT_RETURN_IF_ERROR(DrainOffloads());
+  master_->EvictMemory();
+  return Status::Ok();
+}
+
+bool PressureRun::Run(ResultSink& sink) {
+  const std::string mode = grouped_ ? "group" : "per_object";
+  MasterConfig config;
+  config.offload_mode = OffloadMode::kOnEvict;
+  master_ = std::make_unique<Master>(config, &clock_);
+  const uint64_t bytes = objects_.keys.size() * kPressureObjectSize;
+  Status status = RegisterNodes(
+      *master_, kPressureNodes, bytes / kKeySpaceOverDram / kPressureNodes,
+      bytes / kKeySpaceOverSsd / kPressureNodes, &nodes_);
+  std::mt19937_64 rng(kSeed);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  const uint64_t groups = objects_.groups;
+  uint64_t put = 0;
+  uint64_t next_progress = 0;
+  while (status.ok() && put < groups) {
+    if (put >= next_progress) {
+      sink.Progress("groups: " + mode + ", " + std::to_string(put) + " of " +
+                    std::to_string(groups) + " groups put");
+      next_progress += std::max<uint64_t>(1, groups / 4);
+    }
+    for (int p = 0; p < kPutsPerRound && put < groups && status.ok(); ++p) {
+      status = PutGroup(put++);
+      clock_.Advance(kOpTime);
+    }
+    for (int r = 0; r < kReadsPerRound && status.ok(); ++r) {
+      status = ReadGroup(put - 1 - RecentDistance(put, uniform(rng)));
+      clock_.Advance(kOpTime);
+    }
+    if (status.ok()) status = BackgroundStep();
+  }
+  if (!status.ok()) {
+    sink.Progress("groups: " + mode + " failed: " + status.ToString());
+    return false;
+  }
+  return true;
+}
+
+std::string PressureRun::Summary() const {
+  const MasterStats st = master_->GetStats();
+  const GroupCounterSnapshot& g = st.group_counters;
+  return "DRAM evictions " + std::to_string(st.evicted_memory_objects) +
+         " objects (" + std::to_string(g.groups_evicted_memory) +
+         " groups), SSD evictions " + std::to_string(st.evicted_disk_objects) +
+         " objects (" + std::to_string(g.groups_evicted_disk) +
+         " groups), objects gone " + std::to_string(st.objects_evicted) +
+         ", offloads " + std::to_string(st.offload_completed) + ", audit " +
+         (master_->Audit().consistent() ? "consistent" : "INCONSISTENT");
+}
+
+bool RunPressure(ResultSink& sink, uint64_t groups) {
+  const Objects o = MakeObjects("bench/pp/", groups, kPressureObjectSize);
+  for (const bool grouped : {true, false}) {
+    PressureRun run(o, grouped);
+    if (!run.Run(sink)) return false;
+    sink.Progress(std::string("groups: ") + (grouped ? "group" : "per_object") +
+                  ": " + run.Summary());
+    const PressureTally& t = run.tally();
+    sink.Emit({{"scenario", "groups"},
+               {"mode", grouped ? "group" : "per_object"},
+               {"groups", groups},
+               {"group_reads", t.group_reads},
+               {"partial_read_ratio", Ratio(t.partial, t.group_reads)},
+               {"memory_hit_ratio", Ratio(t.memory_hits, t.member_reads)},
+               {"missing_read_ratio", Ratio(t.missing, t.group_reads)},
+               {"mixed_tier_read_ratio", Ratio(t.mixed_tier, t.group_reads)},
+               {"group_incomplete_member_reads", t.group_incomplete},
+               {"put_no_space", t.put_no_space}});
+  }
+  return true;
+}
+
+uint64_t Scaled(uint64_t base, double scale, uint64_t at_least) {
+  return std::max<uint64_t>(at_least, std::llround(base * scale));
+}
+
+}  // namespace
+
+int RunGroupsScenario(const CommonOptions& options, ResultSink& sink) {
+  bool ok = RunBookkeeping(
+      sink, Scaled(kDefaultGroupsObjects, options.scale, kGroupSize));
+  ok = RunPressure(sink, Scaled(kDefaultPressureGroups, options.scale,
+                                kMinPressureGroups)) &&
+       ok;
+  return ok ? 0 : 1;
+}
+
+}  // namespace mooncake_tier::bench
