@@ -43,6 +43,7 @@
 #include "core/master.h"
 #include "core/mutex.h"
 #include "tests/support/master_harness.h"
+#include "tests/support/violations.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define MT_GROUP_STRESS_SANITIZED 1
@@ -92,32 +93,7 @@ int Uniform(Rng& rng, int lo, int hi) {
 bool Chance(Rng& rng, double p) { return std::bernoulli_distribution(p)(rng); }
 std::string Show(const Status& s) { return s.ToString(); }
 
-// Invariant violations seen on any thread, reported once at the end.
-class Violations {
- public:
-  void Check(bool ok, const std::string& what) {
-    if (ok) return;
-    MutexLock lock(&mu_);
-    ++count_;
-    if (kept_.size() < 25) kept_.push_back(what);
-  }
-  uint64_t count() const {
-    MutexLock lock(&mu_);
-    return count_;
-  }
-  std::string Report() const {
-    MutexLock lock(&mu_);
-    std::ostringstream out;
-    out << count_ << " violation(s); the first ones:\n";
-    for (const std::string& v : kept_) out << "  " << v << "\n";
-    return out.str();
-  }
-
- private:
-  mutable Mutex mu_;
-  uint64_t count_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<std::string> kept_ ABSL_GUARDED_BY(mu_);
-};
+using testing::Violations;
 
 // One planned group: its id, size and member sizes are fixed up front; the
 // keys its members were put under are recorded as they are used.

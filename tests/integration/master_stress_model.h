@@ -25,6 +25,7 @@
 #include "core/master.h"
 #include "core/mutex.h"
 #include "tests/support/master_harness.h"
+#include "tests/support/violations.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define MT_STRESS_TSAN 1
@@ -117,35 +118,7 @@ bool Chance(Rng& rng, double p) { return std::bernoulli_distribution(p)(rng); }
 
 std::string Show(const Status& s) { return s.ToString(); }
 
-// Invariant violations seen on any thread, reported once at the end (gtest
-// assertions from many threads would flood the log).
-class Violations {
- public:
-  void Add(std::string what) {
-    MutexLock lock(&mu_);
-    ++count_;
-    if (kept_.size() < 25) kept_.push_back(std::move(what));
-  }
-  void Check(bool ok, const std::string& what) {
-    if (!ok) Add(what);
-  }
-  uint64_t count() const {
-    MutexLock lock(&mu_);
-    return count_;
-  }
-  std::string Report() const {
-    MutexLock lock(&mu_);
-    std::ostringstream out;
-    out << count_ << " violation(s); the first ones:\n";
-    for (const std::string& v : kept_) out << "  " << v << "\n";
-    return out.str();
-  }
-
- private:
-  mutable Mutex mu_;
-  uint64_t count_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<std::string> kept_ ABSL_GUARDED_BY(mu_);
-};
+using testing::Violations;
 
 // Rounds of simulated time. The driver starts round r+1 (advancing the
 // clock) only once every node that is not silent finished round r, so a
