@@ -1,5 +1,6 @@
 #include "core/group_meta.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace mooncake_tier {
@@ -12,6 +13,23 @@ std::string Quoted(std::string_view s) {
   out += s;
   out += '\'';
   return out;
+}
+
+constexpr uint32_t kMembersReservedUpFront = 64;
+
+// The first slot of `members` whose index is >= `index`.
+template <typename List>
+auto LowerBound(List& members, uint32_t index) {
+  return std::lower_bound(
+      members.begin(), members.end(), index,
+      [](const auto& slot, uint32_t i) { return slot.first < i; });
+}
+
+// The slot of `index`, or members.end().
+template <typename List>
+auto Slot(List& members, uint32_t index) {
+  auto it = LowerBound(members, index);
+  return it != members.end() && it->first == index ? it : members.end();
 }
 
 void SetState(GroupMeta& group, GroupState next, TimePoint now) {
@@ -42,42 +60,62 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
                       std::to_string(index) + " is not below its group_size " +
                       std::to_string(spec.group_size));
   }
-  // A filling group without members holds nothing: it starts afresh, exactly
-  // as if the table had dropped it and created it again.
-  const bool fresh = state == GroupState::kFilling && members.empty();
+  // A group without members holds nothing: whatever its state, it starts
+  // afresh, exactly as if the table had dropped it and created it again (an
+  // engine re-puts a block whose group expired or lost every member).
+  const bool fresh = members.empty();
   if (!fresh && spec.group_size != expected) {
     return Status(ErrorReason::kInvalidGroup,
                   "group " + Quoted(spec.group_id) + " has group_size " +
                       std::to_string(expected) + ", the put says " +
                       std::to_string(spec.group_size));
   }
-  if (state != GroupState::kFilling) {
-    return Status(ErrorReason::kGroupNotFilling,
-                  "group " + Quoted(spec.group_id) + " is " +
-                      std::string(GroupStateName(state)) +
-                      " and accepts no members");
-  }
-  if (auto it = members.find(index); it != members.end()) {
-    const GroupMember& holder = it->second;
+  auto slot = LowerBound(members, index);
+  if (slot != members.end() && slot->first == index) {
+    const GroupMember& holder = slot->second;
+    // The same put retried keeps its reservation, whatever happened to the
+    // group meanwhile.
     if (holder.key == key && holder.state == MemberState::kReserved) {
-      return Status::Ok();  // the same put, retried
+      return Status::Ok();
     }
     return Status(ErrorReason::kObjectExists,
                   "group " + Quoted(spec.group_id) + " index " +
                       std::to_string(index) + " is already taken by key " +
                       Quoted(holder.key));
   }
+  if (state != GroupState::kFilling && !fresh) {
+    return Status(ErrorReason::kGroupNotFilling,
+                  "group " + Quoted(spec.group_id) + " is " +
+                      std::string(GroupStateName(state)) +
+                      " and accepts no members");
+  }
   if (fresh) {
     expected = spec.group_size;
+    state = GroupState::kFilling;
+    break_cause.reset();
     created = now;
     state_since = now;
+    // Room for every member at once, bounded so a huge group_size from
+    // outside input reserves nothing unreasonable.
+    // (Empty, so `slot` is end() again after the reserve.)
+    members.reserve(std::min<uint32_t>(expected, kMembersReservedUpFront));
+    slot = members.end();
   }
-  members.emplace(index, GroupMember{std::string(key), MemberState::kReserved});
+  members.emplace(slot, index,
+                  GroupMember{std::string(key), MemberState::kReserved});
   return Status::Ok();
 }
 
+void GroupMeta::BindPut(uint32_t index, ReplicaId replica, size_t key_hash) {
+  auto it = Slot(members, index);
+  if (it != members.end() && it->second.state == MemberState::kReserved) {
+    it->second.replica = replica;
+    it->second.key_hash = key_hash;
+  }
+}
+
 bool GroupMeta::MarkPresent(uint32_t index, TimePoint now) {
-  auto it = members.find(index);
+  auto it = Slot(members, index);
   if (it == members.end() || it->second.state != MemberState::kReserved) {
     return false;
   }
@@ -91,14 +129,14 @@ bool GroupMeta::MarkPresent(uint32_t index, TimePoint now) {
 }
 
 void GroupMeta::Unreserve(uint32_t index) {
-  auto it = members.find(index);
+  auto it = Slot(members, index);
   if (it != members.end() && it->second.state == MemberState::kReserved) {
     members.erase(it);
   }
 }
 
 bool GroupMeta::Lose(uint32_t index, BreakCause cause, TimePoint now) {
-  auto it = members.find(index);
+  auto it = Slot(members, index);
   if (it == members.end()) return false;
   if (it->second.state == MemberState::kPresent) --present;
   members.erase(it);
@@ -108,6 +146,11 @@ bool GroupMeta::Lose(uint32_t index, BreakCause cause, TimePoint now) {
   SetState(*this, GroupState::kBroken, now);
   break_cause = cause;
   return true;
+}
+
+void GroupMeta::DropAllMembers() {
+  members.clear();
+  present = 0;
 }
 
 bool GroupMeta::Expire(TimePoint now, Duration fill_timeout) {
@@ -137,7 +180,7 @@ std::vector<GroupMemberView> GroupMeta::Members() const {
 }
 
 const GroupMember* GroupMeta::Find(uint32_t index) const {
-  auto it = members.find(index);
+  auto it = Slot(members, index);
   return it == members.end() ? nullptr : &it->second;
 }
 

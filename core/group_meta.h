@@ -12,20 +12,22 @@
 //     |
 //     `--- Expire (older than the fill timeout) ---> expired
 //
-// broken and expired are final: they accept no members and a later Lose
-// leaves them as they are. The table drops a group once Empty().
+// broken and expired are final while members remain: they accept no new
+// members and a later Lose leaves them as they are. A group left without
+// members starts afresh at its next Reserve; the table may drop it.
 //
 // Thread safety: none of its own. Every call, const or not, requires the
 // lock of the GroupTable stripe that holds the group.
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/types.h"
 #include "mooncake_tier/status.h"
 #include "mooncake_tier/types.h"
 
@@ -48,6 +50,13 @@ enum class MemberState : uint8_t {
 struct GroupMember {
   std::string key;
   MemberState state = MemberState::kReserved;
+  // The DRAM replica the member's put staged; 0 for a member rebuilt from
+  // an SSD inventory. Lets a PutEnd that completed its object outside the
+  // group stripe check that the index still belongs to that put.
+  ReplicaId replica = 0;
+  // HashKey(key) when known (0: not recorded), so walking the members does
+  // not hash every key again.
+  size_t key_hash = 0;
 };
 
 // A member as reported to callers (GetGroup, the admin API).
@@ -63,9 +72,10 @@ struct GroupMemberView {
 // which keep `present` equal to the number of kPresent members and move
 // `state` only along the edges drawn above.
 struct GroupMeta {
-  // Member index -> member. Ordered, so listings come out by index; sparse,
-  // so a group_size from outside input allocates nothing up front.
-  std::map<uint32_t, GroupMember> members;
+  // (index, member) pairs sorted by index: listings come out in order, a
+  // group's members share one allocation (typical groups hold 2 to 64), and
+  // a group_size from outside input allocates nothing up front.
+  std::vector<std::pair<uint32_t, GroupMember>> members;
   uint32_t expected = 0;  // group_size; 0 until the first reservation
   uint32_t present = 0;   // members in kPresent
   GroupState state = GroupState::kFilling;
@@ -76,17 +86,23 @@ struct GroupMeta {
   // Reserves `spec.group_index` for `key`, whose put is starting.
   //   INVALID_GROUP      index >= group_size, or a group_size other than
   //                      the group's (the message names both sizes);
-  //   GROUP_NOT_FILLING  the group is complete, broken or expired;
+  //   GROUP_NOT_FILLING  the group is complete, broken or expired and still
+  //                      has members;
   //   OBJECT_EXISTS      the index is reserved or present under another
   //                      key, or already present under this one.
   // Reserving an index this key already holds in kReserved is OK and changes
-  // nothing (a retried PutStart). On error nothing changes.
-  // A filling group without members is as good as new: its next Reserve
-  // sets `expected` and `created` afresh.
+  // nothing (a retried PutStart), whatever the group's state. On error
+  // nothing changes.
+  // A group without members, in any state, is as good as new: its next
+  // Reserve makes it filling and sets `expected` and `created` afresh.
   // REQUIRES: the caller validated spec (ValidateGroupSpec) and key, and
   // ensures a key holds at most one index (the object table refuses a
   // second put of a key).
   Status Reserve(const GroupSpec& spec, std::string_view key, TimePoint now);
+
+  // Records the replica the reserved member's put staged and its key's
+  // hash. No-op for an index that is not reserved.
+  void BindPut(uint32_t index, ReplicaId replica, size_t key_hash);
 
   // The member's put completed: kReserved -> kPresent. Returns true iff this
   // made the group complete. False, changing nothing, for an index that is
@@ -105,6 +121,10 @@ struct GroupMeta {
   // true iff this call broke the group; false, changing nothing, if `index`
   // is not a member.
   bool Lose(uint32_t index, BreakCause cause, TimePoint now);
+
+  // Every member is gone (the caller removed their objects); the state
+  // stays, for the record, until the table drops the group.
+  void DropAllMembers();
 
   // A filling group with members whose first reservation is at least
   // `fill_timeout` old becomes expired; returns true iff it did. The caller

@@ -137,7 +137,10 @@ TEST_F(GroupMetaTest, OnlyAFillingGroupAcceptsMembers) {
   clock_.Advance(seconds(61));
   ASSERT_TRUE(expired.Expire(clock_.Now(), seconds(60)));
 
-  for (GroupMeta* g : {&complete, &broken, &expired}) {
+  // An index that is taken is taken, whatever the state.
+  EXPECT_EQ(complete.Reserve(Spec(2, 1), "c", clock_.Now()).reason(),
+            ErrorReason::kObjectExists);
+  for (GroupMeta* g : {&broken, &expired}) {
     const GroupState state = g->state;
     const std::vector<GroupMemberView> before = g->Members();
     Status s = g->Reserve(Spec(2, 1), "c", clock_.Now());
@@ -147,10 +150,26 @@ TEST_F(GroupMetaTest, OnlyAFillingGroupAcceptsMembers) {
     EXPECT_EQ(g->state, state);
     EXPECT_EQ(g->Members(), before);
   }
-  // Even with no member left, a broken group stays closed.
+  // With no member left a group holds nothing: the next reservation starts
+  // it afresh, as an engine re-putting the block expects.
   broken.Lose(0, BreakCause::kRemoved, clock_.Now());
   EXPECT_TRUE(broken.Empty());
-  EXPECT_EQ(broken.Reserve(Spec(2, 0), "a", clock_.Now()).reason(),
+  ASSERT_TRUE(broken.Reserve(Spec(3, 0), "a", clock_.Now()).ok());
+  EXPECT_EQ(broken.state, GroupState::kFilling);
+  EXPECT_EQ(broken.expected, 3u);
+  EXPECT_FALSE(broken.break_cause.has_value());
+}
+
+TEST_F(GroupMetaTest, RetriedReservationSurvivesTheGroupBreaking) {
+  GroupMeta g;
+  ASSERT_TRUE(g.Reserve(Spec(2, 0), "a", clock_.Now()).ok());
+  ASSERT_TRUE(g.Reserve(Spec(2, 1), "b", clock_.Now()).ok());
+  ASSERT_TRUE(g.MarkPresent(1, clock_.Now()) == false);
+  g.Lose(1, BreakCause::kNodeLost, clock_.Now());
+  ASSERT_EQ(g.state, GroupState::kBroken);
+  // "a"'s put is still in flight and its client retries PutStart.
+  EXPECT_TRUE(g.Reserve(Spec(2, 0), "a", clock_.Now()).ok());
+  EXPECT_EQ(g.Reserve(Spec(2, 1), "b", clock_.Now()).reason(),
             ErrorReason::kGroupNotFilling);
 }
 

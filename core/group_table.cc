@@ -42,10 +42,7 @@ GroupTable::GroupTable(uint32_t shard_count) {
 }
 
 uint32_t GroupTable::ShardIndex(std::string_view id) const {
-  // Top bits, as in ObjectTable: flat_hash_map uses the low bits of the same
-  // hash as its in-group tag.
-  const uint64_t hash = absl::HashOf(id);
-  return static_cast<uint32_t>((hash >> 32) * shards_.size() >> 32);
+  return ShardIndex(HashedKey(id));
 }
 
 std::optional<GroupStatus> GroupTable::Find(std::string_view id) const {

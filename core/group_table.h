@@ -25,6 +25,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "core/group_meta.h"
+#include "core/hashed_key.h"
 #include "core/mutex.h"
 #include "mooncake_tier/types.h"
 
@@ -61,7 +62,11 @@ class GroupTable {
 
   uint32_t shard_count() const { return static_cast<uint32_t>(shards_.size()); }
   uint32_t ShardIndex(std::string_view id) const;
+  uint32_t ShardIndex(const HashedKey& id) const {
+    return StripeOf(id.hash, shards_.size());
+  }
   Shard& ShardFor(std::string_view id) { return *shards_[ShardIndex(id)]; }
+  Shard& ShardFor(const HashedKey& id) { return *shards_[ShardIndex(id)]; }
   Shard& shard(uint32_t index) { return *shards_[index]; }
   const Shard& ShardFor(std::string_view id) const {
     return *shards_[ShardIndex(id)];

@@ -100,9 +100,10 @@ Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
   // One retry after making room: a full store evicts rather than refuses.
   // No lock is held across the eviction round.
   Result<ReplicaDescriptor> placed = valid;
+  const HashedKey key(request.key);
   for (int attempt = 0; valid.ok() && attempt < 2; ++attempt) {
-    placed = request.options.group ? PutStartGrouped(request)
-                                   : PutStartObject(request);
+    placed = request.options.group ? PutStartGrouped(request, key)
+                                   : PutStartObject(request, key);
     if (placed.ok() || placed.status().reason() != ErrorReason::kNoSpace) break;
     if (attempt == 0) EvictMemory(request.size);
   }
@@ -116,10 +117,12 @@ Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
   return placed;
 }
 
-Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request) {
-  Shard& shard = objects_.ShardFor(request.key);
+Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request,
+                                                 const HashedKey& key) {
+  Shard& shard = objects_.ShardFor(key);
   MutexLock lock(&shard.mu);
-  if (auto it = shard.objects.find(request.key); it != shard.objects.end()) {
+  if (auto it = shard.objects.find(key.view(), key.hash);
+      it != shard.objects.end()) {
     ObjectMeta& meta = it->second;
     Replica* staged = meta.FindTier(Tier::kMemory, ReplicaState::kProcessing);
     if (staged != nullptr && !request.client.empty() &&
@@ -149,26 +152,26 @@ Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request)
 }
 
 Status Master::PutEndOne(const ClientId& client, const std::string& key) {
-  std::optional<GroupSpec> group = GroupOf(key);
-  if (!group) return PutEndObject(client, key, std::nullopt, nullptr);
-  return PutEndGrouped(client, key, *group);
+  // One object lookup; a member then books itself in its group. In between
+  // the member is complete but not yet counted present, like any member
+  // whose PutEnd has not returned.
+  std::optional<CompletedMember> member;
+  MT_RETURN_IF_ERROR(CompletePut(client, key, &member));
+  if (member) MarkMemberPresent(key, *member);
+  return Status::Ok();
 }
 
-Status Master::PutEndObject(const ClientId& client, const std::string& key,
-                            const std::optional<GroupSpec>& group,
-                            bool* completed) {
-  Shard& shard = objects_.ShardFor(key);
+Status Master::CompletePut(const ClientId& client, const std::string& key,
+                           std::optional<CompletedMember>* member) {
+  const HashedKey hashed(key);
+  Shard& shard = objects_.ShardFor(hashed);
   MutexLock lock(&shard.mu);
-  auto it = shard.objects.find(key);
+  auto it = shard.objects.find(hashed.view(), hashed.hash);
   if (it == shard.objects.end()) {
     return Status(ErrorReason::kObjectNotFound,
                   "no put in flight for key (revoked or timed out?)");
   }
   ObjectMeta& meta = it->second;
-  if (meta.group != group) {
-    return Status(ErrorReason::kAborted,
-                  "the object changed during PutEnd; retry");
-  }
   Replica* staged = meta.FindTier(Tier::kMemory, ReplicaState::kProcessing);
   if (staged == nullptr) {
     if (meta.HasComplete(Tier::kMemory)) return Status::Ok();  // repeated end
@@ -183,10 +186,10 @@ Status Master::PutEndObject(const ClientId& client, const std::string& key,
   meta.last_access = clock_->Now();
   shard.pending_puts.erase(key);
   counters_.put_completed.fetch_add(1, std::memory_order_relaxed);
-  if (completed != nullptr) *completed = true;
+  if (meta.group) member->emplace(CompletedMember{*meta.group, staged->desc.id});
   if (config_.offload_mode == OffloadMode::kWriteThrough &&
       NodeHasSsd(staged->desc.node)) {
-    QueueOffloadLocked(shard, key, meta, *staged, /*drop_source=*/false);
+    QueueOffloadLocked(shard, key, meta, *staged, OffloadIntent::kCopy);
   }
   return Status::Ok();
 }
@@ -317,7 +320,8 @@ Status Master::RemoveOne(const std::string& key, RemoveOptions options) {
   std::optional<GroupSpec> group = GroupOf(key);
   if (!group) return RemoveObject(key, std::nullopt, options);
   if (config_.group_remove_policy == GroupRemovePolicy::kGroup) {
-    Status removed = RemoveGroupOne(group->group_id, options);
+    Status removed =
+        RemoveGroupOne(group->group_id, options, &key, group->group_index);
     // A member whose group is no longer booked goes alone.
     if (removed.reason() != ErrorReason::kGroupNotFound) return removed;
   }

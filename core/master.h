@@ -186,18 +186,29 @@ class Master {
   using ObjectMap = decltype(Shard::objects);
 
   Result<ReplicaDescriptor> PutStartOne(const PutStartRequest& request);
-  // The object half of a put start: NO_SPACE without evicting.
-  Result<ReplicaDescriptor> PutStartObject(const PutStartRequest& request);
+  // The object half of a put start: NO_SPACE without evicting. `key` is
+  // request.key with its hash.
+  Result<ReplicaDescriptor> PutStartObject(const PutStartRequest& request,
+                                           const HashedKey& key);
   // Reserves the member's index, then starts the object, under the group
   // stripe.
-  Result<ReplicaDescriptor> PutStartGrouped(const PutStartRequest& request);
+  Result<ReplicaDescriptor> PutStartGrouped(const PutStartRequest& request,
+                                            const HashedKey& key);
   Status PutEndOne(const ClientId& client, const std::string& key);
-  // Completes the object's put if it still carries `group`; sets
-  // *completed when this call completed it. ABORTED if the object changed.
-  Status PutEndObject(const ClientId& client, const std::string& key,
-                      const std::optional<GroupSpec>& group, bool* completed);
-  Status PutEndGrouped(const ClientId& client, const std::string& key,
-                       const GroupSpec& group);
+  // A group member whose put this call completed.
+  struct CompletedMember {
+    GroupSpec group;
+    ReplicaId replica = 0;
+  };
+  // The object half of PutEnd, under the key's stripe alone: completes the
+  // staged DRAM replica. For a group member it fills *member when this call
+  // completed it; the caller then books it with MarkMemberPresent.
+  Status CompletePut(const ClientId& client, const std::string& key,
+                     std::optional<CompletedMember>* member);
+  // The group half of PutEnd, under the group stripe: the member is present
+  // if its index still belongs to that put; the last one completes the
+  // group and makes every member readable.
+  void MarkMemberPresent(const std::string& key, const CompletedMember& member);
   Status PutRevokeOne(const ClientId& client, const std::string& key);
   // Frees a staged put of `key` (still carrying `group`). With a null
   // client, only if it is stalled past the put timeout.
@@ -208,7 +219,11 @@ class Master {
                        const ClientId* client);
   // The group membership of `key`, read under its stripe alone.
   std::optional<GroupSpec> GroupOf(const std::string& key);
-  Status RemoveGroupOne(const std::string& group_id, RemoveOptions options);
+  // Removes a group and every member. With `member`, only if the member at
+  // `member_index` is still that key (GROUP_NOT_FOUND otherwise).
+  Status RemoveGroupOne(const std::string& group_id, RemoveOptions options,
+                        const std::string* member = nullptr,
+                        uint32_t member_index = 0);
 
   // Locks the stripes of every member of `group` (ascending, each once) and
   // calls fn(shard, iterator) for each member object that still belongs to
@@ -247,10 +262,17 @@ class Master {
   void EraseIfEmptyLocked(Shard& shard, ObjectMap::iterator it)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
 
+  // What happens to the DRAM copy after an offload.
+  enum class OffloadIntent : uint8_t {
+    kCopy,       // stays (write_through)
+    kMove,       // dropped when the offload succeeds (on_evict)
+    kGroupMove,  // dropped with its group's once every member is on SSD
+  };
   // Queues an offload of `replica`'s bytes to its node's SSD, pinning it.
   bool QueueOffloadLocked(Shard& shard, const std::string& key,
                           ObjectMeta& meta, Replica& replica,
-                          bool drop_source) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+                          OffloadIntent intent)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   // Every offload leaves the task table under its object's stripe lock, so
   // its exit (unpin, SSD copy kept or deleted) is ordered with any later
   // offload of the same key. Returns the task if it was still booked.

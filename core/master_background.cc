@@ -115,7 +115,7 @@ uint64_t Master::EvictMemoryLocked(Shard& shard, ObjectMap::iterator it) {
       !meta.HasComplete(Tier::kLocalDisk) && NodeHasSsd(memory->desc.node)) {
     // Write to SSD first; the DRAM copy goes when the node reports success.
     return QueueOffloadLocked(shard, it->first, meta, *memory,
-                              /*drop_source=*/true)
+                              OffloadIntent::kMove)
                ? size
                : 0;
   }

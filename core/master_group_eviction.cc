@@ -90,9 +90,12 @@ bool Master::EvictGroupLocked(const std::string& id, GroupMeta& group,
         .fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  if (tier == Tier::kMemory && config_.offload_mode == OffloadMode::kOnEvict &&
+  // With offload on, members without an SSD copy are offloaded first (under
+  // write_through, a member whose own offload failed gets another one); the
+  // DRAM copies go together once every member is on SSD.
+  if (tier == Tier::kMemory && config_.offload_mode != OffloadMode::kOff &&
       QueueGroupOffloadLocked(id, group)) {
-    return false;  // the DRAM copies go together once every member is on SSD
+    return false;
   }
   // No tier holds the whole group afterwards: it leaves the store whole.
   ForEachMemberLocked(id, group, [&](Shard& shard, ObjectMap::iterator it)
@@ -126,7 +129,8 @@ bool Master::QueueGroupOffloadLocked(const std::string& id, GroupMeta& group) {
     ObjectMeta& meta = it->second;
     if (meta.HasComplete(Tier::kLocalDisk)) return;
     Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
-    QueueOffloadLocked(shard, it->first, meta, *memory, /*drop_source=*/false);
+    QueueOffloadLocked(shard, it->first, meta, *memory,
+                       OffloadIntent::kGroupMove);
   });
   return true;
 }

@@ -16,19 +16,28 @@ Status GroupMissing(const std::string& id) {
 }  // namespace
 
 Result<ReplicaDescriptor> Master::PutStartGrouped(
-    const PutStartRequest& request) {
+    const PutStartRequest& request, const HashedKey& key) {
   const GroupSpec& spec = *request.options.group;
-  GroupTable::Shard& gshard = groups_.ShardFor(spec.group_id);
+  const HashedKey id(spec.group_id);
+  GroupTable::Shard& gshard = groups_.ShardFor(id);
   MutexLock group_lock(&gshard.mu);
-  auto [it, created] = gshard.groups.try_emplace(spec.group_id);
+  // Most members find their group: one hash for stripe and lookup.
+  auto it = gshard.groups.find(id.view(), id.hash);
+  const bool created = it == gshard.groups.end();
+  if (created) it = gshard.groups.try_emplace(spec.group_id).first;
   GroupMeta& group = it->second;
   // A reservation this key already holds is a retried put: keep it even if
   // this attempt fails.
   const bool held = group.Find(spec.group_index) != nullptr;
   Status reserved = group.Reserve(spec, request.key, clock_->Now());
   Result<ReplicaDescriptor> placed =
-      reserved.ok() ? PutStartObject(request) : Result<ReplicaDescriptor>(reserved);
-  if (!placed.ok() && reserved.ok() && !held) group.Unreserve(spec.group_index);
+      reserved.ok() ? PutStartObject(request, key)
+                    : Result<ReplicaDescriptor>(reserved);
+  if (placed.ok()) {
+    group.BindPut(spec.group_index, placed->id, key.hash);
+  } else if (reserved.ok() && !held) {
+    group.Unreserve(spec.group_index);
+  }
   if (group.Empty()) {
     gshard.groups.erase(it);
   } else if (created && placed.ok()) {
@@ -37,19 +46,26 @@ Result<ReplicaDescriptor> Master::PutStartGrouped(
   return placed;
 }
 
-Status Master::PutEndGrouped(const ClientId& client, const std::string& key,
-                             const GroupSpec& spec) {
-  GroupTable::Shard& gshard = groups_.ShardFor(spec.group_id);
+void Master::MarkMemberPresent(const std::string& key,
+                               const CompletedMember& member) {
+  const GroupSpec& spec = member.group;
+  const HashedKey id(spec.group_id);
+  GroupTable::Shard& gshard = groups_.ShardFor(id);
   MutexLock group_lock(&gshard.mu);
-  bool completed = false;
-  MT_RETURN_IF_ERROR(PutEndObject(client, key, spec, &completed));
-  auto it = gshard.groups.find(spec.group_id);
-  if (!completed || it == gshard.groups.end()) return Status::Ok();
-  if (it->second.MarkPresent(spec.group_index, clock_->Now())) {
-    group_counters_.groups_completed.fetch_add(1, std::memory_order_relaxed);
-    SetReadableLocked(spec.group_id, it->second, true);
+  auto it = gshard.groups.find(id.view(), id.hash);
+  // Gone: the group was removed or expired and collected meanwhile, which
+  // removed this member too (or will, at the next sweep).
+  if (it == gshard.groups.end()) return;
+  GroupMeta& group = it->second;
+  const GroupMember* holder = group.Find(spec.group_index);
+  if (holder == nullptr || holder->key != key ||
+      holder->replica != member.replica) {
+    return;  // the index now belongs to another put
   }
-  return Status::Ok();
+  if (group.MarkPresent(spec.group_index, clock_->Now())) {
+    group_counters_.groups_completed.fetch_add(1, std::memory_order_relaxed);
+    SetReadableLocked(spec.group_id, group, true);
+  }
 }
 
 Status Master::RevokeGrouped(const std::string& key, const GroupSpec& spec,
@@ -71,16 +87,22 @@ void Master::ForEachMemberLocked(const std::string& group_id,
                                  const GroupMeta& group, MemberFn fn)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
   // Member stripes in ascending index, each once: the documented order.
-  std::vector<uint32_t> stripes;
+  absl::InlinedVector<HashedKey, 16> keys;
+  absl::InlinedVector<uint32_t, 16> stripes;
   for (const auto& [index, member] : group.members) {
-    stripes.push_back(objects_.ShardIndex(member.key));
+    keys.push_back(member.key_hash != 0
+                       ? HashedKey(member.key, member.key_hash)
+                       : HashedKey(member.key));
+    stripes.push_back(objects_.ShardIndex(keys.back()));
   }
   std::sort(stripes.begin(), stripes.end());
   stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
   for (uint32_t s : stripes) objects_.shard(s).mu.Lock();
+  size_t next = 0;
   for (const auto& [index, member] : group.members) {
-    Shard& shard = objects_.ShardFor(member.key);
-    auto it = shard.objects.find(member.key);
+    const HashedKey& key = keys[next++];
+    Shard& shard = objects_.ShardFor(key);
+    auto it = shard.objects.find(key.view(), key.hash);
     if (it == shard.objects.end() || !it->second.group ||
         it->second.group->group_id != group_id ||
         it->second.group->group_index != index) {
@@ -133,11 +155,20 @@ std::vector<Status> Master::RemoveGroup(std::span<const std::string> group_ids,
 }
 
 Status Master::RemoveGroupOne(const std::string& group_id,
-                              RemoveOptions options) {
+                              RemoveOptions options, const std::string* member,
+                              uint32_t member_index) {
   GroupTable::Shard& gshard = groups_.ShardFor(group_id);
   MutexLock group_lock(&gshard.mu);
   auto it = gshard.groups.find(group_id);
   if (it == gshard.groups.end()) return GroupMissing(group_id);
+  if (member != nullptr) {
+    // Removing through a member: only the group that member belongs to,
+    // not a newer group that took the same id since it was looked up.
+    const GroupMember* holder = it->second.Find(member_index);
+    if (holder == nullptr || holder->key != *member) {
+      return GroupMissing(group_id);
+    }
+  }
   MT_RETURN_IF_ERROR(RemoveMembersLocked(group_id, it->second, options.force));
   gshard.groups.erase(it);
   group_counters_.groups_collected.fetch_add(1, std::memory_order_relaxed);
@@ -220,6 +251,7 @@ size_t Master::SweepGroups() {
       if (!RemoveMembersLocked(current->first, group, /*force=*/true).ok()) {
         continue;  // a member's put is still in flight: next sweep
       }
+      group.DropAllMembers();  // the record stays; its members are gone
       if (collect) {
         gshard.groups.erase(current);
         group_counters_.groups_collected.fetch_add(1, std::memory_order_relaxed);

@@ -215,12 +215,27 @@ TEST(MasterGroupsTest, FillTimeoutExpiresAndRemovesMembers) {
   EXPECT_EQ(h.master().GetStats().group_counters.groups_expired, 1u);
   EXPECT_EQ(h.master().GetStats().groups.expired, 1u);
   EXPECT_FALSE(h.Exists("a")->exists);
-  EXPECT_EQ(h.PutStart("late", kObj, Member("g", 3, 1)).status().reason(),
-            ErrorReason::kGroupNotFilling);
+  // The record stays for operators, without the removed members.
+  EXPECT_TRUE(Describe(h.master(), "g").members.empty());
+  EXPECT_EQ(Describe(h.master(), "g").status.present, 0u);
   h.clock().Advance(h.master().config().group_broken_ttl);
   h.master().SweepGroups();
+  EXPECT_EQ(h.master().GetStats().groups.total(), 0u);  // collected
   EXPECT_EQ(h.master().GetStats().objects, 0u);
-  ASSERT_TRUE(h.Put("fresh", kObj, Member("g", 1, 0)).ok());  // id reusable
+}
+
+TEST(MasterGroupsTest, ExpiredGroupIdCanBePutAgain) {
+  MasterHarness h(Config());
+  h.AddNode("n", kMiB);
+  ASSERT_TRUE(h.Put("a", kObj, Member("g", 2, 0)).ok());
+  h.clock().Advance(h.master().config().group_fill_timeout);
+  h.master().SweepGroups();
+  ASSERT_EQ(Describe(h.master(), "g").status.state, GroupState::kExpired);
+  // An engine re-puts the whole block: the id starts afresh.
+  ASSERT_TRUE(h.Put("a", kObj, Member("g", 2, 0)).ok());
+  ASSERT_TRUE(h.Put("b", kObj, Member("g", 2, 1)).ok());
+  EXPECT_EQ(Describe(h.master(), "g").status.state, GroupState::kComplete);
+  EXPECT_TRUE(h.Get("a").ok());
 }
 
 TEST(MasterGroupsTest, MemberLostWithItsNodeBreaksTheGroup) {
@@ -296,6 +311,69 @@ TEST(MasterGroupsTest, OnEvictDropsDramOnlyWhenEveryMemberIsOnSsd) {
   const AuditReport audit = h.master().Audit();
   EXPECT_TRUE(audit.consistent());
   EXPECT_EQ(audit.total_refcnt, 0u);
+}
+
+// The DRAM of groups whose offloads are in flight counts as about to be
+// freed: a second round does not pick more victims for the same need.
+TEST(MasterGroupsTest, OnEvictGroupOffloadsCountAsPendingFrees) {
+  MasterHarness h(Config(OffloadMode::kOnEvict));
+  const NodeId node = h.AddNode("n", 100 * kObj, 1000 * kObj);
+  for (int g = 0; g < 23; ++g) {
+    PutGroup(h, "g" + std::to_string(g), 4);
+    h.clock().Advance(std::chrono::seconds(1));
+  }
+  h.clock().Advance(h.master().config().lease_ttl);
+  h.master().EvictMemory();
+  const size_t queued = h.master().ListTasks(TaskKind::kOffload).size();
+  ASSERT_GT(queued, 0u);
+  h.master().EvictMemory();
+  EXPECT_EQ(h.master().ListTasks(TaskKind::kOffload).size(), queued);
+  Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+  ASSERT_TRUE(reply.ok());
+  for (const Task& t : reply->offloads) {
+    ASSERT_TRUE(h.master().NotifyOffloadFailure(
+                              node, t.id, Status(ErrorReason::kIoError, "x"))
+                    .ok());
+  }
+  EXPECT_TRUE(h.master().Audit().consistent());
+  EXPECT_EQ(h.master().Audit().total_refcnt, 0u);
+}
+
+// write_through: a member whose own offload failed is offloaded again when
+// its group is evicted, instead of the group leaving the store.
+TEST(MasterGroupsTest, WriteThroughRetriesAMissingMemberBeforeEviction) {
+  MasterHarness h(Config(OffloadMode::kWriteThrough));
+  const NodeId node = h.AddNode("n", 10 * kObj, 1000 * kObj);
+  PutGroup(h, "g", 4);
+  Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+  ASSERT_TRUE(reply.ok());
+  ASSERT_EQ(reply->offloads.size(), 4u);
+  std::string failed;
+  for (const Task& t : reply->offloads) {
+    if (failed.empty()) {
+      failed = t.key;
+      ASSERT_TRUE(h.master()
+                      .NotifyOffloadFailure(node, t.id,
+                                            Status(ErrorReason::kIoError, "x"))
+                      .ok());
+    } else {
+      ASSERT_TRUE(h.master().NotifyOffloadSuccess(node, t.id).ok());
+    }
+  }
+  h.clock().Advance(h.master().config().lease_ttl);
+  h.master().EvictMemory(10 * kObj);  // make room for a put of everything
+  EXPECT_EQ(Describe(h.master(), "g").status.state, GroupState::kComplete);
+  EXPECT_EQ(h.Tiers(failed), std::vector<Tier>{Tier::kMemory});
+  reply = h.master().Heartbeat(node);
+  ASSERT_TRUE(reply.ok());
+  ASSERT_EQ(reply->offloads.size(), 1u);
+  EXPECT_EQ(reply->offloads[0].key, failed);
+  ASSERT_TRUE(h.master().NotifyOffloadSuccess(node, reply->offloads[0].id).ok());
+  h.master().EvictMemory(10 * kObj);
+  for (uint32_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(h.Tiers(MemberKey("g", i)), std::vector<Tier>{Tier::kLocalDisk});
+  }
+  EXPECT_TRUE(h.Get(failed).ok());
 }
 
 TEST(MasterGroupsTest, RestartedNodeRestoresGroupsWithTheirState) {

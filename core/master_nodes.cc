@@ -83,12 +83,12 @@ bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry) {
 
 Result<HeartbeatReply> Master::Heartbeat(NodeId node, uint32_t max_tasks) {
   MT_RETURN_IF_ERROR(nodes_.Heartbeat(node));
+  TaskTable::NodeWork work = tasks_.DispatchNodeWork(
+      node, std::min(max_tasks, config_.offload_max_per_heartbeat),
+      config_.ssd_deletes_per_heartbeat);
   HeartbeatReply reply;
-  reply.offloads =
-      tasks_.Dispatch(node, TaskKind::kOffload,
-                      std::min(max_tasks, config_.offload_max_per_heartbeat));
-  reply.ssd_deletes =
-      tasks_.DispatchSsdDeletes(node, config_.ssd_deletes_per_heartbeat);
+  reply.ssd_deletes = std::move(work.ssd_deletes);
+  reply.offloads = std::move(work.offloads);
   return reply;
 }
 
@@ -130,7 +130,7 @@ void Master::DropNodeReplicas(NodeId node) {
   // The node is gone: its copies need no deletion.
   for (const Task& task : tasks_.ReapNode(node)) {
     counters_.offload_node_lost.fetch_add(1, std::memory_order_relaxed);
-    if (task.drop_source_on_success) {
+    if (task.frees_dram) {
       pending_offload_drop_bytes_.fetch_sub(task.source.size);
     }
     Shard& shard = objects_.ShardFor(task.key);

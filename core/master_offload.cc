@@ -6,14 +6,15 @@ namespace mooncake_tier {
 
 bool Master::QueueOffloadLocked(Shard& shard, const std::string& key,
                                 ObjectMeta& meta, Replica& replica,
-                                bool drop_source) {
+                                OffloadIntent intent) {
   Task task;
   task.kind = TaskKind::kOffload;
   task.node = replica.desc.node;
   task.key = key;
   task.group = meta.group;
   task.source = replica.desc;
-  task.drop_source_on_success = drop_source;
+  task.drop_source_on_success = intent == OffloadIntent::kMove;
+  task.frees_dram = intent != OffloadIntent::kCopy;
   Result<TaskId> queued = tasks_.Enqueue(std::move(task),
                                          config_.offload_queue_limit);
   if (!queued.ok()) {
@@ -23,7 +24,9 @@ bool Master::QueueOffloadLocked(Shard& shard, const std::string& key,
     return false;
   }
   ++replica.refcnt;
-  if (drop_source) pending_offload_drop_bytes_.fetch_add(replica.desc.size);
+  if (intent != OffloadIntent::kCopy) {
+    pending_offload_drop_bytes_.fetch_add(replica.desc.size);
+  }
   counters_.offload_queued.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
@@ -31,7 +34,7 @@ bool Master::QueueOffloadLocked(Shard& shard, const std::string& key,
 Result<Task> Master::CompleteOffloadLocked(Shard& shard, NodeId node,
                                            TaskId id) {
   MT_ASSIGN_OR_RETURN(Task task, tasks_.Complete(node, id));
-  if (task.drop_source_on_success) {
+  if (task.frees_dram) {
     pending_offload_drop_bytes_.fetch_sub(task.source.size);
   }
   return task;
@@ -116,8 +119,9 @@ Status Master::NotifyOffloadFailure(NodeId node, TaskId task_id,
   return WithCompletedOffload(node, task_id, [&](Shard& shard, const Task& task)
                                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
     counters_.offload_failed.fetch_add(1, std::memory_order_relaxed);
-    // A failed SSD write stores nothing: no copy to delete.
-    SettleUncommittedLocked(shard, task, /*delete_copy=*/false);
+    // A failed SSD write stores nothing, but an older copy the master
+    // wanted deleted may still be there.
+    SettleUncommittedLocked(shard, task, task.delete_copy_on_failure);
   });
 }
 

@@ -74,11 +74,7 @@ ObjectTable::ObjectTable(uint32_t shard_count) {
 }
 
 uint32_t ObjectTable::ShardIndex(std::string_view key) const {
-  // The top bits select the stripe: flat_hash_map uses the low 7 bits of the
-  // same hash as its in-group tag, and a constant tag per stripe would make
-  // every probe compare keys.
-  const uint64_t hash = absl::HashOf(key);
-  return static_cast<uint32_t>((hash >> 32) * shards_.size() >> 32);
+  return ShardIndex(HashedKey(key));
 }
 
 size_t ObjectTable::Size() const {

@@ -24,6 +24,7 @@
 #include "absl/container/inlined_vector.h"
 #include "core/mutex.h"
 #include "core/clock.h"
+#include "core/hashed_key.h"
 #include "core/types.h"
 
 namespace mooncake_tier {
@@ -72,7 +73,11 @@ class ObjectTable {
 
   uint32_t shard_count() const { return static_cast<uint32_t>(shards_.size()); }
   uint32_t ShardIndex(std::string_view key) const;
+  uint32_t ShardIndex(const HashedKey& key) const {
+    return StripeOf(key.hash, shards_.size());
+  }
   Shard& ShardFor(std::string_view key) { return *shards_[ShardIndex(key)]; }
+  Shard& ShardFor(const HashedKey& key) { return *shards_[ShardIndex(key)]; }
   Shard& shard(uint32_t index) { return *shards_[index]; }
   const Shard& ShardFor(std::string_view key) const {
     return *shards_[ShardIndex(key)];

@@ -47,10 +47,29 @@ Result<TaskId> TaskTable::Enqueue(Task task, uint32_t per_node_limit) {
 std::vector<Task> TaskTable::Dispatch(NodeId node_id, TaskKind kind,
                                       uint32_t max) {
   MutexLock lock(&mu_);
-  std::vector<Task> out;
   auto it = per_node_.find(node_id);
-  if (it == per_node_.end()) return out;
-  auto& queue = it->second.queued[KindIndex(kind)];
+  if (it == per_node_.end()) return {};
+  return DispatchLocked(it->second, kind, max);
+}
+
+TaskTable::NodeWork TaskTable::DispatchNodeWork(NodeId node_id,
+                                                uint32_t max_offloads,
+                                                uint32_t max_deletes) {
+  MutexLock lock(&mu_);
+  NodeWork work;
+  auto it = per_node_.find(node_id);
+  if (it == per_node_.end()) return work;
+  work.ssd_deletes = DispatchSsdDeletesLocked(it->second, max_deletes);
+  if (it->second.ssd_deletes.empty()) {
+    work.offloads = DispatchLocked(it->second, TaskKind::kOffload, max_offloads);
+  }
+  return work;
+}
+
+std::vector<Task> TaskTable::DispatchLocked(PerNode& node, TaskKind kind,
+                                            uint32_t max) {
+  std::vector<Task> out;
+  auto& queue = node.queued[KindIndex(kind)];
   const TimePoint now = clock_->Now();
   while (!queue.empty() && out.size() < max) {
     const TaskId id = queue.front();
@@ -132,6 +151,14 @@ bool TaskTable::EnqueueSsdDelete(NodeId node, std::string key) {
   MutexLock lock(&mu_);
   auto queues = per_node_.find(node);
   if (queues == per_node_.end()) return false;
+  const auto& offloads = by_key_[KindIndex(TaskKind::kOffload)];
+  if (auto pending = offloads.find(key); pending != offloads.end()) {
+    Task& task = tasks_.at(pending->second);
+    if (task.node == node) {
+      task.delete_copy_on_failure = true;  // folded: see the header
+      return true;
+    }
+  }
   queues->second.ssd_deletes.push_back(std::move(key));
   return true;
 }
@@ -139,10 +166,15 @@ bool TaskTable::EnqueueSsdDelete(NodeId node, std::string key) {
 std::vector<std::string> TaskTable::DispatchSsdDeletes(NodeId node,
                                                        uint32_t max) {
   MutexLock lock(&mu_);
-  std::vector<std::string> out;
   auto it = per_node_.find(node);
-  if (it == per_node_.end()) return out;
-  auto& deletes = it->second.ssd_deletes;
+  if (it == per_node_.end()) return {};
+  return DispatchSsdDeletesLocked(it->second, max);
+}
+
+std::vector<std::string> TaskTable::DispatchSsdDeletesLocked(PerNode& node,
+                                                             uint32_t max) {
+  std::vector<std::string> out;
+  auto& deletes = node.ssd_deletes;
   while (!deletes.empty() && out.size() < max) {
     out.push_back(std::move(deletes.front()));
     deletes.pop_front();

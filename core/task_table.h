@@ -37,6 +37,15 @@ struct Task {
   ReplicaDescriptor source;  // pinned while the task exists
   // Offload: drop the DRAM copy once the SSD copy is committed.
   bool drop_source_on_success = false;
+  // Offload: the DRAM copy goes once this succeeds, by the task itself
+  // (drop_source_on_success) or, for a group member, by the eviction round
+  // that finds the whole group on SSD. Its bytes count as DRAM about to be
+  // freed, so eviction does not pick more victims for the same need.
+  bool frees_dram = false;
+  // Offload: the node holds an older copy of the key that the master wanted
+  // deleted (see EnqueueSsdDelete). This task's write replaces it; if the
+  // write fails, the key must be deleted from the node after all.
+  bool delete_copy_on_failure = false;
   TaskState state = TaskState::kQueued;
   TimePoint created;
   TimePoint dispatched;
@@ -79,8 +88,25 @@ class TaskTable {
 
   // SSD deletions: keys a node must drop from its SSD store. Dropped (false)
   // for a node that is gone: its store is not reachable any more.
+  // Deletions are by key, so one must never reach a node after a newer copy
+  // of the key was written there. Two rules make sure of it: if an offload
+  // of `key` to `node` is queued or in flight, the deletion is not queued
+  // but folded into that task (delete_copy_on_failure: its write replaces
+  // the copy, and if it fails the master deletes the key then); and
+  // DispatchNodeWork hands out no offload while deletions are backed up, so
+  // a deletion reaches the node no later than any offload queued after it.
   bool EnqueueSsdDelete(NodeId node, std::string key);
   std::vector<std::string> DispatchSsdDeletes(NodeId node, uint32_t max);
+
+  struct NodeWork {
+    std::vector<std::string> ssd_deletes;  // apply these first
+    std::vector<Task> offloads;
+  };
+  // One heartbeat's work, atomically: up to `max_deletes` deletions, then,
+  // only if none are left behind, up to `max_offloads` offload tasks (which
+  // become dispatched).
+  NodeWork DispatchNodeWork(NodeId node, uint32_t max_offloads,
+                            uint32_t max_deletes);
 
   bool HasTask(TaskKind kind, std::string_view key) const;
   std::vector<Task> List(TaskKind kind) const;
@@ -95,6 +121,11 @@ class TaskTable {
   };
 
   void EraseLocked(absl::flat_hash_map<TaskId, Task>::iterator it)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<Task> DispatchLocked(PerNode& node, TaskKind kind, uint32_t max)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<std::string> DispatchSsdDeletesLocked(PerNode& node,
+                                                    uint32_t max)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Clock* const clock_;

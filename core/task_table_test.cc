@@ -93,6 +93,45 @@ TEST(TaskTableTest, SsdDeletesAreHandedOutInBoundedBatches) {
   EXPECT_EQ(table.DispatchSsdDeletes(1, 3).size(), 2u);
 }
 
+// A deletion by key must never reach a node after a newer copy of the key
+// was written there: with an offload of the key pending on that node, the
+// deletion rides on the task instead of the queue.
+TEST(TaskTableTest, DeleteOfAKeyWithAPendingOffloadFoldsIntoTheTask) {
+  ManualClock clock;
+  TaskTable table(&clock);
+  table.AddNode(1);
+  table.AddNode(2);
+  Result<TaskId> id = table.Enqueue(OffloadOf("k", 1), 10);
+  ASSERT_TRUE(id.ok());
+  ASSERT_EQ(table.Dispatch(1, TaskKind::kOffload, 10).size(), 1u);
+  EXPECT_TRUE(table.EnqueueSsdDelete(1, "k"));
+  EXPECT_EQ(table.PendingSsdDeletes(), 0u);
+  EXPECT_TRUE(table.EnqueueSsdDelete(2, "k"));  // another node: queued
+  EXPECT_EQ(table.PendingSsdDeletes(), 1u);
+  Result<Task> done = table.Complete(1, *id);
+  ASSERT_TRUE(done.ok());
+  EXPECT_TRUE(done->delete_copy_on_failure);
+  // With the task gone, a deletion of the key is queued again.
+  EXPECT_TRUE(table.EnqueueSsdDelete(1, "k"));
+  EXPECT_EQ(table.PendingSsdDeletes(), 2u);
+}
+
+TEST(TaskTableTest, NodeWorkHoldsOffloadsWhileDeletesAreBackedUp) {
+  ManualClock clock;
+  TaskTable table(&clock);
+  table.AddNode(1);
+  for (int i = 0; i < 5; ++i) table.EnqueueSsdDelete(1, "d" + std::to_string(i));
+  ASSERT_TRUE(table.Enqueue(OffloadOf("k", 1), 10).ok());
+  TaskTable::NodeWork first = table.DispatchNodeWork(1, 10, 3);
+  EXPECT_EQ(first.ssd_deletes.size(), 3u);
+  EXPECT_TRUE(first.offloads.empty());
+  TaskTable::NodeWork second = table.DispatchNodeWork(1, 10, 3);
+  EXPECT_EQ(second.ssd_deletes.size(), 2u);
+  ASSERT_EQ(second.offloads.size(), 1u);
+  EXPECT_EQ(second.offloads[0].key, "k");
+  EXPECT_TRUE(table.DispatchNodeWork(7, 10, 10).offloads.empty());  // unknown
+}
+
 }  // namespace
 }  // namespace mooncake_tier
 

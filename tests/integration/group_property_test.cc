@@ -376,10 +376,9 @@ void PropertyRun::FinishPending(bool all) {
       Result<ReplicaDescriptor> again =
           std::move(master().PutStart({&r, 1})[0]);
       doing_ += " retry " + p.key + ": " + Why(again.status());
-      // A group that stopped filling refuses even a retry (Reserve checks
-      // the state first); the put in flight may still be ended.
-      Expect(stalled || (again.ok() && again->id == p.replica) ||
-                 again.status().reason() == ErrorReason::kGroupNotFilling,
+      // A retry keeps its reservation even in a group that stopped
+      // filling: it gets the replica it already has.
+      Expect(stalled || (again.ok() && again->id == p.replica),
              "a repeated PutStart of a put in flight: " + Why(again.status()));
       if (again.ok()) model_[p.key] = Stored{p.size, p.group};  // maybe anew
     }
@@ -424,11 +423,9 @@ void PropertyRun::InvalidPut() {
       bad.group_size = n + Uniform(rng_, 1, 3);
       bad.group_index = Uniform(rng_, 0, static_cast<int>(n) - 1);
       break;
-    case 1:  // an index already taken
+    case 1:  // an index already taken, whatever the group's state
       bad.group_index = Pick(rng_, g->members).index;
-      want = g->status.state == GroupState::kFilling
-                 ? ErrorReason::kObjectExists
-                 : ErrorReason::kGroupNotFilling;
+      want = ErrorReason::kObjectExists;
       break;
     case 2:  // an index beyond the size
       bad.group_index = n + Uniform(rng_, 0, 2);
