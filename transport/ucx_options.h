@@ -1,0 +1,50 @@
+#pragma once
+
+// Options of the UCX data plane: the client transport (UcxTransport) and
+// the node side (UcxSegmentExporter). Plain values, copied at creation.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace mooncake_tier {
+
+struct UcxTransportOptions {
+  // UCX transports to use, as UCX_TLS spells them ("tcp", "shm,tcp",
+  // "rc,ud"). Empty: whatever UCX_TLS in the environment says, else UCX's
+  // default ("all"). Default: empty.
+  std::string transports;
+
+  // Longest any call (Write, Read, ReadSsd) waits for its operations. A
+  // node that does not answer in time yields TIMEOUT, never a hang.
+  // REQUIRES: > 0. Default: 5 s.
+  std::chrono::milliseconds timeout{5000};
+
+  // How long a node whose endpoint failed is answered UNAVAILABLE at once
+  // before a fresh connection is tried. Default: 1 s.
+  std::chrono::milliseconds failed_peer_retry{1000};
+};
+
+struct UcxExporterOptions {
+  // As UcxTransportOptions::transports. Default: empty.
+  std::string transports;
+
+  // Longest the node waits for its writes into a client's buffers and the
+  // flush that follows. Default: 5 s.
+  std::chrono::milliseconds timeout{5000};
+
+  // Threads per exported segment that run SsdReadHandler::ServeSsdReads.
+  // REQUIRES: >= 1. Default: 2.
+  int ssd_threads = 2;
+
+  // SSD read requests accepted but not yet being served, per segment. A
+  // request beyond it is answered QUEUE_FULL. REQUIRES: >= 1. Default: 128.
+  size_t ssd_queue_limit = 128;
+
+  // Largest sum of buffer sizes one SSD read request may name: the node
+  // stages the values in memory of this size. Default: 64 MiB.
+  uint64_t max_ssd_request_bytes = uint64_t{64} << 20;
+};
+
+}  // namespace mooncake_tier

@@ -1,0 +1,238 @@
+#include "transport/ucx_ssd_read_messages.h"
+
+#include <algorithm>
+
+namespace mooncake_tier {
+namespace {
+
+constexpr uint32_t kMagic = 0x5253544d;  // "MTSR"
+constexpr uint16_t kVersion = 1;
+constexpr uint16_t kKindRequest = 1;
+constexpr uint16_t kKindReply = 2;
+
+constexpr uint16_t kReasonCount = 0
+#define MOONCAKE_TIER_REASON_COUNT(name, wire, code) +1
+    MOONCAKE_TIER_ERROR_REASONS(MOONCAKE_TIER_REASON_COUNT)
+#undef MOONCAKE_TIER_REASON_COUNT
+    ;
+
+class Writer {
+ public:
+  void U16(uint16_t v) { Int(v, 2); }
+  void U32(uint32_t v) { Int(v, 4); }
+  void U64(uint64_t v) { Int(v, 8); }
+  // Strings longer than the caller's limit must be cut before.
+  void Bytes32(std::string_view s) {
+    U32(static_cast<uint32_t>(s.size()));
+    out_.append(s);
+  }
+  void Bytes16(std::string_view s) {
+    U16(static_cast<uint16_t>(s.size()));
+    out_.append(s);
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  void Int(uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i)
+      out_.push_back(static_cast<char>(v >> (8 * i)));
+  }
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  bool U16(uint16_t* v) { return Int(v, 2); }
+  bool U32(uint32_t* v) { return Int(v, 4); }
+  bool U64(uint64_t* v) { return Int(v, 8); }
+  bool Bytes32(std::string* s, size_t max) {
+    uint32_t n = 0;
+    return U32(&n) && Take(n, max, s);
+  }
+  bool Bytes16(std::string* s, size_t max) {
+    uint16_t n = 0;
+    return U16(&n) && Take(n, max, s);
+  }
+  bool empty() const { return pos_ == in_.size(); }
+  size_t remaining() const { return in_.size() - pos_; }
+
+ private:
+  template <typename T>
+  bool Int(T* v, size_t bytes) {
+    if (remaining() < bytes) return false;
+    uint64_t x = 0;
+    for (size_t i = 0; i < bytes; ++i) {
+      x |= uint64_t{static_cast<unsigned char>(in_[pos_ + i])} << (8 * i);
+    }
+    pos_ += bytes;
+    *v = static_cast<T>(x);
+    return true;
+  }
+  bool Take(size_t n, size_t max, std::string* s) {
+    if (n > max || n > remaining()) return false;
+    s->assign(in_.substr(pos_, n));
+    pos_ += n;
+    return true;
+  }
+  std::string_view in_;
+  size_t pos_ = 0;
+};
+
+Status Malformed(std::string_view what) {
+  return Status(ErrorReason::kInvalidArgument,
+                "malformed SSD read message: " + std::string(what));
+}
+
+void WriteHeader(Writer& w, uint16_t kind, uint64_t request_id) {
+  w.U32(kMagic);
+  w.U16(kVersion);
+  w.U16(kind);
+  w.U64(request_id);
+}
+
+Status ReadHeader(Reader& r, uint16_t kind, uint64_t* request_id) {
+  uint32_t magic = 0;
+  uint16_t version = 0;
+  uint16_t got_kind = 0;
+  if (!r.U32(&magic) || magic != kMagic) return Malformed("bad magic");
+  if (!r.U16(&version) || version != kVersion) {
+    return Malformed("unsupported version");
+  }
+  if (!r.U16(&got_kind) || got_kind != kind) return Malformed("wrong kind");
+  if (!r.U64(request_id)) return Malformed("truncated header");
+  return Status();
+}
+
+Status ReadRequestHeader(Reader& r, SsdReadRequestHeader* header) {
+  MT_RETURN_IF_ERROR(ReadHeader(r, kKindRequest, &header->request_id));
+  if (!r.U32(&header->budget_ms) ||
+      !r.Bytes32(&header->reply_address, kMaxWorkerAddressBytes) ||
+      header->reply_address.empty()) {
+    return Malformed("bad reply address");
+  }
+  return Status();
+}
+
+void WriteStatus(Writer& w, const Status& status) {
+  w.U16(static_cast<uint16_t>(status.reason()));
+  const std::string& m = status.message();
+  w.Bytes16(std::string_view(m).substr(0, kMaxStatusMessageBytes));
+}
+
+bool ReadStatus(Reader& r, Status* status) {
+  uint16_t reason = 0;
+  std::string message;
+  if (!r.U16(&reason) || reason >= kReasonCount ||
+      !r.Bytes16(&message, kMaxStatusMessageBytes)) {
+    return false;
+  }
+  *status = Status(static_cast<ErrorReason>(reason), std::move(message));
+  return true;
+}
+
+}  // namespace
+
+std::string EncodeSsdReadRequest(const SsdReadRequest& request) {
+  Writer w;
+  WriteHeader(w, kKindRequest, request.header.request_id);
+  w.U32(request.header.budget_ms);
+  w.Bytes32(request.header.reply_address);
+  w.U32(static_cast<uint32_t>(request.ops.size()));
+  for (const SsdReadRequestOp& op : request.ops) {
+    w.Bytes32(op.key);
+    w.U64(op.address);
+    w.U64(op.length);
+    w.Bytes32(op.packed_key);
+  }
+  return w.Take();
+}
+
+Result<SsdReadRequestHeader> DecodeSsdReadRequestHeader(std::string_view in) {
+  Reader r(in);
+  SsdReadRequestHeader header;
+  MT_RETURN_IF_ERROR(ReadRequestHeader(r, &header));
+  return header;
+}
+
+Result<SsdReadRequest> DecodeSsdReadRequest(std::string_view in) {
+  Reader r(in);
+  SsdReadRequest request;
+  MT_RETURN_IF_ERROR(ReadRequestHeader(r, &request.header));
+  uint32_t count = 0;
+  if (!r.U32(&count) || count == 0 || count > kMaxSsdReadOps) {
+    return Malformed("bad operation count");
+  }
+  request.ops.resize(count);
+  for (SsdReadRequestOp& op : request.ops) {
+    if (!r.Bytes32(&op.key, kMaxSsdReadKeyBytes) || op.key.empty()) {
+      return Malformed("bad key");
+    }
+    if (!r.U64(&op.address) || !r.U64(&op.length) ||
+        !r.Bytes32(&op.packed_key, kMaxPackedKeyBytes)) {
+      return Malformed("bad buffer");
+    }
+    if (op.length > 0 && (op.packed_key.empty() || op.address == 0 ||
+                          op.address > UINT64_MAX - op.length)) {
+      return Malformed("bad buffer");
+    }
+  }
+  if (!r.empty()) return Malformed("trailing bytes");
+  return request;
+}
+
+std::string EncodeSsdReadReply(const SsdReadReply& reply) {
+  Writer w;
+  WriteHeader(w, kKindReply, reply.request_id);
+  WriteStatus(w, reply.status);
+  w.U32(static_cast<uint32_t>(reply.results.size()));
+  for (const Result<uint64_t>& result : reply.results) {
+    if (result.ok()) {
+      w.U16(static_cast<uint16_t>(ErrorReason::kNone));
+      w.U64(*result);
+    } else {
+      WriteStatus(w, result.status());
+    }
+  }
+  return w.Take();
+}
+
+Result<uint64_t> DecodeSsdReadReplyId(std::string_view in) {
+  Reader r(in);
+  uint64_t id = 0;
+  MT_RETURN_IF_ERROR(ReadHeader(r, kKindReply, &id));
+  return id;
+}
+
+Result<SsdReadReply> DecodeSsdReadReply(std::string_view in) {
+  Reader r(in);
+  SsdReadReply reply;
+  MT_RETURN_IF_ERROR(ReadHeader(r, kKindReply, &reply.request_id));
+  if (!ReadStatus(r, &reply.status)) return Malformed("bad status");
+  uint32_t count = 0;
+  if (!r.U32(&count) || count > kMaxSsdReadOps) {
+    return Malformed("bad result count");
+  }
+  reply.results.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    uint16_t reason = 0;
+    if (!r.U16(&reason)) return Malformed("truncated result");
+    if (reason == static_cast<uint16_t>(ErrorReason::kNone)) {
+      uint64_t size = 0;
+      if (!r.U64(&size)) return Malformed("truncated result");
+      reply.results.emplace_back(size);
+      continue;
+    }
+    std::string message;
+    if (reason >= kReasonCount ||
+        !r.Bytes16(&message, kMaxStatusMessageBytes)) {
+      return Malformed("bad result status");
+    }
+    reply.results.emplace_back(
+        Status(static_cast<ErrorReason>(reason), std::move(message)));
+  }
+  if (!r.empty()) return Malformed("trailing bytes");
+  return reply;
+}
+
+}  // namespace mooncake_tier

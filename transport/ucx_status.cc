@@ -1,0 +1,38 @@
+#include "transport/ucx_status.h"
+
+#include <string>
+
+namespace mooncake_tier {
+
+Status UcxError(ucs_status_t status, std::string_view what) {
+  ErrorReason reason = ErrorReason::kInternal;
+  switch (status) {
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_NOT_CONNECTED:
+    case UCS_ERR_REJECTED:
+    case UCS_ERR_CANCELED:
+    case UCS_ERR_IO_ERROR:
+    case UCS_ERR_SOME_CONNECTS_FAILED:
+    case UCS_ERR_NO_DEVICE:
+      reason = ErrorReason::kUnavailable;
+      break;
+    case UCS_ERR_TIMED_OUT:
+      reason = ErrorReason::kTimeout;
+      break;
+    case UCS_ERR_INVALID_PARAM:
+    case UCS_ERR_INVALID_ADDR:
+    case UCS_ERR_MESSAGE_TRUNCATED:
+      reason = ErrorReason::kInvalidArgument;
+      break;
+    default:
+      break;
+  }
+  std::string message(what);
+  message += ": ";
+  message += ucs_status_string(status);
+  return Status(reason, std::move(message));
+}
+
+}  // namespace mooncake_tier

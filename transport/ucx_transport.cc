@@ -1,0 +1,376 @@
+#include "transport/ucx_transport.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <utility>
+
+#include "transport/ucx_registered_memory.h"
+#include "transport/ucx_status.h"
+
+namespace mooncake_tier {
+namespace {
+
+using Clock = UcxRequestBatch::Clock;
+constexpr size_t kNoSlot = std::numeric_limits<size_t>::max();
+
+Status ValidateTransfer(const SegmentTransfer& op) {
+  if (op.segment == nullptr) {
+    return Status(ErrorReason::kInvalidArgument, "transfer without a segment");
+  }
+  const SegmentEndpoint& segment = *op.segment;
+  if (segment.transport_address.empty() || segment.remote_key.empty()) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "segment endpoint lacks a transport address or remote key");
+  }
+  if (segment.base > std::numeric_limits<uint64_t>::max() - segment.size) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "segment endpoint wraps the address space");
+  }
+  const uint64_t length = op.local.size();
+  if (op.offset > segment.size || length > segment.size - op.offset) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "transfer of " + std::to_string(length) +
+                      " bytes at offset " + std::to_string(op.offset) +
+                      " is outside the node's segment of " +
+                      std::to_string(segment.size) + " bytes");
+  }
+  if (length > 0 && op.local.data() == nullptr) {
+    return Status(ErrorReason::kInvalidArgument, "null local buffer");
+  }
+  return Status();
+}
+
+// A put completes locally; a flush of its endpoint completes once the bytes
+// are in the node's memory. Issues one flush per endpoint used and records
+// which flush covers each transfer. REQUIRES: the worker mutex held.
+void IssueFlushes(const std::vector<ucp_ep_h>& ep_of,
+                  const std::vector<size_t>& slot_of, UcxRequestBatch& batch,
+                  std::vector<size_t>& flush_of) {
+  absl::flat_hash_map<ucp_ep_h, size_t> flush_slot;
+  for (size_t i = 0; i < ep_of.size(); ++i) {
+    if (slot_of[i] == kNoSlot) continue;
+    auto [it, inserted] = flush_slot.try_emplace(ep_of[i], kNoSlot);
+    if (inserted) {
+      it->second = batch.AddSlot();
+      const ucp_request_param_t param = batch.Param(it->second);
+      batch.Track(it->second, ucp_ep_flush_nbx(ep_of[i], &param));
+    }
+    flush_of[i] = it->second;
+  }
+}
+
+Status TimedOut(std::chrono::milliseconds timeout, std::string_view what) {
+  return Status(ErrorReason::kTimeout,
+                std::string(what) + ": no answer from node within " +
+                    std::to_string(timeout.count()) + " ms");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<UcxTransport>> UcxTransport::Create(
+    UcxTransportOptions options) {
+  if (options.timeout.count() <= 0) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "UCX transport timeout must be positive");
+  }
+  std::unique_ptr<UcxTransport> transport(new UcxTransport(std::move(options)));
+  MT_RETURN_IF_ERROR(transport->Init());
+  return transport;
+}
+
+UcxTransport::UcxTransport(UcxTransportOptions options)
+    : options_(std::move(options)) {}
+
+Status UcxTransport::Init() {
+  MT_ASSIGN_OR_RETURN(context_, UcxContext::Create(options_.transports));
+  MT_ASSIGN_OR_RETURN(worker_, UcxWorker::Create(context_->handle(), &ucx_mu_));
+  MutexLock lock(&ucx_mu_);
+  peers_ = std::make_unique<UcxPeerCache>(
+      worker_->handle(), options_.failed_peer_retry,
+      [this](const std::string& address, ucs_status_t status) {
+        ucx_mu_.AssertHeld();  // UCX error callbacks run under it.
+        FailSsdReads(address, status);
+      });
+  ucp_am_handler_param_t param{};
+  param.field_mask =
+      UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+      UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+  param.id = kSsdReadReplyAmId;
+  param.flags = UCP_AM_FLAG_WHOLE_MSG;
+  param.cb = &UcxTransport::OnSsdReply;
+  param.arg = this;
+  const ucs_status_t status =
+      ucp_worker_set_am_recv_handler(worker_->handle(), &param);
+  if (status != UCS_OK) {
+    return UcxError(status, "registering the SSD read reply handler");
+  }
+  return Status();
+}
+
+UcxTransport::~UcxTransport() {
+  if (worker_ != nullptr) worker_->Stop();
+  {
+    MutexLock lock(&ucx_mu_);
+    if (peers_ != nullptr) {
+      peers_->CloseAll();
+      worker_->ProgressOnce();
+    }
+    peers_.reset();
+  }
+  worker_.reset();
+  context_.reset();
+}
+
+uint64_t UcxTransport::dropped_replies() const {
+  MutexLock lock(&ucx_mu_);
+  return dropped_replies_;
+}
+
+std::vector<Status> UcxTransport::Write(std::span<const SegmentTransfer> ops) {
+  return Transfer<true>(ops);
+}
+
+std::vector<Status> UcxTransport::Read(std::span<const SegmentTransfer> ops) {
+  return Transfer<false>(ops);
+}
+
+template <bool kWrite>
+std::vector<Status> UcxTransport::Transfer(
+    std::span<const SegmentTransfer> ops) {
+  const auto deadline = Clock::now() + options_.timeout;
+  std::vector<Status> out(ops.size());
+  std::vector<size_t> slot_of(ops.size(), kNoSlot);
+  std::vector<size_t> flush_of(ops.size(), kNoSlot);
+  // A write needs at most one flush per operation on top of the puts.
+  UcxRequestBatch batch(kWrite ? 2 * ops.size() : ops.size());
+  {
+    MutexLock lock(&ucx_mu_);
+    std::vector<ucp_ep_h> ep_of(ops.size(), nullptr);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const SegmentTransfer& op = ops[i];
+      out[i] = ValidateTransfer(op);
+      if (!out[i].ok() || op.local.empty()) continue;
+      const SegmentEndpoint& segment = *op.segment;
+      Result<ucp_ep_h> ep = peers_->Endpoint(segment.transport_address);
+      if (!ep.ok()) {
+        out[i] = ep.status();
+        continue;
+      }
+      Result<ucp_rkey_h> rkey =
+          peers_->RemoteKey(segment.transport_address, segment.remote_key);
+      if (!rkey.ok()) {
+        out[i] = rkey.status();
+        continue;
+      }
+      const size_t slot = batch.AddSlot();
+      const ucp_request_param_t param = batch.Param(slot);
+      const uint64_t remote = segment.base + op.offset;
+      ucs_status_ptr_t request;
+      if constexpr (kWrite) {
+        request = ucp_put_nbx(*ep, op.local.data(), op.local.size(), remote,
+                              *rkey, &param);
+      } else {
+        request = ucp_get_nbx(*ep, op.local.data(), op.local.size(), remote,
+                              *rkey, &param);
+      }
+      batch.Track(slot, request);
+      slot_of[i] = slot;
+      ep_of[i] = *ep;
+    }
+    if constexpr (kWrite) IssueFlushes(ep_of, slot_of, batch, flush_of);
+    worker_->Signal();
+  }
+  const bool all_done = batch.WaitUntil(deadline);
+  {
+    MutexLock lock(&ucx_mu_);
+    if (!all_done) {
+      // Force-closing cancels what is still in flight, so nothing touches
+      // the caller's buffers after we return.
+      for (size_t i = 0; i < ops.size(); ++i) {
+        if (slot_of[i] == kNoSlot) continue;
+        if (!batch.done(slot_of[i]) ||
+            (flush_of[i] != kNoSlot && !batch.done(flush_of[i]))) {
+          peers_->Drop(ops[i].segment->transport_address);
+        }
+      }
+    }
+    batch.Finish();
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (slot_of[i] == kNoSlot) continue;
+    ucs_status_t status = batch.status(slot_of[i]);
+    if (status == UCS_OK && flush_of[i] != kNoSlot) {
+      status = batch.status(flush_of[i]);
+    }
+    if (status == UCS_OK) continue;
+    const char* what = kWrite ? "writing to node" : "reading from node";
+    out[i] = status == UCS_ERR_TIMED_OUT ? TimedOut(options_.timeout, what)
+                                         : UcxError(status, what);
+  }
+  return out;
+}
+
+std::vector<Result<uint64_t>> UcxTransport::ReadSsd(
+    std::string_view node_address, std::span<const SsdReadTransfer> ops) {
+  const auto deadline = Clock::now() + options_.timeout;
+  std::vector<Result<uint64_t>> out(
+      ops.size(), Status(ErrorReason::kInternal, "SSD read not attempted"));
+  if (node_address.empty() || ops.size() > kMaxSsdReadOps) {
+    const Status invalid(ErrorReason::kInvalidArgument,
+                         node_address.empty()
+                             ? "empty node address"
+                             : "too many keys in one SSD read batch");
+    std::fill(out.begin(), out.end(), Result<uint64_t>(invalid));
+    return out;
+  }
+  // The caller's buffers are registered for this call only (see
+  // docs/design/ucx-transport.md); the node writes into them.
+  SsdReadRequest request;
+  std::vector<size_t> sent;
+  std::vector<std::unique_ptr<UcxRegisteredMemory>> registrations;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const SsdReadTransfer& op = ops[i];
+    if (op.key.empty() || op.key.size() > kMaxSsdReadKeyBytes) {
+      out[i] = Status(ErrorReason::kInvalidKey, "key must be 1..1024 bytes");
+      continue;
+    }
+    SsdReadRequestOp request_op;
+    request_op.key = std::string(op.key);
+    request_op.length = op.buffer.size();
+    if (!op.buffer.empty()) {
+      Result<std::unique_ptr<UcxRegisteredMemory>> registered =
+          UcxRegisteredMemory::Create(context_->handle(), op.buffer.data(),
+                                      op.buffer.size());
+      if (!registered.ok()) {
+        out[i] = registered.status();
+        continue;
+      }
+      request_op.address = (*registered)->address();
+      request_op.packed_key = (*registered)->packed_key();
+      registrations.push_back(std::move(*registered));
+    }
+    request.ops.push_back(std::move(request_op));
+    sent.push_back(i);
+  }
+  if (sent.empty()) return out;
+  Result<SsdReadReply> reply =
+      ExchangeSsdRead(std::string(node_address), request, deadline);
+  registrations.clear();
+  if (!reply.ok() || !reply->status.ok() ||
+      reply->results.size() != sent.size()) {
+    Status failed = !reply.ok()           ? reply.status()
+                    : !reply->status.ok() ? reply->status
+                                          : Status(ErrorReason::kInternal,
+                                                   "node answered a different "
+                                                   "number of SSD reads");
+    for (size_t i : sent) out[i] = failed;
+    return out;
+  }
+  for (size_t k = 0; k < sent.size(); ++k) {
+    Result<uint64_t>& result = reply->results[k];
+    if (result.ok() && *result > ops[sent[k]].buffer.size()) {
+      out[sent[k]] = Status(ErrorReason::kInternal,
+                            "node reported more bytes than the buffer holds");
+    } else {
+      out[sent[k]] = std::move(result);
+    }
+  }
+  return out;
+}
+
+Result<SsdReadReply> UcxTransport::ExchangeSsdRead(
+    const std::string& node_address, SsdReadRequest& request,
+    Clock::time_point deadline) {
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  // The node gives up writing a little before we give up waiting.
+  const auto remaining = duration_cast<milliseconds>(deadline - Clock::now());
+  request.header.budget_ms =
+      static_cast<uint32_t>(std::max<int64_t>(1, remaining.count() * 3 / 4));
+  request.header.reply_address = worker_->address();
+  UcxRequestBatch batch(2);
+  const size_t send_slot = batch.AddSlot();
+  const size_t reply_slot = batch.AddSlot();
+  std::string payload;
+  uint64_t id = 0;
+  {
+    MutexLock lock(&ucx_mu_);
+    MT_ASSIGN_OR_RETURN(ucp_ep_h ep, peers_->Endpoint(node_address));
+    id = next_request_id_++;
+    request.header.request_id = id;
+    payload = EncodeSsdReadRequest(request);
+    pending_ssd_.emplace(
+        id, PendingSsdRead{node_address, &batch, reply_slot, std::nullopt});
+    ucp_request_param_t param = batch.Param(send_slot);
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = UCP_AM_SEND_FLAG_EAGER;
+    batch.Track(send_slot,
+                ucp_am_send_nbx(ep, kSsdReadRequestAmId, nullptr, 0,
+                                payload.data(), payload.size(), &param));
+    worker_->Signal();
+  }
+  batch.WaitUntil(deadline, /*stop_on_error=*/true);
+  std::optional<Result<SsdReadReply>> reply;
+  {
+    MutexLock lock(&ucx_mu_);
+    auto it = pending_ssd_.find(id);
+    reply = std::move(it->second.reply);
+    pending_ssd_.erase(it);
+    if (!batch.done(send_slot)) peers_->Drop(node_address);
+    batch.Finish();
+  }
+  const ucs_status_t send_status = batch.status(send_slot);
+  if (send_status != UCS_OK && send_status != UCS_ERR_TIMED_OUT) {
+    return UcxError(send_status, "sending the SSD read request");
+  }
+  if (!reply.has_value()) return TimedOut(options_.timeout, "SSD read");
+  return std::move(*reply);
+}
+
+ucs_status_t UcxTransport::OnSsdReply(void* arg, const void* header,
+                                      size_t header_length, void* data,
+                                      size_t length,
+                                      const ucp_am_recv_param_t* param) {
+  UcxTransport* self = static_cast<UcxTransport*>(arg);
+  // Runs inside ucp_worker_progress, which runs under ucx_mu_.
+  self->ucx_mu_.AssertHeld();
+  if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
+    // Replies are sent eagerly; anything else is not ours.
+    ++self->dropped_replies_;
+    return UCS_ERR_UNSUPPORTED;
+  }
+  self->DeliverSsdReply(
+      std::string_view(static_cast<const char*>(data), length));
+  return UCS_OK;
+}
+
+void UcxTransport::FailSsdReads(const std::string& node_address,
+                                ucs_status_t status) {
+  for (auto& [id, pending] : pending_ssd_) {
+    if (pending.node_address != node_address || pending.reply.has_value()) {
+      continue;
+    }
+    pending.reply = UcxError(status, "node endpoint failed during SSD read");
+    pending.batch->Complete(pending.reply_slot, UCS_OK);
+  }
+}
+
+void UcxTransport::DeliverSsdReply(std::string_view message) {
+  Result<uint64_t> id = DecodeSsdReadReplyId(message);
+  auto it = id.ok() ? pending_ssd_.find(*id) : pending_ssd_.end();
+  if (it == pending_ssd_.end() || it->second.reply.has_value()) {
+    ++dropped_replies_;
+    return;
+  }
+  Result<SsdReadReply> reply = DecodeSsdReadReply(message);
+  if (!reply.ok()) {
+    reply =
+        Status(ErrorReason::kInternal, "node sent a damaged SSD read reply (" +
+                                           reply.status().message() + ")");
+  }
+  it->second.reply = std::move(reply);
+  it->second.batch->Complete(it->second.reply_slot, UCS_OK);
+}
+
+}  // namespace mooncake_tier

@@ -1,0 +1,98 @@
+#pragma once
+
+// The client side of the UCX data plane.
+//
+// Write and Read move bytes between the caller's memory and a node's
+// exported segment with one-sided puts and gets at segment.base + offset;
+// all operations of a call are issued together and waited for once (a
+// Write also flushes each endpoint it used, so OK means the bytes are in
+// the node's memory). ReadSsd asks the node for SSD-tier values: it
+// registers the caller's buffers for the call, sends one active message
+// naming them, and the node puts the values straight into them before it
+// replies (docs/design/ucx-transport.md).
+//
+// Errors are per operation: INVALID_ARGUMENT for a transfer outside the
+// segment or a malformed endpoint (nothing is sent), UNAVAILABLE when the
+// node cannot be reached or its endpoint failed, TIMEOUT when nothing came
+// back within `options.timeout`. No call waits longer than that.
+//
+// Thread safety: thread-safe. One UCP worker serves every caller: callers
+// issue their operations under one mutex, a progress thread completes them,
+// and each caller then waits on its own batch without the mutex.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "core/mutex.h"
+#include "transport/transport.h"
+#include "transport/ucx_context.h"
+#include "transport/ucx_options.h"
+#include "transport/ucx_peer_cache.h"
+#include "transport/ucx_request_batch.h"
+#include "transport/ucx_ssd_read_messages.h"
+#include "transport/ucx_worker.h"
+
+namespace mooncake_tier {
+
+class UcxTransport final : public Transport {
+ public:
+  static Result<std::unique_ptr<UcxTransport>> Create(
+      UcxTransportOptions options = {});
+  // REQUIRES: no call in progress.
+  ~UcxTransport() override;
+
+  std::vector<Status> Write(std::span<const SegmentTransfer> ops) override;
+  std::vector<Status> Read(std::span<const SegmentTransfer> ops) override;
+  std::vector<Result<uint64_t>> ReadSsd(
+      std::string_view node_address,
+      std::span<const SsdReadTransfer> ops) override;
+
+  // Replies that could not be matched to a waiting call (late or damaged).
+  uint64_t dropped_replies() const;
+
+ private:
+  // A ReadSsd call waiting for its reply.
+  struct PendingSsdRead {
+    std::string node_address;
+    UcxRequestBatch* batch;
+    size_t reply_slot;
+    std::optional<Result<SsdReadReply>> reply;
+  };
+
+  explicit UcxTransport(UcxTransportOptions options);
+  Status Init();
+
+  template <bool kWrite>
+  std::vector<Status> Transfer(std::span<const SegmentTransfer> ops);
+  static ucs_status_t OnSsdReply(void* arg, const void* header,
+                                 size_t header_length, void* data,
+                                 size_t length,
+                                 const ucp_am_recv_param_t* param);
+  void DeliverSsdReply(std::string_view message)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(ucx_mu_);
+  // Fails the SSD reads waiting on a node whose endpoint failed.
+  void FailSsdReads(const std::string& node_address, ucs_status_t status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(ucx_mu_);
+  // Sends the request and waits; returns the reply or why there is none.
+  Result<SsdReadReply> ExchangeSsdRead(
+      const std::string& node_address, SsdReadRequest& request,
+      UcxRequestBatch::Clock::time_point deadline);
+
+  const UcxTransportOptions options_;
+  std::unique_ptr<UcxContext> context_;
+  mutable Mutex ucx_mu_;
+  std::unique_ptr<UcxPeerCache> peers_ ABSL_GUARDED_BY(ucx_mu_);
+  absl::flat_hash_map<uint64_t, PendingSsdRead> pending_ssd_
+      ABSL_GUARDED_BY(ucx_mu_);
+  uint64_t next_request_id_ ABSL_GUARDED_BY(ucx_mu_) = 1;
+  uint64_t dropped_replies_ ABSL_GUARDED_BY(ucx_mu_) = 0;
+  // Declared last: its progress thread runs callbacks that use the fields
+  // above, so it is destroyed (and the thread joined) first.
+  std::unique_ptr<UcxWorker> worker_;
+};
+
+}  // namespace mooncake_tier
