@@ -52,8 +52,12 @@ Status EmbeddedCluster::StartNode(NodeSlot& slot) {
     store_options.capacity_bytes = o.ssd_bytes;
     MT_ASSIGN_OR_RETURN(store, SsdStore::Open(std::move(device), store_options));
   }
-  MT_ASSIGN_OR_RETURN(slot.node, StorageNode::Create(o.node, std::move(store),
-                                                     link_.get(), &transport_));
+  StorageNodeOptions node_options = o.node;
+  node_options.peer_transport = &transport_;  // promotions staged elsewhere
+  MT_ASSIGN_OR_RETURN(slot.node,
+                      StorageNode::Create(std::move(node_options),
+                                          std::move(store), link_.get(),
+                                          &transport_));
   MT_RETURN_IF_ERROR(slot.node->Register());
   if (options_.background) slot.node->Start();
   return Status::Ok();

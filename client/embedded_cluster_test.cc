@@ -81,6 +81,49 @@ TEST_F(EmbeddedClusterTest, OnEvictObjectsAreReadableFromSsdWithSameBytes) {
   EXPECT_EQ(cluster_->master().Audit().total_refcnt, 0u);
 }
 
+// Promotion on hit end to end: an object evicted to SSD that is read again
+// comes back into DRAM (the node reads its SSD copy straight into the staged
+// range of its segment) with the same bytes.
+TEST_F(EmbeddedClusterTest, HotSsdObjectIsPromotedBackWithSameBytes) {
+  Start(OffloadMode::kOnEvict, 1, /*real_files=*/true);
+  PutMany(40);
+  Settle();
+  // Make room below the high watermark: drop the objects still in DRAM.
+  int on_ssd = -1;
+  for (int i = 0; i < 40; ++i) {
+    Result<ObjectDescription> d = cluster_->master().DescribeObject(Key(i));
+    ASSERT_TRUE(d.ok());
+    bool in_dram = false;
+    for (const Replica& r : d->replicas) in_dram |= r.desc.tier == Tier::kMemory;
+    if (in_dram) {
+      ASSERT_TRUE(client_->Remove(Key(i), RemoveOptions{true}).ok());
+    } else if (on_ssd < 0) {
+      on_ssd = i;
+    }
+  }
+  ASSERT_GE(on_ssd, 0);
+  for (int read = 0; read < 2; ++read) {
+    Result<std::vector<std::byte>> got = client_->Get(Key(on_ssd));
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+  }
+  EXPECT_EQ(cluster_->master().GetStats().promotion_queued, 1u);
+  Settle();
+  const MasterStats stats = cluster_->master().GetStats();
+  EXPECT_EQ(stats.promotion_completed, 1u);
+  EXPECT_EQ(cluster_->node(0).stats().promotions_done, 1u);
+  const std::string key = Key(on_ssd);
+  Result<ObjectReplicas> replicas =
+      std::move(cluster_->master().GetReplicaList({&key, 1})[0]);
+  ASSERT_TRUE(replicas.ok());
+  EXPECT_EQ(replicas->replicas.front().tier, Tier::kMemory);
+  const uint64_t memory_hits = stats.get_memory_hit;
+  Result<std::vector<std::byte>> got = client_->Get(key);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, Pattern(64 * 1024, on_ssd));
+  EXPECT_EQ(cluster_->master().GetStats().get_memory_hit, memory_hits + 2);
+  EXPECT_EQ(cluster_->master().Audit().total_refcnt, 0u);
+}
+
 // Flips one value byte of every record in the data files under `dir`.
 // Records start on 4096-byte boundaries with the magic "MTSR"; values of
 // 64 KiB start one block further.

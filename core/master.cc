@@ -37,7 +37,8 @@ Master::Master(MasterConfig config, const Clock* clock)
       nodes_(clock, config_.dram_alignment,
              std::make_unique<TwoChoiceStrategy>()),
       tasks_(clock),
-      groups_(config_.group_shard_count) {}
+      groups_(config_.group_shard_count),
+      promotion_(config_.promotion) {}
 
 std::vector<Result<ReplicaDescriptor>> Master::PutStart(
     std::span<const PutStartRequest> requests) {
@@ -102,8 +103,9 @@ Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
   Result<ReplicaDescriptor> placed = valid;
   const HashedKey key(request.key);
   for (int attempt = 0; valid.ok() && attempt < 2; ++attempt) {
-    placed = request.options.group ? PutStartGrouped(request, key)
-                                   : PutStartObject(request, key);
+    const TimePoint now = clock_->Now();
+    placed = request.options.group ? PutStartGrouped(request, key, now)
+                                   : PutStartObject(request, key, now);
     if (placed.ok() || placed.status().reason() != ErrorReason::kNoSpace) break;
     if (attempt == 0) EvictMemory(request.size);
   }
@@ -118,13 +120,14 @@ Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
 }
 
 Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request,
-                                                 const HashedKey& key) {
+                                                 const HashedKey& key,
+                                                 TimePoint now) {
   Shard& shard = objects_.ShardFor(key);
   MutexLock lock(&shard.mu);
   if (auto it = shard.objects.find(key.view(), key.hash);
       it != shard.objects.end()) {
     ObjectMeta& meta = it->second;
-    Replica* staged = meta.FindTier(Tier::kMemory, ReplicaState::kProcessing);
+    Replica* staged = meta.StagedPut();
     if (staged != nullptr && !request.client.empty() &&
         meta.put_owner == request.client && meta.size == request.size &&
         meta.group == request.options.group) {
@@ -137,7 +140,6 @@ Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request,
       nodes_.AllocateMemory(request.size, request.options.preferred_node));
   desc.id = NextReplicaId();
   desc.state = ReplicaState::kProcessing;
-  const TimePoint now = clock_->Now();
   ObjectMeta meta;
   meta.size = request.size;
   meta.replicas.push_back(Replica{desc, 0});
@@ -172,7 +174,7 @@ Status Master::CompletePut(const ClientId& client, const std::string& key,
                   "no put in flight for key (revoked or timed out?)");
   }
   ObjectMeta& meta = it->second;
-  Replica* staged = meta.FindTier(Tier::kMemory, ReplicaState::kProcessing);
+  Replica* staged = meta.StagedPut();
   if (staged == nullptr) {
     if (meta.HasComplete(Tier::kMemory)) return Status::Ok();  // repeated end
     return Status(ErrorReason::kObjectNotFound, "no put in flight for key");
@@ -183,10 +185,13 @@ Status Master::CompletePut(const ClientId& client, const std::string& key,
   }
   staged->desc.state = ReplicaState::kComplete;
   meta.put_owner.clear();
-  meta.last_access = clock_->Now();
+  const TimePoint now = clock_->Now();
+  meta.last_access = now;
   shard.pending_puts.erase(key);
   counters_.put_completed.fetch_add(1, std::memory_order_relaxed);
-  if (meta.group) member->emplace(CompletedMember{*meta.group, staged->desc.id});
+  if (meta.group) {
+    member->emplace(CompletedMember{*meta.group, staged->desc.id, now});
+  }
   if (config_.offload_mode == OffloadMode::kWriteThrough &&
       NodeHasSsd(staged->desc.node)) {
     QueueOffloadLocked(shard, key, meta, *staged, OffloadIntent::kCopy);
@@ -209,7 +214,7 @@ Status Master::RevokeStaged(const std::string& key,
   Replica* staged =
       it == shard.objects.end() || it->second.group != group
           ? nullptr
-          : it->second.FindTier(Tier::kMemory, ReplicaState::kProcessing);
+          : it->second.StagedPut();
   if (staged == nullptr) {
     return Status(ErrorReason::kObjectNotFound, "no put in flight for key");
   }
@@ -247,6 +252,21 @@ std::optional<GroupSpec> Master::GroupOf(const std::string& key) {
 
 Result<ObjectReplicas> Master::GetReplicaListOne(const std::string& key) {
   MT_RETURN_IF_ERROR(ValidateKey(key));
+  std::optional<PromotionCandidate> candidate;
+  Result<ObjectReplicas> out = ReadReplicas(key, &candidate);
+  // After the stripe is released: the gates may look at other stripes and
+  // a group's promotion takes its group stripe first.
+  if (candidate) {
+    MaybePromote(*candidate);
+  } else if (out.ok() && promotion_.counts_every_read()) {
+    promotion_.Touch(HashKey(out->group ? std::string_view(out->group->group_id)
+                                        : std::string_view(key)));
+  }
+  return out;
+}
+
+Result<ObjectReplicas> Master::ReadReplicas(
+    const std::string& key, std::optional<PromotionCandidate>* candidate) {
   Shard& shard = objects_.ShardFor(key);
   MutexLock lock(&shard.mu);
   auto it = shard.objects.find(key);
@@ -282,9 +302,10 @@ Result<ObjectReplicas> Master::GetReplicaListOne(const std::string& key) {
   meta.lease_deadline = std::max(meta.lease_deadline, now + config_.lease_ttl);
   meta.last_access = now;
   out.lease_deadline = meta.lease_deadline;
-  (out.replicas.front().tier == Tier::kMemory ? counters_.get_memory_hit
-                                               : counters_.get_local_disk_hit)
+  const bool ssd_only = out.replicas.front().tier == Tier::kLocalDisk;
+  (ssd_only ? counters_.get_local_disk_hit : counters_.get_memory_hit)
       .fetch_add(1, std::memory_order_relaxed);
+  if (ssd_only) candidate->emplace(PromotionCandidate{key, meta.group, meta.size});
   return out;
 }
 
@@ -340,7 +361,7 @@ Status Master::RemoveObject(const std::string& key,
     return Status(ErrorReason::kObjectNotFound, "no object with this key");
   }
   const ObjectMeta& meta = it->second;
-  if (meta.HasProcessing()) {
+  if (meta.PutInFlight()) {
     return Status(ErrorReason::kObjectBusy,
                   "a put of this key is in flight; revoke it or wait for "
                   "the put timeout");

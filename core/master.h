@@ -34,6 +34,7 @@
 #include "core/master_stats.h"
 #include "core/node_registry.h"
 #include "core/object_table.h"
+#include "core/promotion_gate.h"
 #include "core/task_table.h"
 #include "core/types.h"
 #include "mooncake_tier/status.h"
@@ -90,7 +91,8 @@ struct SsdInventoryEntry {
 // What a node gets back from a heartbeat.
 struct HeartbeatReply {
   std::vector<Task> offloads;
-  std::vector<std::string> ssd_deletes;
+  std::vector<std::string> ssd_deletes;  // apply before the tasks
+  std::vector<Task> promotions;
 };
 
 class Master {
@@ -155,6 +157,42 @@ class Master {
   // SSD records a node found corrupt: their local_disk replicas are dropped.
   void ReportSsdCorruption(NodeId node, std::span<const std::string> keys);
 
+  // ---- Promotion on hit (master_promotion.cc, docs/design/promotion.md) ----
+
+  // Stages a processing DRAM replica for promotion `task` of `node`,
+  // preferring the node's own segment, and says where to write the bytes.
+  // TASK_NOT_FOUND when the task is gone (reaped). When no DRAM is free
+  // (NO_SPACE) or the source vanished (OBJECT_NOT_FOUND) the task is
+  // settled here as failed; the node drops it and reports nothing.
+  Result<ReplicaDescriptor> PromotionAllocStart(NodeId node, TaskId task);
+  // The bytes are in the staged replica: it becomes readable and the source
+  // is unpinned. A group member's replica waits, staged, until every member
+  // of its group succeeded; then all commit at once.
+  Status NotifyPromotionSuccess(NodeId node, TaskId task);
+  // The promotion failed (the SSD read, the transfer): the staged replica
+  // is freed and the source unpinned; a group's other members are
+  // abandoned with it. `cause` picks the counter (transfer_failed unless
+  // it is an SSD read error, then source_lost).
+  Status NotifyPromotionFailure(NodeId node, TaskId task, const Status& cause);
+  // Operator: promotes an SSD-only object, or a whole group, now. Admission
+  // and the watermark are bypassed; the queue limit and DRAM capacity are
+  // not. Returns the tasks queued. OBJECT_NOT_FOUND / GROUP_NOT_FOUND when
+  // unknown; NOT_APPLICABLE when it is already in DRAM, has no SSD copy, is
+  // being put, or its group is not complete; OBJECT_BUSY when a promotion
+  // is already queued; QUEUE_FULL at the queue limit.
+  Result<std::vector<TaskId>> PromoteObject(const std::string& key);
+  Result<std::vector<TaskId>> PromoteGroup(const std::string& group_id);
+  // Reaps promotions older than the task timeout. Returns tasks reaped.
+  size_t ReapPromotionTasks();
+  // While DRAM is below the proactive low watermark, promotes the hottest
+  // SSD-only objects among a bounded sample. Returns promotions queued.
+  size_t PromoteProactively();
+  PromotionOptions promotion_options() const { return promotion_.options(); }
+  // INVALID_ARGUMENT (nothing changes) when `options` is invalid.
+  Status SetPromotionOptions(const PromotionOptions& options) {
+    return promotion_.SetOptions(options);
+  }
+
   // ---- Lookups for clients and operators ----
 
   std::optional<NodeView> GetNode(NodeId node) const;
@@ -187,18 +225,20 @@ class Master {
 
   Result<ReplicaDescriptor> PutStartOne(const PutStartRequest& request);
   // The object half of a put start: NO_SPACE without evicting. `key` is
-  // request.key with its hash.
+  // request.key with its hash; `now` the time of the call.
   Result<ReplicaDescriptor> PutStartObject(const PutStartRequest& request,
-                                           const HashedKey& key);
+                                           const HashedKey& key, TimePoint now);
   // Reserves the member's index, then starts the object, under the group
   // stripe.
   Result<ReplicaDescriptor> PutStartGrouped(const PutStartRequest& request,
-                                            const HashedKey& key);
+                                            const HashedKey& key,
+                                            TimePoint now);
   Status PutEndOne(const ClientId& client, const std::string& key);
   // A group member whose put this call completed.
   struct CompletedMember {
     GroupSpec group;
     ReplicaId replica = 0;
+    TimePoint completed;
   };
   // The object half of PutEnd, under the key's stripe alone: completes the
   // staged DRAM replica. For a group member it fills *member when this call
@@ -231,6 +271,11 @@ class Master {
   using MemberFn = absl::FunctionRef<void(Shard&, ObjectMap::iterator)>;
   void ForEachMemberLocked(const std::string& group_id, const GroupMeta& group,
                            MemberFn fn);
+  // The same over member keys, whether or not their objects exist, plus
+  // `extra` (a key that may have left the member list).
+  using MemberKeyFn = absl::FunctionRef<void(Shard&, const std::string&)>;
+  void ForEachMemberKeyLocked(const GroupMeta& group, const std::string& extra,
+                              MemberKeyFn fn);
   // Sets every member's readability flag.
   void SetReadableLocked(const std::string& group_id, const GroupMeta& group,
                          bool readable);
@@ -244,6 +289,16 @@ class Master {
   void LoseMembers(const std::vector<std::pair<GroupSpec, std::string>>& lost,
                    BreakCause cause);
   Result<ObjectReplicas> GetReplicaListOne(const std::string& key);
+  // A read found `key` (or its group) only on SSD.
+  struct PromotionCandidate {
+    std::string key;
+    std::optional<GroupSpec> group;
+    uint64_t size = 0;
+  };
+  // The read itself, under the key's stripe; an SSD-only hit sets
+  // *candidate.
+  Result<ObjectReplicas> ReadReplicas(
+      const std::string& key, std::optional<PromotionCandidate>* candidate);
   Result<ExistsInfo> ExistsOne(const std::string& key);
   Status RemoveOne(const std::string& key, RemoveOptions options);
   // Removes the object at `key` if it still carries `group`.
@@ -326,6 +381,36 @@ class Master {
   bool QueueGroupOffloadLocked(const std::string& id, GroupMeta& group);
   void CountEviction(Tier tier, uint64_t bytes);
 
+  // ---- Promotion (master_promotion.cc) ----
+  // Runs the gates for a read that found a unit only on SSD, and queues.
+  void MaybePromote(const PromotionCandidate& candidate);
+  // What a promotion of `bytes` would displace from DRAM, as sketch
+  // estimates (tinylfu); empty when DRAM has room for it.
+  std::vector<AdmissionVictim> VictimEstimates(uint64_t bytes);
+  // Pins the SSD copy of an SSD-only object and queues its task. `reason`
+  // receives why not (NOT_APPLICABLE, OBJECT_BUSY, QUEUE_FULL...).
+  Result<TaskId> QueuePromotionLocked(Shard& shard, ObjectMap::iterator it,
+                                      bool forced)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  Result<std::vector<TaskId>> QueueObjectPromotion(const std::string& key,
+                                                   bool forced);
+  Result<std::vector<TaskId>> QueueGroupPromotion(const std::string& group_id,
+                                                  bool forced);
+  // DRAM for a promotion's staged copy: on `holder` if it has room, else
+  // wherever the allocation strategy finds it.
+  Result<ReplicaDescriptor> StagePromotionSpace(NodeId holder, uint64_t size);
+  // Frees a promotion's staged replica (if any) and unpins its source.
+  void AbandonPromotionLocked(Shard& shard, const Task& task)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // Commits a promotion's staged replica and unpins its source; with
+  // drop_source, drops the SSD copy. False if there was nothing to commit.
+  bool CommitPromotionLocked(Shard& shard, const Task& task)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // Ends a failed promotion (and, for a group member, its group's others),
+  // counting `failure` once per task.
+  void FailPromotion(const Task& task, std::atomic<uint64_t>& failure);
+  void CountPromotionDone(const Task& task);
+
   void RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry);
   // Adds the node's copy to the object (creating it); false when the copy
   // is stale or already known.
@@ -352,6 +437,12 @@ class Master {
   std::atomic<ReplicaId> next_replica_id_{0};
   // DRAM bytes that queued drop-source offloads will free when they land.
   std::atomic<uint64_t> pending_offload_drop_bytes_{0};
+  PromotionGate promotion_;
+  // Where the next sampling pass (tinylfu victims, proactive candidates)
+  // starts, so passes cover the stripes in turn.
+  std::atomic<uint32_t> sample_cursor_{0};
+  Mutex proactive_mu_;
+  TimePoint last_proactive_ ABSL_GUARDED_BY(proactive_mu_);
   mutable MasterCounters counters_;
 };
 

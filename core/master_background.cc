@@ -27,9 +27,11 @@ void Master::Tick() {
   ExpireNodes();
   ReapStalledPuts();
   ReapOffloadTasks();
+  ReapPromotionTasks();
   SweepGroups();
   EvictMemory();
   EvictSsd();
+  PromoteProactively();
 }
 
 size_t Master::ReapStalledPuts() {
@@ -59,7 +61,7 @@ size_t Master::ReapStalledPuts() {
 
 bool Master::MemoryEvictable(const ObjectMeta& meta, TimePoint now) const {
   return !meta.hard_pin && meta.HasComplete(Tier::kMemory) &&
-         !meta.HasProcessing() && !meta.AnyPinned() && !meta.Leased(now);
+         !meta.PutInFlight() && !meta.AnyPinned() && !meta.Leased(now);
 }
 
 uint64_t Master::EvictMemory(uint64_t need_free) {

@@ -37,6 +37,7 @@ std::string MasterConfig::Validate() const {
   if (dram_alignment == 0 || (dram_alignment & (dram_alignment - 1)) != 0) {
     return "dram_alignment must be a power of two";
   }
+  if (std::string error = promotion.Validate(); !error.empty()) return error;
   return "";
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/clock.h"
+#include "core/promotion_options.h"
 #include "core/types.h"
 
 namespace mooncake_tier {
@@ -63,6 +64,9 @@ struct MasterConfig {
   Duration group_broken_ttl = std::chrono::seconds(60);
   // Largest group_size accepted: bounds one eviction unit. Default: 4096.
   uint32_t max_group_size = 4096;
+
+  // Promotion on hit; tunable at run time (Master::SetPromotionOptions).
+  PromotionOptions promotion;
 
   // Alignment of DRAM allocations inside a segment. Default: 64 bytes.
   uint64_t dram_alignment = 64;

@@ -19,7 +19,7 @@ Master::GroupUnit Master::InspectGroupLocked(const std::string& id,
     const ObjectMeta& meta = it->second;
     ++unit.members;
     unit.last_access = std::max(unit.last_access, meta.last_access);
-    if (meta.HasProcessing() || meta.AnyPinned() || meta.Leased(now) ||
+    if (meta.PutInFlight() || meta.AnyPinned() || meta.Leased(now) ||
         meta.hard_pin) {
       unit.evictable = false;
     }

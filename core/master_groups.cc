@@ -16,7 +16,7 @@ Status GroupMissing(const std::string& id) {
 }  // namespace
 
 Result<ReplicaDescriptor> Master::PutStartGrouped(
-    const PutStartRequest& request, const HashedKey& key) {
+    const PutStartRequest& request, const HashedKey& key, TimePoint now) {
   const GroupSpec& spec = *request.options.group;
   const HashedKey id(spec.group_id);
   GroupTable::Shard& gshard = groups_.ShardFor(id);
@@ -29,9 +29,9 @@ Result<ReplicaDescriptor> Master::PutStartGrouped(
   // A reservation this key already holds is a retried put: keep it even if
   // this attempt fails.
   const bool held = group.Find(spec.group_index) != nullptr;
-  Status reserved = group.Reserve(spec, request.key, clock_->Now());
+  Status reserved = group.Reserve(spec, request.key, now);
   Result<ReplicaDescriptor> placed =
-      reserved.ok() ? PutStartObject(request, key)
+      reserved.ok() ? PutStartObject(request, key, now)
                     : Result<ReplicaDescriptor>(reserved);
   if (placed.ok()) {
     group.BindPut(spec.group_index, placed->id, key.hash);
@@ -62,7 +62,7 @@ void Master::MarkMemberPresent(const std::string& key,
       holder->replica != member.replica) {
     return;  // the index now belongs to another put
   }
-  if (group.MarkPresent(spec.group_index, clock_->Now())) {
+  if (group.MarkPresent(spec.group_index, member.completed)) {
     group_counters_.groups_completed.fetch_add(1, std::memory_order_relaxed);
     SetReadableLocked(spec.group_id, group, true);
   }
@@ -81,6 +81,27 @@ Status Master::RevokeGrouped(const std::string& key, const GroupSpec& spec,
     if (it->second.Empty()) gshard.groups.erase(it);
   }
   return Status::Ok();
+}
+
+void Master::ForEachMemberKeyLocked(const GroupMeta& group,
+                                    const std::string& extra, MemberKeyFn fn)
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  std::vector<const std::string*> keys;
+  for (const auto& [index, member] : group.members) keys.push_back(&member.key);
+  if (std::find_if(keys.begin(), keys.end(), [&](const std::string* k) {
+        return *k == extra;
+      }) == keys.end()) {
+    keys.push_back(&extra);
+  }
+  std::vector<uint32_t> stripes;
+  for (const std::string* k : keys) stripes.push_back(objects_.ShardIndex(*k));
+  std::sort(stripes.begin(), stripes.end());
+  stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
+  for (uint32_t s : stripes) objects_.shard(s).mu.Lock();
+  for (const std::string* k : keys) fn(objects_.ShardFor(*k), *k);
+  for (auto s = stripes.rbegin(); s != stripes.rend(); ++s) {
+    objects_.shard(*s).mu.Unlock();
+  }
 }
 
 void Master::ForEachMemberLocked(const std::string& group_id,
@@ -129,7 +150,7 @@ Status Master::RemoveMembersLocked(const std::string& group_id,
   Status blocked;
   ForEachMemberLocked(group_id, group, [&](Shard&, ObjectMap::iterator it) {
     if (!blocked.ok()) return;
-    if (it->second.HasProcessing()) {
+    if (it->second.PutInFlight()) {
       blocked = Status(ErrorReason::kObjectBusy,
                        "a put of member '" + it->first + "' is in flight");
     } else if (!force && it->second.Leased(now)) {

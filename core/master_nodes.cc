@@ -89,6 +89,9 @@ Result<HeartbeatReply> Master::Heartbeat(NodeId node, uint32_t max_tasks) {
   HeartbeatReply reply;
   reply.ssd_deletes = std::move(work.ssd_deletes);
   reply.offloads = std::move(work.offloads);
+  reply.promotions = tasks_.Dispatch(
+      node, TaskKind::kPromotion,
+      std::min(max_tasks, promotion_.options().max_per_heartbeat));
   return reply;
 }
 
@@ -128,14 +131,27 @@ size_t Master::ExpireNodes() {
 void Master::DropNodeReplicas(NodeId node) {
   // Tasks first, so no report of theirs can act on replicas dropped below.
   // The node is gone: its copies need no deletion.
+  std::vector<Task> grouped_promotions;
   for (const Task& task : tasks_.ReapNode(node)) {
+    Shard& shard = objects_.ShardFor(task.key);
+    MutexLock lock(&shard.mu);
+    if (task.kind == TaskKind::kPromotion) {
+      counters_.promotion_node_lost.fetch_add(1, std::memory_order_relaxed);
+      promotion_.Release(1);
+      AbandonPromotionLocked(shard, task);
+      if (task.group) grouped_promotions.push_back(task);
+      continue;
+    }
     counters_.offload_node_lost.fetch_add(1, std::memory_order_relaxed);
     if (task.frees_dram) {
       pending_offload_drop_bytes_.fetch_sub(task.source.size);
     }
-    Shard& shard = objects_.ShardFor(task.key);
-    MutexLock lock(&shard.mu);
     UnpinLocked(shard, task);
+  }
+  // Their groups' other members go too (group stripes first: no stripe is
+  // held here).
+  for (const Task& task : grouped_promotions) {
+    FailPromotion(task, counters_.promotion_node_lost);
   }
   detached_.DropNode(node);
   std::vector<std::pair<GroupSpec, std::string>> lost;
@@ -155,7 +171,7 @@ void Master::DropNodeReplicas(NodeId node) {
         touched = true;
       }
       if (!touched) continue;
-      if (!meta.HasProcessing()) shard.pending_puts.erase(current->first);
+      if (!meta.PutInFlight()) shard.pending_puts.erase(current->first);
       if (meta.replicas.empty()) {
         counters_.objects_lost.fetch_add(1, std::memory_order_relaxed);
         if (meta.group) lost.emplace_back(*meta.group, current->first);

@@ -26,6 +26,9 @@ MasterStats Master::GetStats() const {
   stats.offload_tasks_queued = offloads.queued;
   stats.offload_tasks_in_flight = offloads.dispatched;
   stats.ssd_deletes_pending = tasks_.PendingSsdDeletes();
+  stats.promotion_tasks_queued = tasks_.Counts(TaskKind::kPromotion).queued;
+  stats.promotion_in_flight = promotion_.in_flight();
+  stats.promotion_sketch_halvings = promotion_.sketch_stats().halvings;
   stats.groups = groups_.CountsByState();
   stats.group_counters = group_counters_.Snapshot();
   return stats;

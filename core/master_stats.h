@@ -43,7 +43,24 @@ namespace mooncake_tier {
   X(nodes_expired)           /* nodes declared dead (silent or replaced)*/\
   X(objects_lost)            /* objects whose last replica died */        \
   X(inventory_restored)      /* SSD objects rebuilt from node inventory */\
-  X(ssd_corruptions)         /* SSD records reported corrupt by nodes */
+  X(ssd_corruptions)         /* SSD records reported corrupt by nodes */ \
+  X(promotion_attempts)      /* reads that found a unit only on SSD */    \
+  X(promotion_queued)        /* promotion tasks queued */                 \
+  X(promotion_completed)     /* DRAM copies committed */                  \
+  X(promotion_deduped)       /* already queued: not a failure */          \
+  X(promotion_admission_gated) /* sketch estimate too low */              \
+  X(promotion_watermark_gated) /* DRAM at the high watermark */           \
+  X(promotion_queue_full)    /* in flight at promotion queue_limit */     \
+  X(promotion_alloc_failed)  /* no DRAM for the staged copy */            \
+  X(promotion_transfer_failed) /* the node could not write the bytes */  \
+  X(promotion_source_lost)   /* the SSD copy or the object went */        \
+  X(promotion_timeout)       /* reaped by the task timeout */             \
+  X(promotion_node_lost)     /* reaped with their node */                 \
+  X(promotion_bytes)         /* bytes committed to DRAM */                \
+  X(promotion_duration_us)   /* sum of queue-to-commit times */           \
+  X(promotion_forced)        /* queued by an operator */                  \
+  X(promotion_proactive)     /* units queued by proactive promotion */    \
+  X(promotion_dropped_sources) /* SSD copies dropped after promotion */
 
 // Live counters; relaxed atomics (monotonic, read for reporting only).
 struct MasterCounters {
@@ -67,6 +84,9 @@ struct MasterStats {
   uint64_t offload_tasks_queued = 0;
   uint64_t offload_tasks_in_flight = 0;  // dispatched, not yet reported
   uint64_t ssd_deletes_pending = 0;
+  uint64_t promotion_tasks_queued = 0;
+  uint64_t promotion_in_flight = 0;  // tasks alive (queued to committed)
+  uint64_t promotion_sketch_halvings = 0;
   GroupStateCounts groups;              // groups by state, now
   GroupCounterSnapshot group_counters;  // group events so far
 

@@ -41,11 +41,18 @@ bool ObjectMeta::HasComplete() const {
   return false;
 }
 
-bool ObjectMeta::HasProcessing() const {
-  for (const Replica& r : replicas) {
-    if (r.desc.state == ReplicaState::kProcessing) return true;
+bool ObjectMeta::PutInFlight() const {
+  return const_cast<ObjectMeta*>(this)->StagedPut() != nullptr;
+}
+
+Replica* ObjectMeta::StagedPut() {
+  for (Replica& r : replicas) {
+    if (r.desc.tier == Tier::kMemory &&
+        r.desc.state == ReplicaState::kProcessing && r.staged_by == 0) {
+      return &r;
+    }
   }
-  return false;
+  return nullptr;
 }
 
 bool ObjectMeta::AnyPinned() const {

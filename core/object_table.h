@@ -51,7 +51,11 @@ struct ObjectMeta {
   }
   bool HasComplete(Tier tier) const;
   bool HasComplete() const;
-  bool HasProcessing() const;
+  // A put in flight: a processing DRAM replica that is not a promotion's
+  // staged copy.
+  bool PutInFlight() const;
+  // The DRAM replica of the put in flight, or null.
+  Replica* StagedPut();
   bool AnyPinned() const;
   bool Leased(TimePoint now) const { return lease_deadline > now; }
   // Removes a replica by id; returns it if it was there.

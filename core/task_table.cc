@@ -114,6 +114,55 @@ Result<Task> TaskTable::Complete(NodeId node, TaskId id) {
   return task;
 }
 
+std::string_view TaskStateName(TaskState state) {
+  switch (state) {
+    case TaskState::kQueued:
+      return "queued";
+    case TaskState::kDispatched:
+      return "dispatched";
+    case TaskState::kStaged:
+      return "staged";
+  }
+  return "unknown";
+}
+
+std::optional<Task> TaskTable::FindByKey(TaskKind kind,
+                                         std::string_view key) const {
+  MutexLock lock(&mu_);
+  const auto& index = by_key_[KindIndex(kind)];
+  auto it = index.find(absl::string_view(key.data(), key.size()));
+  if (it == index.end()) return std::nullopt;
+  return tasks_.at(it->second);
+}
+
+bool TaskTable::SetTarget(TaskId id, const ReplicaDescriptor& target) {
+  MutexLock lock(&mu_);
+  auto it = tasks_.find(id);
+  if (it == tasks_.end()) return false;
+  it->second.target = target;
+  return true;
+}
+
+bool TaskTable::MarkStaged(TaskId id) {
+  MutexLock lock(&mu_);
+  auto it = tasks_.find(id);
+  if (it == tasks_.end()) return false;
+  it->second.state = TaskState::kStaged;
+  return true;
+}
+
+Result<Task> TaskTable::Take(TaskId id) {
+  MutexLock lock(&mu_);
+  auto it = tasks_.find(id);
+  if (it == tasks_.end()) {
+    return Status(ErrorReason::kTaskNotFound,
+                  "task " + std::to_string(id) + " is no longer booked");
+  }
+  Task task = it->second;
+  EraseLocked(it);
+  return task;
+}
+
 std::optional<Task> TaskTable::Find(NodeId node, TaskId id) const {
   MutexLock lock(&mu_);
   auto it = tasks_.find(id);

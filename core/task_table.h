@@ -26,7 +26,14 @@
 
 namespace mooncake_tier {
 
-enum class TaskState : uint8_t { kQueued = 0, kDispatched = 1 };
+enum class TaskState : uint8_t {
+  kQueued = 0,
+  kDispatched = 1,
+  // A promotion of a group member whose bytes are staged, waiting for the
+  // rest of its group before all commit together.
+  kStaged = 2,
+};
+std::string_view TaskStateName(TaskState state);
 
 struct Task {
   TaskId id = 0;
@@ -35,6 +42,11 @@ struct Task {
   std::string key;
   std::optional<GroupSpec> group;
   ReplicaDescriptor source;  // pinned while the task exists
+  // Promotion: the processing MEMORY replica staged for the bytes (id 0
+  // until PromotionAllocStart); pinned by the task like the source.
+  ReplicaDescriptor target;
+  // Promotion: asked for by an operator (admission bypassed).
+  bool forced = false;
   // Offload: drop the DRAM copy once the SSD copy is committed.
   bool drop_source_on_success = false;
   // Offload: the DRAM copy goes once this succeeds, by the task itself
@@ -80,6 +92,15 @@ class TaskTable {
 
   // A copy of a task still in the table, if it belongs to `node`.
   std::optional<Task> Find(NodeId node, TaskId id) const;
+  // The task of `kind` booked for `key` (at most one), if any.
+  std::optional<Task> FindByKey(TaskKind kind, std::string_view key) const;
+  // Records a promotion's staged replica. False if the task is gone.
+  bool SetTarget(TaskId id, const ReplicaDescriptor& target);
+  // Marks a dispatched task kStaged (its part is done; it waits for its
+  // group). False if the task is gone.
+  bool MarkStaged(TaskId id);
+  // Removes a task whatever its node. TASK_NOT_FOUND if it is gone.
+  Result<Task> Take(TaskId id);
   // Copies of the tasks of `kind` older than `timeout` since they were last
   // queued or dispatched; they stay in the table (remove with Complete).
   std::vector<Task> ListExpired(TaskKind kind, Duration timeout) const;

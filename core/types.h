@@ -37,6 +37,10 @@ struct Replica {
   // Pins held by in-flight tasks. A replica with refcnt > 0 is never evicted
   // or freed; if its object is removed, the space is freed at the last unpin.
   uint32_t refcnt = 0;
+  // A promotion's staged DRAM copy: the task that fills it (0 otherwise).
+  // It is pinned by that task, invisible to readers until committed, and
+  // unlike a put in flight it never blocks removal of the object.
+  TaskId staged_by = 0;
 };
 
 enum class NodeState : uint8_t { kAlive = 0, kSuspect = 1, kDead = 2 };

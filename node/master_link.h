@@ -25,6 +25,14 @@ class MasterLink {
                                       const Status& cause) = 0;
   virtual Status ReportSsdCorruption(NodeId node,
                                      std::span<const std::string> keys) = 0;
+  // Promotion: stage DRAM for a task, then report how it went.
+  virtual Result<ReplicaDescriptor> PromotionAllocStart(NodeId node,
+                                                        TaskId task) = 0;
+  virtual Status NotifyPromotionSuccess(NodeId node, TaskId task) = 0;
+  virtual Status NotifyPromotionFailure(NodeId node, TaskId task,
+                                        const Status& cause) = 0;
+  // How to reach another node's segment (a promotion staged there).
+  virtual Result<NodeView> GetNode(NodeId node) = 0;
 };
 
 // MasterLink onto a Master in the same process.
@@ -50,6 +58,25 @@ class LocalMasterLink final : public MasterLink {
                              std::span<const std::string> keys) override {
     master_->ReportSsdCorruption(node, keys);
     return Status::Ok();
+  }
+  Result<ReplicaDescriptor> PromotionAllocStart(NodeId node,
+                                                TaskId task) override {
+    return master_->PromotionAllocStart(node, task);
+  }
+  Status NotifyPromotionSuccess(NodeId node, TaskId task) override {
+    return master_->NotifyPromotionSuccess(node, task);
+  }
+  Status NotifyPromotionFailure(NodeId node, TaskId task,
+                                const Status& cause) override {
+    return master_->NotifyPromotionFailure(node, task, cause);
+  }
+  Result<NodeView> GetNode(NodeId node) override {
+    std::optional<NodeView> view = master_->GetNode(node);
+    if (!view) {
+      return Status(ErrorReason::kNodeNotFound,
+                    "node " + std::to_string(node) + " is not registered");
+    }
+    return *view;
   }
 
  private:

@@ -10,7 +10,8 @@ struct StorageNode::Counters {
   std::atomic<uint64_t> heartbeats{0}, heartbeat_failures{0}, registrations{0},
       offloads_done{0}, offloads_failed{0}, offload_bytes{0}, ssd_deletes{0},
       ssd_reads{0}, ssd_read_bytes{0}, ssd_read_errors{0},
-      corrupt_keys_reported{0};
+      corrupt_keys_reported{0}, promotions_done{0}, promotions_failed{0},
+      promotion_bytes{0};
 };
 
 Result<std::unique_ptr<StorageNode>> StorageNode::Create(
@@ -72,6 +73,7 @@ Status StorageNode::Register() {
   {
     MutexLock lock(&mu_);
     offloads_.clear();  // issued to an earlier registration
+    promotions_.clear();
   }
   id_.store(id);
   counters_->registrations.fetch_add(1);
@@ -82,7 +84,7 @@ Status StorageNode::Register() {
 
 size_t StorageNode::PendingTasks() const {
   MutexLock lock(&mu_);
-  return offloads_.size();
+  return offloads_.size() + promotions_.size();
 }
 
 Status StorageNode::HeartbeatOnce() {
@@ -112,11 +114,13 @@ Status StorageNode::HeartbeatOnce() {
     return reply.status();
   }
   counters_->heartbeats.fetch_add(1);
-  if (reply->offloads.empty() && reply->ssd_deletes.empty()) {
+  if (reply->offloads.empty() && reply->ssd_deletes.empty() &&
+      reply->promotions.empty()) {
     return Status::Ok();
   }
   MutexLock lock(&mu_);
   for (Task& t : reply->offloads) offloads_.push_back(std::move(t));
+  for (Task& t : reply->promotions) promotions_.push_back(std::move(t));
   for (std::string& k : reply->ssd_deletes) deletes_.push_back(std::move(k));
   work_cv_.Signal();
   return Status::Ok();
@@ -125,19 +129,27 @@ Status StorageNode::HeartbeatOnce() {
 size_t StorageNode::RunTasksOnce() {
   std::vector<std::string> deletes;
   std::vector<Task> offloads;
+  std::vector<Task> promotions;
+  const auto take = [this](std::deque<Task>& from, std::vector<Task>& to)
+                        ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const size_t n = std::min<size_t>(from.size(), options_.io_batch);
+    to.assign(std::make_move_iterator(from.begin()),
+              std::make_move_iterator(from.begin() + n));
+    from.erase(from.begin(), from.begin() + n);
+  };
   {
     MutexLock lock(&mu_);
     deletes.assign(std::make_move_iterator(deletes_.begin()),
                    std::make_move_iterator(deletes_.end()));
     deletes_.clear();
-    const size_t n = std::min<size_t>(offloads_.size(), options_.io_batch);
-    offloads.assign(std::make_move_iterator(offloads_.begin()),
-                    std::make_move_iterator(offloads_.begin() + n));
-    offloads_.erase(offloads_.begin(), offloads_.begin() + n);
+    take(offloads_, offloads);
+    take(promotions_, promotions);
   }
-  const size_t done = deletes.size() + offloads.size();
+  const size_t done = deletes.size() + offloads.size() + promotions.size();
+  // Deletions first: a later copy of the same key must survive them.
   if (!deletes.empty()) RunDeletes(std::move(deletes));
   if (!offloads.empty()) RunOffloads(std::move(offloads));
+  if (!promotions.empty()) RunPromotions(std::move(promotions));
   if (done == 0 && ssd_) {
     Result<bool> compacted = ssd_->CompactStep();
     if (!compacted.ok()) {
@@ -198,6 +210,85 @@ void StorageNode::RunOffloads(std::vector<Task> batch) {
     // local delete here could remove that later copy instead.
     master_->NotifyOffloadSuccess(me, task.id).IgnoreError();
   }
+}
+
+void StorageNode::RunPromotions(std::vector<Task> batch) {
+  const NodeId me = id();
+  struct Staged {
+    const Task* task;
+    ReplicaDescriptor target;
+    std::vector<std::byte> bounce;  // only when staged on another node
+  };
+  std::vector<Staged> staged;
+  std::vector<SsdRead> reads;
+  staged.reserve(batch.size());
+  for (const Task& task : batch) {
+    // On error the master has settled the task (no DRAM, object gone).
+    Result<ReplicaDescriptor> target = master_->PromotionAllocStart(me, task.id);
+    if (!target.ok()) {
+      counters_->promotions_failed.fetch_add(1);
+      continue;
+    }
+    staged.push_back({&task, *target, {}});
+  }
+  for (Staged& s : staged) {
+    std::span<std::byte> into;
+    if (s.target.node == me) {
+      // Straight into the staged range of our own segment: no copy.
+      Result<std::span<std::byte>> range =
+          segment_->Range(s.target.offset, s.target.size);
+      if (range.ok()) into = *range;
+    } else {
+      s.bounce.resize(s.target.size);
+      into = s.bounce;
+    }
+    SsdRead read;
+    read.key = s.task->key;
+    read.buffer = into;
+    reads.push_back(read);
+  }
+  if (ssd_) {
+    ssd_->ReadBatch(reads);
+  }
+  for (size_t i = 0; i < staged.size(); ++i) {
+    Staged& s = staged[i];
+    Status why = ssd_ ? reads[i].status
+                      : Status(ErrorReason::kObjectNotFound, "no SSD tier");
+    if (why.ok() && reads[i].buffer.empty()) {
+      why = Status(ErrorReason::kInternal, "staged range outside the segment");
+    }
+    if (why.ok() && reads[i].size != s.task->source.size) {
+      why = Status(ErrorReason::kObjectNotFound,
+                   "SSD copy has another size than the object");
+    }
+    if (why.ok() && s.target.node != me) {
+      why = WriteToPeer(s.target, s.bounce);
+    }
+    if (!why.ok()) {
+      counters_->promotions_failed.fetch_add(1);
+      master_->NotifyPromotionFailure(me, s.task->id, why).IgnoreError();
+      continue;
+    }
+    counters_->promotions_done.fetch_add(1);
+    counters_->promotion_bytes.fetch_add(s.task->source.size);
+    master_->NotifyPromotionSuccess(me, s.task->id).IgnoreError();
+  }
+}
+
+Status StorageNode::WriteToPeer(const ReplicaDescriptor& target,
+                                std::span<std::byte> bytes) {
+  if (options_.peer_transport == nullptr) {
+    return Status(ErrorReason::kUnavailable,
+                  "promotion staged on another node and no transport to it");
+  }
+  MT_ASSIGN_OR_RETURN(const NodeView peer, master_->GetNode(target.node));
+  SegmentEndpoint endpoint;
+  endpoint.transport_address = peer.spec.transport_address;
+  endpoint.base = peer.spec.dram_base;
+  endpoint.size = peer.spec.dram_size;
+  endpoint.remote_key = peer.spec.dram_remote_key;
+  const SegmentTransfer op{&endpoint, target.offset, bytes};
+  return options_.peer_transport->Write({&op, 1})[0];
 }
 
 std::vector<Result<uint64_t>> StorageNode::ServeSsdReads(
@@ -282,6 +373,7 @@ void StorageNode::WorkerLoop() {
       work_cv_.WaitFor(std::chrono::milliseconds(200),
                        [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
                          return stopping_ || !offloads_.empty() ||
+                                !promotions_.empty() ||
                                 !deletes_.empty();
                        });
       if (stopping_) return;
@@ -298,6 +390,9 @@ StorageNodeStats StorageNode::stats() const {
   s.offloads_done = counters_->offloads_done.load();
   s.offloads_failed = counters_->offloads_failed.load();
   s.offload_bytes = counters_->offload_bytes.load();
+  s.promotions_done = counters_->promotions_done.load();
+  s.promotions_failed = counters_->promotions_failed.load();
+  s.promotion_bytes = counters_->promotion_bytes.load();
   s.ssd_deletes = counters_->ssd_deletes.load();
   s.ssd_reads = counters_->ssd_reads.load();
   s.ssd_read_bytes = counters_->ssd_read_bytes.load();

@@ -45,8 +45,13 @@ struct StorageNodeOptions {
   // Offload tasks accepted but not yet executed; the node asks for no more
   // than the room left. Default: 256.
   uint32_t max_pending_tasks = 256;
-  // Offloads written to the SSD store per batch. Default: 16.
+  // Offloads written to (and promotions read from) the SSD store per
+  // batch. Default: 16.
   uint32_t io_batch = 16;
+  // Writes the bytes of promotions the master staged on another node's
+  // segment (when this one had no room). Null: those promotions fail and
+  // the object stays on SSD. Must outlive the node.
+  Transport* peer_transport = nullptr;
 };
 
 // Monotonic counters of one node.
@@ -62,6 +67,9 @@ struct StorageNodeStats {
   uint64_t ssd_read_bytes = 0;
   uint64_t ssd_read_errors = 0;
   uint64_t corrupt_keys_reported = 0;
+  uint64_t promotions_done = 0;
+  uint64_t promotions_failed = 0;
+  uint64_t promotion_bytes = 0;
 };
 
 class StorageNode final : public SsdReadHandler {
@@ -80,8 +88,8 @@ class StorageNode final : public SsdReadHandler {
   // One heartbeat: queues the tasks it returns, reports corrupt SSD
   // records, and registers again if the master no longer knows the node.
   Status HeartbeatOnce();
-  // Executes queued deletions and offloads (and one compaction step when
-  // idle). Returns the number of tasks and deletions executed.
+  // Executes queued deletions, offloads and promotions (and one compaction
+  // step when idle). Returns the number of tasks and deletions executed.
   size_t RunTasksOnce();
 
   // Starts the heartbeat and worker threads; Stop joins them and syncs the
@@ -105,6 +113,12 @@ class StorageNode final : public SsdReadHandler {
               SegmentExporter* exporter);
 
   void RunOffloads(std::vector<Task> batch);
+  // Stages DRAM for each task, reads the SSD copies straight into it (or
+  // into a bounce buffer when staged on another node) and reports.
+  void RunPromotions(std::vector<Task> batch);
+  // Writes a promotion's bytes into another node's segment.
+  Status WriteToPeer(const ReplicaDescriptor& target,
+                     std::span<std::byte> bytes);
   void RunDeletes(std::vector<std::string> keys);
   void HeartbeatLoop();
   void WorkerLoop();
@@ -120,6 +134,7 @@ class StorageNode final : public SsdReadHandler {
 
   mutable Mutex mu_;
   std::deque<Task> offloads_ ABSL_GUARDED_BY(mu_);
+  std::deque<Task> promotions_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> deletes_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   CondVar stop_cv_{&mu_};  // signalled when stopping

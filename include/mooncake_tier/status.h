@@ -61,7 +61,8 @@ enum class StatusCode : uint8_t {
   X(kTornRecord, "TORN_RECORD", kDataLoss)                         \
   X(kIoError, "IO_ERROR", kInternal)                               \
   X(kInternal, "INTERNAL", kInternal)                              \
-  X(kUnauthenticated, "UNAUTHENTICATED", kUnauthenticated)
+  X(kUnauthenticated, "UNAUTHENTICATED", kUnauthenticated)         \
+  X(kNotApplicable, "NOT_APPLICABLE", kFailedPrecondition)
 
 enum class ErrorReason : uint16_t {
 #define MOONCAKE_TIER_REASON_ENUM(name, wire, code) name,

@@ -242,6 +242,7 @@ class SimNode {
     // Deletions first: a later offload of the same key must survive them.
     for (const std::string& key : reply->ssd_deletes) store_.erase(key);
     for (const Task& task : reply->offloads) TakeTask(task, rng, drain);
+    for (const Task& task : reply->promotions) Promote(task, rng, drain);
     ReportHeldTasks();
     if (!drain && !store_.empty() && Chance(rng, 0.005)) ReportCorruption(rng);
     return reply->ssd_deletes.size();
@@ -289,6 +290,52 @@ class SimNode {
     // node), so the timeout cannot have reaped it.
     Status s = Report(task, succeed);
     violations_->Check(s.ok(), "offload report: " + Show(s));
+  }
+
+  // A promotion as node/storage_node.cc runs it: read the SSD copy, stage
+  // DRAM, write, report. Some are dropped silently (the timeout reaps
+  // them), some fail the transfer; a copy the node lacks fails the read.
+  void Promote(const Task& task, Rng& rng, bool drain) {
+    violations_->Check(task.kind == TaskKind::kPromotion &&
+                           task.node == id() && task.source.node == id() &&
+                           task.source.tier == Tier::kLocalDisk &&
+                           SizeAllowed(task.key, task.source.size),
+                       "malformed promotion task for " + task.key);
+    const int pick = drain ? 0 : Uniform(rng, 0, 99);
+    if (pick >= 95) return;
+    const auto settled = [&](const Status& s, const std::string& what) {
+      violations_->Check(s.ok() || s.reason() == ErrorReason::kTaskNotFound,
+                         what + ": " + Show(s));
+    };
+    if (store_.count(task.key) == 0) {
+      settled(master_->NotifyPromotionFailure(
+                  id(), task.id,
+                  Status(ErrorReason::kObjectNotFound, "no such record")),
+              "promotion read failure");
+      return;
+    }
+    Result<ReplicaDescriptor> staged =
+        master_->PromotionAllocStart(id(), task.id);
+    if (!staged.ok()) {
+      const ErrorReason r = staged.status().reason();
+      violations_->Check(r == ErrorReason::kNoSpace ||
+                             r == ErrorReason::kObjectNotFound ||
+                             r == ErrorReason::kTaskNotFound,
+                         "PromotionAllocStart: " + Show(staged.status()));
+      return;
+    }
+    violations_->Check(staged->tier == Tier::kMemory &&
+                           staged->state == ReplicaState::kProcessing &&
+                           staged->size == task.source.size,
+                       "malformed staged replica for " + task.key);
+    if (pick >= 85) {
+      settled(master_->NotifyPromotionFailure(
+                  id(), task.id, Status(ErrorReason::kIoError, "injected")),
+              "promotion transfer failure");
+    } else {
+      settled(master_->NotifyPromotionSuccess(id(), task.id),
+              "promotion success");
+    }
   }
 
   Status Report(const Task& task, bool succeed) {

@@ -343,6 +343,8 @@ void StressRun::BackgroundSteps(Rng& rng) {
     if (Chance(rng, 0.7)) master().ExpireNodes();
     if (Chance(rng, 0.7)) master().ReapStalledPuts();
     if (Chance(rng, 0.7)) master().ReapOffloadTasks();
+    if (Chance(rng, 0.7)) master().ReapPromotionTasks();
+    if (Chance(rng, 0.3)) master().PromoteProactively();
     if (Chance(rng, 0.7))
       master().EvictMemory(Chance(rng, 0.2) ? 64 * kKiB : 0);
     if (Chance(rng, 0.7)) master().EvictSsd();
@@ -362,8 +364,8 @@ void StressRun::BackgroundSteps(Rng& rng) {
 void StressRun::Quiesce() {
   const MasterConfig& config = master().config();
   harness_.clock().Advance(
-      std::max(
-          {config.put_timeout, config.offload_task_timeout, config.lease_ttl}) +
+      std::max({config.put_timeout, config.offload_task_timeout,
+                config.promotion.task_timeout, config.lease_ttl}) +
       std::chrono::seconds(1));
   Rng rng(seed_ + 4000);
   // Heartbeat first so that no node expires; tasks handed out now are
@@ -374,6 +376,7 @@ void StressRun::Quiesce() {
   size_t held = 0;
   for (auto& node : nodes_) held += node->held();
   EXPECT_GE(master().ReapOffloadTasks(), held);
+  master().ReapPromotionTasks();  // those dropped by the nodes
   for (auto& node : nodes_) node->ReportHeldAfterReap();
   // Eviction may queue offloads, whose completion frees more DRAM.
   bool settled = false;
@@ -382,7 +385,12 @@ void StressRun::Quiesce() {
     for (auto& node : nodes_) node->Step(rng, /*drain=*/true);
     settled = evicted == 0 && master().Audit().tasks == 0;
   }
-  ASSERT_TRUE(settled) << "eviction and offload did not settle";
+  ASSERT_TRUE(settled) << "eviction and offload did not settle: "
+                       << master().ListTasks(TaskKind::kOffload).size()
+                       << " offloads, "
+                       << master().ListTasks(TaskKind::kPromotion).size()
+                       << " promotions left, "
+                       << master().EvictMemory() << " bytes evictable";
   // Hand every node its remaining SSD deletions.
   for (auto& node : nodes_) {
     while (node->Step(rng, /*drain=*/true) > 0) {

@@ -1,0 +1,531 @@
+// Master: promotion on hit (ARCHITECTURE.md section 6,
+// docs/design/promotion.md). A read that finds an object, or a member of a
+// complete group, only on SSD feeds the sketch; admitted units get a task
+// per object for the node that holds the SSD copy, which is pinned until
+// the task ends. The node stages a DRAM replica (PromotionAllocStart),
+// writes the bytes and reports. A group's members commit together once all
+// of them are staged; one failure abandons the whole group's promotion.
+//
+// Every promotion task leaves the task table under its object's stripe (and
+// a group member's, under its group stripe too), so its exit is ordered
+// with any other change to the object, as offloads are.
+
+#include <algorithm>
+
+#include "core/master.h"
+#include "core/validation.h"
+
+namespace mooncake_tier {
+namespace {
+
+// How many stripes a sampling pass (victims, proactive candidates) visits,
+// and how many objects it looks at in each.
+constexpr uint32_t kSampleStripes = 16;
+constexpr uint32_t kSamplePerStripe = 16;
+
+const ReplicaDescriptor* SsdOnlySource(const ObjectMeta& meta) {
+  if (meta.HasComplete(Tier::kMemory) || meta.PutInFlight()) return nullptr;
+  for (const Replica& r : meta.replicas) {
+    if (r.desc.tier == Tier::kLocalDisk &&
+        r.desc.state == ReplicaState::kComplete) {
+      return &r.desc;
+    }
+  }
+  return nullptr;
+}
+
+// The sketch counts a group member as its group.
+uint64_t UnitHash(const std::string& key, const std::optional<GroupSpec>& g) {
+  return HashKey(g ? std::string_view(g->group_id) : std::string_view(key));
+}
+
+}  // namespace
+
+void Master::MaybePromote(const PromotionCandidate& c) {
+  const PromotionOptions o = promotion_.options();
+  if (!o.on_hit) return;
+  counters_.promotion_attempts.fetch_add(1, std::memory_order_relaxed);
+  const uint32_t estimate = promotion_.Touch(UnitHash(c.key, c.group));
+  const uint64_t bytes = c.group ? c.size * c.group->group_size : c.size;
+  std::vector<AdmissionVictim> victims;
+  if (o.policy == PromotionPolicy::kTinyLfu &&
+      estimate >= o.admission_threshold) {
+    victims = VictimEstimates(bytes);
+  }
+  if (!promotion_.Admit(o, estimate, bytes, victims)) {
+    counters_.promotion_admission_gated.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const TierUsage usage = nodes_.MemoryUsage();
+  if (usage.capacity == 0 ||
+      usage.used >= config_.eviction_high_watermark * usage.capacity) {
+    counters_.promotion_watermark_gated.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  Result<std::vector<TaskId>> queued =
+      c.group ? QueueGroupPromotion(c.group->group_id, /*forced=*/false)
+              : QueueObjectPromotion(c.key, /*forced=*/false);
+  if (queued.ok()) return;
+  switch (queued.status().reason()) {
+    case ErrorReason::kObjectBusy:  // already queued: not a failure
+      counters_.promotion_deduped.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case ErrorReason::kQueueFull:
+      counters_.promotion_queue_full.fetch_add(1, std::memory_order_relaxed);
+      break;
+    default:  // changed since the read (removed, promoted, being put)
+      break;
+  }
+}
+
+std::vector<AdmissionVictim> Master::VictimEstimates(uint64_t bytes) {
+  const TierUsage usage = nodes_.MemoryUsage();
+  const double target = (config_.eviction_high_watermark -
+                         config_.eviction_ratio) * usage.capacity;
+  if (usage.used + bytes <= target) return {};  // room: nothing displaced
+  // The least recently used of a sample stand for what the next eviction
+  // round would take (eviction itself is approximately LRU too).
+  struct Victim {
+    TimePoint last_access;
+    uint64_t size;
+    uint64_t unit;
+  };
+  std::vector<Victim> sample;
+  const TimePoint now = clock_->Now();
+  const uint32_t start = sample_cursor_.fetch_add(kSampleStripes);
+  for (uint32_t i = 0; i < kSampleStripes; ++i) {
+    Shard& shard = objects_.shard((start + i) % objects_.shard_count());
+    MutexLock lock(&shard.mu);
+    uint32_t seen = 0;
+    for (const auto& [key, meta] : shard.objects) {
+      if (++seen > kSamplePerStripe) break;
+      if (MemoryEvictable(meta, now)) {
+        sample.push_back({meta.last_access, meta.size, UnitHash(key, meta.group)});
+      }
+    }
+  }
+  std::sort(sample.begin(), sample.end(), [](const Victim& a, const Victim& b) {
+    return a.last_access < b.last_access;
+  });
+  std::vector<AdmissionVictim> out;
+  uint64_t covered = 0;
+  for (const Victim& v : sample) {
+    if (covered >= bytes) break;
+    out.push_back({promotion_.Estimate(v.unit), v.size});
+    covered += v.size;
+  }
+  return out;
+}
+
+Result<TaskId> Master::QueuePromotionLocked(Shard& shard,
+                                            ObjectMap::iterator it,
+                                            bool forced) {
+  ObjectMeta& meta = it->second;
+  if (meta.HasComplete(Tier::kMemory)) {
+    return Status(ErrorReason::kNotApplicable, "'" + it->first + "' is in DRAM");
+  }
+  if (meta.PutInFlight()) {
+    return Status(ErrorReason::kNotApplicable,
+                  "'" + it->first + "' is being put");
+  }
+  Replica* source = nullptr;
+  for (Replica& r : meta.replicas) {
+    if (r.desc.tier == Tier::kLocalDisk &&
+        r.desc.state == ReplicaState::kComplete && nodes_.IsAlive(r.desc.node)) {
+      source = &r;
+      break;
+    }
+  }
+  if (source == nullptr) {
+    return Status(ErrorReason::kNotApplicable,
+                  "'" + it->first + "' has no SSD copy on a live node");
+  }
+  Task task;
+  task.kind = TaskKind::kPromotion;
+  task.node = source->desc.node;
+  task.key = it->first;
+  task.group = meta.group;
+  task.source = source->desc;
+  task.forced = forced;
+  // The table refuses a second task for the key (OBJECT_BUSY: dedup).
+  MT_ASSIGN_OR_RETURN(const TaskId id,
+                      tasks_.Enqueue(std::move(task), UINT32_MAX));
+  ++source->refcnt;
+  counters_.promotion_queued.fetch_add(1, std::memory_order_relaxed);
+  if (forced) counters_.promotion_forced.fetch_add(1, std::memory_order_relaxed);
+  return id;
+}
+
+Result<std::vector<TaskId>> Master::QueueObjectPromotion(const std::string& key,
+                                                         bool forced) {
+  Shard& shard = objects_.ShardFor(key);
+  MutexLock lock(&shard.mu);
+  auto it = shard.objects.find(key);
+  if (it == shard.objects.end()) {
+    return Status(ErrorReason::kObjectNotFound, "no object '" + key + "'");
+  }
+  if (it->second.group) {
+    return Status(ErrorReason::kNotApplicable,
+                  "'" + key + "' is a member of group '" +
+                      it->second.group->group_id + "': promote the group");
+  }
+  if (tasks_.FindByKey(TaskKind::kPromotion, key)) {
+    return Status(ErrorReason::kObjectBusy, "a promotion is already queued");
+  }
+  if (!promotion_.Reserve(1, promotion_.options().queue_limit)) {
+    return Status(ErrorReason::kQueueFull, "promotion queue is full");
+  }
+  Result<TaskId> id = QueuePromotionLocked(shard, it, forced);
+  if (!id.ok()) {
+    promotion_.Release(1);
+    return id.status();
+  }
+  return std::vector<TaskId>{*id};
+}
+
+Result<std::vector<TaskId>> Master::QueueGroupPromotion(
+    const std::string& group_id, bool forced) {
+  GroupTable::Shard& gshard = groups_.ShardFor(group_id);
+  MutexLock group_lock(&gshard.mu);
+  auto g = gshard.groups.find(group_id);
+  if (g == gshard.groups.end()) {
+    return Status(ErrorReason::kGroupNotFound, "no group '" + group_id + "'");
+  }
+  GroupMeta& group = g->second;
+  if (group.state != GroupState::kComplete) {
+    return Status(ErrorReason::kNotApplicable,
+                  "group '" + group_id + "' is " +
+                      std::string(GroupStateName(group.state)));
+  }
+  for (const auto& [index, member] : group.members) {
+    if (tasks_.FindByKey(TaskKind::kPromotion, member.key)) {
+      return Status(ErrorReason::kObjectBusy, "a promotion is already queued");
+    }
+  }
+  const uint32_t n = static_cast<uint32_t>(group.members.size());
+  if (!promotion_.Reserve(n, promotion_.options().queue_limit)) {
+    return Status(ErrorReason::kQueueFull, "promotion queue is full");
+  }
+  std::vector<TaskId> ids;
+  Status failed;
+  uint32_t visited = 0;
+  ForEachMemberLocked(group_id, group, [&](Shard& shard, ObjectMap::iterator it)
+                                           ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+    ++visited;
+    if (!failed.ok()) return;
+    Result<TaskId> id = QueuePromotionLocked(shard, it, forced);
+    if (id.ok()) {
+      ids.push_back(*id);
+    } else {
+      failed = id.status();
+    }
+  });
+  if (failed.ok() && visited != n) {
+    failed = Status(ErrorReason::kNotApplicable,
+                    "group '" + group_id + "' is missing a member");
+  }
+  if (failed.ok()) return ids;
+  // All or nothing: take back the members already queued.
+  ForEachMemberLocked(group_id, group, [&](Shard& shard, ObjectMap::iterator it)
+                                           ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+    std::optional<Task> task = tasks_.FindByKey(TaskKind::kPromotion, it->first);
+    if (!task || std::find(ids.begin(), ids.end(), task->id) == ids.end()) return;
+    if (tasks_.Take(task->id).ok()) AbandonPromotionLocked(shard, *task);
+  });
+  promotion_.Release(n);
+  return failed;
+}
+
+Result<std::vector<TaskId>> Master::PromoteObject(const std::string& key) {
+  MT_RETURN_IF_ERROR(ValidateKey(key));
+  if (std::optional<GroupSpec> group = GroupOf(key)) {
+    return QueueGroupPromotion(group->group_id, /*forced=*/true);
+  }
+  return QueueObjectPromotion(key, /*forced=*/true);
+}
+
+Result<std::vector<TaskId>> Master::PromoteGroup(const std::string& group_id) {
+  return QueueGroupPromotion(group_id, /*forced=*/true);
+}
+
+Result<ReplicaDescriptor> Master::StagePromotionSpace(NodeId holder,
+                                                     uint64_t size) {
+  // The holder's own segment first: its bytes then never cross the network.
+  if (Result<uint64_t> offset = nodes_.AllocateMemoryOn(holder, size);
+      offset.ok()) {
+    ReplicaDescriptor desc;
+    desc.tier = Tier::kMemory;
+    desc.node = holder;
+    desc.offset = *offset;
+    desc.size = size;
+    return desc;
+  }
+  return nodes_.AllocateMemory(size, /*preferred=*/"");
+}
+
+Result<ReplicaDescriptor> Master::PromotionAllocStart(NodeId node, TaskId id) {
+  std::optional<Task> booked = tasks_.Find(node, id);
+  if (!booked || booked->kind != TaskKind::kPromotion) {
+    return Status(ErrorReason::kTaskNotFound,
+                  "promotion task " + std::to_string(id) + " is not booked");
+  }
+  Status failure;
+  {
+    Shard& shard = objects_.ShardFor(booked->key);
+    MutexLock lock(&shard.mu);
+    // Re-read under the stripe: every exit of the task happens under it.
+    std::optional<Task> task = tasks_.Find(node, id);
+    if (!task) {
+      return Status(ErrorReason::kTaskNotFound, "promotion task was reaped");
+    }
+    if (task->target.id != 0) return task->target;  // a retried call
+    auto it = shard.objects.find(task->key);
+    if (it == shard.objects.end() ||
+        it->second.Find(task->source.id) == nullptr) {
+      failure = Status(ErrorReason::kObjectNotFound,
+                       "'" + task->key + "' or its SSD copy is gone");
+    } else {
+      Result<ReplicaDescriptor> placed =
+          StagePromotionSpace(task->node, task->source.size);
+      if (placed.ok()) {
+        ReplicaDescriptor desc = *placed;
+        desc.id = NextReplicaId();
+        desc.state = ReplicaState::kProcessing;
+        Replica staged{desc, /*refcnt=*/1};
+        staged.staged_by = id;
+        it->second.replicas.push_back(staged);
+        tasks_.SetTarget(id, desc);
+        return desc;
+      }
+      failure = placed.status();
+    }
+  }
+  FailPromotion(*booked, failure.reason() == ErrorReason::kNoSpace
+                             ? counters_.promotion_alloc_failed
+                             : counters_.promotion_source_lost);
+  return failure;
+}
+
+Status Master::NotifyPromotionSuccess(NodeId node, TaskId id) {
+  std::optional<Task> booked = tasks_.Find(node, id);
+  if (!booked || booked->kind != TaskKind::kPromotion) {
+    return Status(ErrorReason::kTaskNotFound,
+                  "promotion task " + std::to_string(id) + " is not booked");
+  }
+  if (booked->target.id == 0) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "promotion task " + std::to_string(id) +
+                      " has no staged replica (call PromotionAllocStart)");
+  }
+  if (!booked->group) {
+    Shard& shard = objects_.ShardFor(booked->key);
+    MutexLock lock(&shard.mu);
+    MT_ASSIGN_OR_RETURN(const Task task, tasks_.Complete(node, id));
+    if (CommitPromotionLocked(shard, task)) {
+      CountPromotionDone(task);
+    } else {
+      counters_.promotion_source_lost.fetch_add(1, std::memory_order_relaxed);
+    }
+    promotion_.Release(1);
+    return Status::Ok();
+  }
+  // A member: staged until every member of its group is.
+  const std::string& group_id = booked->group->group_id;
+  GroupTable::Shard& gshard = groups_.ShardFor(group_id);
+  MutexLock group_lock(&gshard.mu);
+  if (!tasks_.MarkStaged(id)) {
+    return Status(ErrorReason::kTaskNotFound, "promotion task was reaped");
+  }
+  auto g = gshard.groups.find(group_id);
+  if (g == gshard.groups.end()) return Status::Ok();  // the reaper settles it
+  std::vector<Task> staged;
+  for (const auto& [index, member] : g->second.members) {
+    std::optional<Task> t = tasks_.FindByKey(TaskKind::kPromotion, member.key);
+    if (!t || t->state != TaskState::kStaged) return Status::Ok();  // not yet
+    staged.push_back(*t);
+  }
+  uint32_t committed = 0;
+  ForEachMemberLocked(group_id, g->second, [&](Shard& shard, ObjectMap::iterator it)
+                                               ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+    for (const Task& t : staged) {
+      if (t.key != it->first || !tasks_.Take(t.id).ok()) continue;
+      if (CommitPromotionLocked(shard, t)) {
+        CountPromotionDone(t);
+        ++committed;
+      }
+    }
+  });
+  promotion_.Release(static_cast<uint32_t>(staged.size()));
+  if (committed != staged.size()) {
+    counters_.promotion_source_lost.fetch_add(staged.size() - committed,
+                                              std::memory_order_relaxed);
+  }
+  return Status::Ok();
+}
+
+Status Master::NotifyPromotionFailure(NodeId node, TaskId id,
+                                      const Status& cause) {
+  std::optional<Task> booked = tasks_.Find(node, id);
+  if (!booked || booked->kind != TaskKind::kPromotion) {
+    return Status(ErrorReason::kTaskNotFound,
+                  "promotion task " + std::to_string(id) + " is not booked");
+  }
+  const bool read_failed = cause.reason() == ErrorReason::kObjectNotFound ||
+                           cause.code() == StatusCode::kDataLoss;
+  FailPromotion(*booked, read_failed ? counters_.promotion_source_lost
+                                     : counters_.promotion_transfer_failed);
+  return Status::Ok();
+}
+
+void Master::FailPromotion(const Task& task, std::atomic<uint64_t>& failure) {
+  if (task.group) {
+    GroupTable::Shard& gshard = groups_.ShardFor(task.group->group_id);
+    MutexLock group_lock(&gshard.mu);
+    auto g = gshard.groups.find(task.group->group_id);
+    if (g != gshard.groups.end()) {
+      // The whole group's promotion goes: its members' tasks, staged or not.
+      uint32_t ended = 0;
+      ForEachMemberKeyLocked(g->second, task.key, [&](Shard& shard,
+                                                      const std::string& key)
+                                                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+        std::optional<Task> t = tasks_.FindByKey(TaskKind::kPromotion, key);
+        if (!t || !t->group || t->group->group_id != task.group->group_id ||
+            !tasks_.Take(t->id).ok()) {
+          return;
+        }
+        AbandonPromotionLocked(shard, *t);
+        failure.fetch_add(1, std::memory_order_relaxed);
+        ++ended;
+      });
+      promotion_.Release(ended);
+      return;
+    }
+  }
+  Shard& shard = objects_.ShardFor(task.key);
+  MutexLock lock(&shard.mu);
+  if (!tasks_.Take(task.id).ok()) return;  // settled meanwhile
+  AbandonPromotionLocked(shard, task);
+  failure.fetch_add(1, std::memory_order_relaxed);
+  promotion_.Release(1);
+}
+
+void Master::AbandonPromotionLocked(Shard& shard, const Task& task) {
+  UnpinLocked(shard, task);
+  if (task.target.id == 0) return;
+  auto it = shard.objects.find(task.key);
+  if (it != shard.objects.end()) {
+    if (std::optional<Replica> staged = it->second.Erase(task.target.id)) {
+      staged->refcnt = 0;
+      ReleaseReplicaLocked(shard, task.key, *staged,
+                           nodes_.IsAlive(staged->desc.node));
+      EraseIfEmptyLocked(shard, it);
+      return;
+    }
+  }
+  // The object went while staged: the replica was detached, pinned by us.
+  if (std::optional<ReplicaDescriptor> freed = detached_.Unpin(task.target.id)) {
+    nodes_.FreeMemory(freed->node, freed->offset, freed->size);
+  }
+}
+
+bool Master::CommitPromotionLocked(Shard& shard, const Task& task) {
+  auto it = shard.objects.find(task.key);
+  Replica* target =
+      it == shard.objects.end() ? nullptr : it->second.Find(task.target.id);
+  Replica* source =
+      it == shard.objects.end() ? nullptr : it->second.Find(task.source.id);
+  if (target == nullptr || source == nullptr) {
+    AbandonPromotionLocked(shard, task);  // removed or lost meanwhile
+    return false;
+  }
+  ObjectMeta& meta = it->second;
+  target->desc.state = ReplicaState::kComplete;
+  target->staged_by = 0;
+  target->refcnt = 0;
+  if (source->refcnt > 0) --source->refcnt;
+  if (promotion_.options().drop_source && source->refcnt == 0 &&
+      !meta.Leased(clock_->Now())) {
+    const Replica dropped = *source;
+    meta.Erase(dropped.desc.id);
+    ReleaseReplicaLocked(shard, task.key, dropped, /*node_alive=*/true);
+    counters_.promotion_dropped_sources.fetch_add(1, std::memory_order_relaxed);
+  }
+  return true;
+}
+
+void Master::CountPromotionDone(const Task& task) {
+  counters_.promotion_completed.fetch_add(1, std::memory_order_relaxed);
+  counters_.promotion_bytes.fetch_add(task.source.size,
+                                      std::memory_order_relaxed);
+  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
+      clock_->Now() - task.created);
+  counters_.promotion_duration_us.fetch_add(
+      static_cast<uint64_t>(std::max<int64_t>(0, took.count())),
+      std::memory_order_relaxed);
+}
+
+size_t Master::ReapPromotionTasks() {
+  size_t reaped = 0;
+  for (const Task& expired : tasks_.ListExpired(
+           TaskKind::kPromotion, promotion_.options().task_timeout)) {
+    const uint64_t before = counters_.promotion_timeout.load();
+    FailPromotion(expired, counters_.promotion_timeout);
+    reaped += counters_.promotion_timeout.load() - before;
+  }
+  return reaped;
+}
+
+size_t Master::PromoteProactively() {
+  const PromotionOptions o = promotion_.options();
+  if (o.proactive_low_watermark <= 0) return 0;
+  const TimePoint now = clock_->Now();
+  {
+    MutexLock lock(&proactive_mu_);
+    if (now - last_proactive_ < o.proactive_interval) return 0;
+    last_proactive_ = now;
+  }
+  const TierUsage usage = nodes_.MemoryUsage();
+  const double room = o.proactive_low_watermark * usage.capacity;
+  if (usage.capacity == 0 || usage.used >= room) return 0;
+  // The hottest SSD-only units of a sample, by sketch estimate.
+  struct Hot {
+    uint32_t estimate;
+    std::string unit;
+    bool group;
+    uint64_t bytes;
+  };
+  std::vector<Hot> hot;
+  const uint32_t start = sample_cursor_.fetch_add(kSampleStripes);
+  for (uint32_t i = 0; i < kSampleStripes; ++i) {
+    Shard& shard = objects_.shard((start + i) % objects_.shard_count());
+    MutexLock lock(&shard.mu);
+    uint32_t seen = 0;
+    for (const auto& [key, meta] : shard.objects) {
+      if (++seen > kSamplePerStripe * 4) break;
+      if (SsdOnlySource(meta) == nullptr) continue;
+      const uint32_t estimate = promotion_.Estimate(UnitHash(key, meta.group));
+      if (estimate == 0) continue;  // never read: nothing says it is hot
+      hot.push_back({estimate, meta.group ? meta.group->group_id : key,
+                     meta.group.has_value(),
+                     meta.group ? meta.size * meta.group->group_size : meta.size});
+    }
+  }
+  std::sort(hot.begin(), hot.end(), [](const Hot& a, const Hot& b) {
+    return a.estimate > b.estimate;
+  });
+  size_t queued = 0;
+  double used = static_cast<double>(usage.used);
+  for (const Hot& h : hot) {
+    if (queued >= o.proactive_max_per_step || used + h.bytes > room) break;
+    Result<std::vector<TaskId>> ids =
+        h.group ? QueueGroupPromotion(h.unit, /*forced=*/false)
+                : QueueObjectPromotion(h.unit, /*forced=*/false);
+    if (!ids.ok()) continue;  // a group seen twice, or changed meanwhile
+    counters_.promotion_proactive.fetch_add(1, std::memory_order_relaxed);
+    used += static_cast<double>(h.bytes);
+    ++queued;
+  }
+  return queued;
+}
+
+}  // namespace mooncake_tier
