@@ -106,11 +106,14 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
   return Status::Ok();
 }
 
-void GroupMeta::BindPut(uint32_t index, ReplicaId replica, size_t key_hash) {
+void GroupMeta::BindPut(uint32_t index, ReplicaId replica, size_t key_hash,
+                        uint64_t bytes) {
   auto it = Slot(members, index);
   if (it != members.end() && it->second.state == MemberState::kReserved) {
     it->second.replica = replica;
     it->second.key_hash = key_hash;
+    dram_bytes += bytes - it->second.dram_bytes;  // a retried put: same bytes
+    it->second.dram_bytes = bytes;
   }
 }
 
@@ -131,6 +134,7 @@ bool GroupMeta::MarkPresent(uint32_t index, TimePoint now) {
 void GroupMeta::Unreserve(uint32_t index) {
   auto it = Slot(members, index);
   if (it != members.end() && it->second.state == MemberState::kReserved) {
+    dram_bytes -= it->second.dram_bytes;
     members.erase(it);
   }
 }
@@ -139,6 +143,7 @@ bool GroupMeta::Lose(uint32_t index, BreakCause cause, TimePoint now) {
   auto it = Slot(members, index);
   if (it == members.end()) return false;
   if (it->second.state == MemberState::kPresent) --present;
+  dram_bytes -= it->second.dram_bytes;
   members.erase(it);
   if (state != GroupState::kFilling && state != GroupState::kComplete) {
     return false;
@@ -151,6 +156,7 @@ bool GroupMeta::Lose(uint32_t index, BreakCause cause, TimePoint now) {
 void GroupMeta::DropAllMembers() {
   members.clear();
   present = 0;
+  dram_bytes = 0;
 }
 
 bool GroupMeta::Expire(TimePoint now, Duration fill_timeout) {

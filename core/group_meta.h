@@ -57,6 +57,8 @@ struct GroupMember {
   // HashKey(key) when known (0: not recorded), so walking the members does
   // not hash every key again.
   size_t key_hash = 0;
+  // DRAM the member's put staged (0 for a member rebuilt from SSD).
+  uint64_t dram_bytes = 0;
 };
 
 // A member as reported to callers (GetGroup, the admin API).
@@ -82,6 +84,7 @@ struct GroupMeta {
   TimePoint created;      // first reservation; the fill timeout counts from it
   TimePoint state_since;  // last state change (or `created`)
   std::optional<BreakCause> break_cause;  // set iff state == kBroken
+  uint64_t dram_bytes = 0;  // sum of the members' dram_bytes
 
   // Reserves `spec.group_index` for `key`, whose put is starting.
   //   INVALID_GROUP      index >= group_size, or a group_size other than
@@ -100,9 +103,16 @@ struct GroupMeta {
   // second put of a key).
   Status Reserve(const GroupSpec& spec, std::string_view key, TimePoint now);
 
-  // Records the replica the reserved member's put staged and its key's
-  // hash. No-op for an index that is not reserved.
-  void BindPut(uint32_t index, ReplicaId replica, size_t key_hash);
+  // Records the replica the reserved member's put staged, its key's hash
+  // and the DRAM it holds. No-op for an index that is not reserved.
+  void BindPut(uint32_t index, ReplicaId replica, size_t key_hash,
+               uint64_t dram_bytes);
+
+  // DRAM held by this group while it is filling (it cannot be evicted
+  // then); 0 in any other state.
+  uint64_t FillingDramBytes() const {
+    return state == GroupState::kFilling ? dram_bytes : 0;
+  }
 
   // The member's put completed: kReserved -> kPresent. Returns true iff this
   // made the group complete. False, changing nothing, for an index that is

@@ -110,7 +110,8 @@ class GroupTable {
   X(groups_expired)          /* filling past group_fill_timeout */       \
   X(groups_collected)        /* dropped from the table */                \
   X(groups_evicted_memory)   /* evicted from DRAM as one unit */         \
-  X(groups_evicted_disk)     /* evicted from SSD as one unit */
+  X(groups_evicted_disk)     /* evicted from SSD as one unit */         \
+  X(groups_refused_filling_full) /* new groups refused: filling cap */
 
 // A point-in-time copy of GroupCounters.
 struct GroupCounterSnapshot {

@@ -420,6 +420,30 @@ class Master {
   void AddDiskReplica(ObjectMeta& meta, NodeId node);
   void DropNodeReplicas(NodeId node);
 
+  // Keeps filling_group_bytes_ in step with one group: made before the
+  // group changes, it books the change of the group's FillingDramBytes()
+  // when it goes out of scope. Dropped() before the group is erased.
+  // REQUIRES: the group's stripe is held for its whole life.
+  class FillingDelta {
+   public:
+    FillingDelta(std::atomic<int64_t>* total, const GroupMeta* group)
+        : total_(total), group_(group), before_(group->FillingDramBytes()) {}
+    ~FillingDelta() {
+      const uint64_t after = group_ ? group_->FillingDramBytes() : 0;
+      total_->fetch_add(static_cast<int64_t>(after) -
+                            static_cast<int64_t>(before_),
+                        std::memory_order_relaxed);
+    }
+    void Dropped() { group_ = nullptr; }
+    FillingDelta(const FillingDelta&) = delete;
+    FillingDelta& operator=(const FillingDelta&) = delete;
+
+   private:
+    std::atomic<int64_t>* const total_;
+    const GroupMeta* group_;
+    const uint64_t before_;
+  };
+
   ReplicaId NextReplicaId() { return next_replica_id_.fetch_add(1) + 1; }
   bool NodeHasSsd(NodeId node) const;
 
@@ -438,6 +462,8 @@ class Master {
   // DRAM bytes that queued drop-source offloads will free when they land.
   std::atomic<uint64_t> pending_offload_drop_bytes_{0};
   PromotionGate promotion_;
+  // DRAM held by groups still filling (sum of FillingDramBytes()).
+  std::atomic<int64_t> filling_group_bytes_{0};
   // Where the next sampling pass (tinylfu victims, proactive candidates)
   // starts, so passes cover the stripes in turn.
   std::atomic<uint32_t> sample_cursor_{0};

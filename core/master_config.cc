@@ -34,6 +34,9 @@ std::string MasterConfig::Validate() const {
     return "group timeouts must be positive";
   }
   if (max_group_size == 0) return "max_group_size must be positive";
+  if (!InUnitRange(group_filling_max_ratio)) {
+    return "group_filling_max_ratio must be in (0, 1]";
+  }
   if (dram_alignment == 0 || (dram_alignment & (dram_alignment - 1)) != 0) {
     return "dram_alignment must be a power of two";
   }

@@ -64,6 +64,11 @@ struct MasterConfig {
   Duration group_broken_ttl = std::chrono::seconds(60);
   // Largest group_size accepted: bounds one eviction unit. Default: 4096.
   uint32_t max_group_size = 4096;
+  // Groups still filling cannot be evicted (no half group may leave or
+  // stay). Once they hold this fraction of DRAM, the first member of a new
+  // group is refused with FILLING_GROUPS_FULL; groups already filling may
+  // still complete. REQUIRES: 0 < ratio <= 1. Default: 0.5.
+  double group_filling_max_ratio = 0.5;
 
   // Promotion on hit; tunable at run time (Master::SetPromotionOptions).
   PromotionOptions promotion;

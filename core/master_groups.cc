@@ -24,8 +24,23 @@ Result<ReplicaDescriptor> Master::PutStartGrouped(
   // Most members find their group: one hash for stripe and lookup.
   auto it = gshard.groups.find(id.view(), id.hash);
   const bool created = it == gshard.groups.end();
+  if (created || it->second.Empty()) {
+    // A new group: admitted only while filling groups leave DRAM room.
+    const TierUsage usage = nodes_.MemoryUsage();
+    const int64_t filling = filling_group_bytes_.load(std::memory_order_relaxed);
+    if (filling + static_cast<int64_t>(request.size) >
+        config_.group_filling_max_ratio * static_cast<double>(usage.capacity)) {
+      group_counters_.groups_refused_filling_full.fetch_add(
+          1, std::memory_order_relaxed);
+      return Status(ErrorReason::kFillingGroupsFull,
+                    "groups still filling hold " + std::to_string(filling) +
+                        " bytes of DRAM, the cap (group_filling_max_ratio); "
+                        "complete or revoke them, or retry later");
+    }
+  }
   if (created) it = gshard.groups.try_emplace(spec.group_id).first;
   GroupMeta& group = it->second;
+  FillingDelta filling(&filling_group_bytes_, &group);
   // A reservation this key already holds is a retried put: keep it even if
   // this attempt fails.
   const bool held = group.Find(spec.group_index) != nullptr;
@@ -34,11 +49,12 @@ Result<ReplicaDescriptor> Master::PutStartGrouped(
       reserved.ok() ? PutStartObject(request, key, now)
                     : Result<ReplicaDescriptor>(reserved);
   if (placed.ok()) {
-    group.BindPut(spec.group_index, placed->id, key.hash);
+    group.BindPut(spec.group_index, placed->id, key.hash, request.size);
   } else if (reserved.ok() && !held) {
     group.Unreserve(spec.group_index);
   }
   if (group.Empty()) {
+    filling.Dropped();
     gshard.groups.erase(it);
   } else if (created && placed.ok()) {
     group_counters_.groups_created.fetch_add(1, std::memory_order_relaxed);
@@ -57,6 +73,7 @@ void Master::MarkMemberPresent(const std::string& key,
   // removed this member too (or will, at the next sweep).
   if (it == gshard.groups.end()) return;
   GroupMeta& group = it->second;
+  FillingDelta filling(&filling_group_bytes_, &group);
   const GroupMember* holder = group.Find(spec.group_index);
   if (holder == nullptr || holder->key != key ||
       holder->replica != member.replica) {
@@ -77,8 +94,12 @@ Status Master::RevokeGrouped(const std::string& key, const GroupSpec& spec,
   auto it = gshard.groups.find(spec.group_id);
   if (revoked && it != gshard.groups.end()) {
     // The index may be put again; the group keeps filling.
+    FillingDelta filling(&filling_group_bytes_, &it->second);
     it->second.Unreserve(spec.group_index);
-    if (it->second.Empty()) gshard.groups.erase(it);
+    if (it->second.Empty()) {
+      filling.Dropped();
+      gshard.groups.erase(it);
+    }
   }
   return Status::Ok();
 }
@@ -191,6 +212,9 @@ Status Master::RemoveGroupOne(const std::string& group_id,
     }
   }
   MT_RETURN_IF_ERROR(RemoveMembersLocked(group_id, it->second, options.force));
+  filling_group_bytes_.fetch_sub(
+      static_cast<int64_t>(it->second.FillingDramBytes()),
+      std::memory_order_relaxed);
   gshard.groups.erase(it);
   group_counters_.groups_collected.fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
@@ -242,6 +266,7 @@ void Master::LoseMembers(
     if (it == gshard.groups.end()) continue;
     const GroupMember* member = it->second.Find(spec.group_index);
     if (member == nullptr || member->key != key) continue;
+    FillingDelta filling(&filling_group_bytes_, &it->second);
     if (it->second.Lose(spec.group_index, cause, now)) {
       group_counters_.Broken(cause).fetch_add(1, std::memory_order_relaxed);
     }
@@ -258,6 +283,7 @@ size_t Master::SweepGroups() {
     for (auto it = gshard.groups.begin(); it != gshard.groups.end();) {
       auto current = it++;
       GroupMeta& group = current->second;
+      FillingDelta filling(&filling_group_bytes_, &group);
       if (group.Expire(now, config_.group_fill_timeout)) {
         group_counters_.groups_expired.fetch_add(1, std::memory_order_relaxed);
         ++swept;
@@ -274,6 +300,7 @@ size_t Master::SweepGroups() {
       }
       group.DropAllMembers();  // the record stays; its members are gone
       if (collect) {
+        filling.Dropped();
         gshard.groups.erase(current);
         group_counters_.groups_collected.fetch_add(1, std::memory_order_relaxed);
         ++swept;

@@ -376,6 +376,33 @@ TEST(MasterGroupsTest, WriteThroughRetriesAMissingMemberBeforeEviction) {
   EXPECT_TRUE(h.Get(failed).ok());
 }
 
+// Filling groups cannot be evicted, so their DRAM is capped: past
+// group_filling_max_ratio new groups are refused, started ones may finish.
+TEST(MasterGroupsTest, FillingGroupsAreCappedButStartedOnesComplete) {
+  MasterConfig c = Config();
+  c.group_filling_max_ratio = 0.25;
+  MasterHarness h(c);
+  h.AddNode("n", 16 * kObj);
+  ASSERT_TRUE(h.Put(MemberKey("a", 0), kObj, Member("a", 4, 0)).ok());
+  ASSERT_TRUE(h.Put(MemberKey("b", 0), kObj, Member("b", 4, 0)).ok());
+  ASSERT_TRUE(h.Put(MemberKey("a", 1), kObj, Member("a", 4, 1)).ok());
+  ASSERT_TRUE(h.Put(MemberKey("a", 2), kObj, Member("a", 4, 2)).ok());
+  // 4 objects of 16 are held by filling groups: a new group is refused...
+  Result<ReplicaDescriptor> refused =
+      h.PutStart(MemberKey("c", 0), kObj, Member("c", 2, 0));
+  EXPECT_EQ(refused.status().reason(), ErrorReason::kFillingGroupsFull);
+  EXPECT_EQ(h.master().GetStats().group_counters.groups_refused_filling_full,
+            1u);
+  EXPECT_FALSE(h.Exists(MemberKey("c", 0))->exists);
+  // ...a started one still takes members and completes...
+  ASSERT_TRUE(h.Put(MemberKey("a", 3), kObj, Member("a", 4, 3)).ok());
+  EXPECT_EQ(Describe(h.master(), "a").status.state, GroupState::kComplete);
+  EXPECT_EQ(h.master().GetStats().filling_group_bytes, kObj);  // "b" alone
+  // ...and once it did, new groups are welcome again.
+  EXPECT_TRUE(h.Put(MemberKey("c", 0), kObj, Member("c", 2, 0)).ok());
+  EXPECT_TRUE(h.master().Audit().consistent());
+}
+
 TEST(MasterGroupsTest, RestartedNodeRestoresGroupsWithTheirState) {
   MasterHarness h(Config());
   std::vector<SsdInventoryEntry> inventory;

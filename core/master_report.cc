@@ -28,6 +28,8 @@ MasterStats Master::GetStats() const {
   stats.ssd_deletes_pending = tasks_.PendingSsdDeletes();
   stats.promotion_tasks_queued = tasks_.Counts(TaskKind::kPromotion).queued;
   stats.promotion_in_flight = promotion_.in_flight();
+  stats.filling_group_bytes = static_cast<uint64_t>(
+      std::max<int64_t>(0, filling_group_bytes_.load(std::memory_order_relaxed)));
   stats.promotion_sketch_halvings = promotion_.sketch_stats().halvings;
   stats.groups = groups_.CountsByState();
   stats.group_counters = group_counters_.Snapshot();
@@ -59,6 +61,15 @@ AuditReport Master::Audit() const {
   const TaskCounts promotions = tasks_.Counts(TaskKind::kPromotion);
   report.tasks = offloads.queued + offloads.dispatched + promotions.queued +
                  promotions.dispatched;
+  for (uint32_t g = 0; g < groups_.shard_count(); ++g) {
+    const GroupTable::Shard& gshard = groups_.shard(g);
+    MutexLock lock(&gshard.mu);
+    for (const auto& [id, group] : gshard.groups) {
+      report.filling_group_bytes += group.FillingDramBytes();
+    }
+  }
+  report.filling_group_bytes_booked =
+      filling_group_bytes_.load(std::memory_order_relaxed);
   return report;
 }
 

@@ -87,6 +87,7 @@ struct MasterStats {
   uint64_t promotion_tasks_queued = 0;
   uint64_t promotion_in_flight = 0;  // tasks alive (queued to committed)
   uint64_t promotion_sketch_halvings = 0;
+  uint64_t filling_group_bytes = 0;  // DRAM held by groups still filling
   GroupStateCounts groups;              // groups by state, now
   GroupCounterSnapshot group_counters;  // group events so far
 
@@ -108,9 +109,13 @@ struct AuditReport {
   uint64_t total_refcnt = 0;            // pins on live replicas
   uint64_t detached_replicas = 0;       // removed but still pinned
   uint64_t tasks = 0;                   // offload + promotion tasks booked
+  uint64_t filling_group_bytes = 0;     // DRAM of groups filling, summed
+  int64_t filling_group_bytes_booked = 0;  // the running total kept for it
   bool consistent() const {
     return allocated_memory_bytes == replica_memory_bytes &&
-           ssd_used_bytes == replica_disk_bytes;
+           ssd_used_bytes == replica_disk_bytes &&
+           static_cast<int64_t>(filling_group_bytes) ==
+               filling_group_bytes_booked;
   }
 };
 

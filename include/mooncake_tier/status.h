@@ -62,7 +62,8 @@ enum class StatusCode : uint8_t {
   X(kIoError, "IO_ERROR", kInternal)                               \
   X(kInternal, "INTERNAL", kInternal)                              \
   X(kUnauthenticated, "UNAUTHENTICATED", kUnauthenticated)         \
-  X(kNotApplicable, "NOT_APPLICABLE", kFailedPrecondition)
+  X(kNotApplicable, "NOT_APPLICABLE", kFailedPrecondition)        \
+  X(kFillingGroupsFull, "FILLING_GROUPS_FULL", kResourceExhausted)
 
 enum class ErrorReason : uint16_t {
 #define MOONCAKE_TIER_REASON_ENUM(name, wire, code) name,

@@ -320,6 +320,13 @@ void PropertyRun::PutUngrouped() {
 void PropertyRun::StartPut(const std::string& key, uint64_t size,
                            const std::optional<GroupSpec>& group, int serial) {
   const bool existed = Describe(key).ok();
+  // Only the first member of a group (or of one emptied) meets the cap on
+  // DRAM held by filling groups.
+  bool new_group = false;
+  if (group) {
+    Result<GroupDescription> g = Group(group->group_id);
+    new_group = !g.ok() || g->members.empty();
+  }
   PutStartRequest r{key, size, {group, "", false}, MasterHarness::kClient};
   r.options.preferred_node = Pick(rng_, nodes_).name;  // see the header
   Result<ReplicaDescriptor> got = std::move(master().PutStart({&r, 1})[0]);
@@ -327,14 +334,15 @@ void PropertyRun::StartPut(const std::string& key, uint64_t size,
            " bytes): " + Why(got.status());
   if (!got.ok()) {
     const ErrorReason why = got.status().reason();
-    Expect(why == ErrorReason::kNoSpace ||
-               (existed && why == ErrorReason::kObjectExists) ||
+    const bool full = why == ErrorReason::kNoSpace ||
+                      (new_group && why == ErrorReason::kFillingGroupsFull);
+    Expect(full || (existed && why == ErrorReason::kObjectExists) ||
                (group && why == ErrorReason::kGroupNotFilling),
            doing_);
     Expect(Describe(key).ok() == existed, "a failed put changed " + key);
     if (why == ErrorReason::kGroupNotFilling) ClosePlan(group->group_id);
     for (Plan& p : open_) {
-      if (why == ErrorReason::kNoSpace && p.serial == serial) {
+      if (full && p.serial == serial) {
         p.todo.push_back(group->group_index);  // later
       }
     }

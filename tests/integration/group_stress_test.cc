@@ -345,11 +345,15 @@ void GroupStress::PutMember(Rng& rng, const Item& item, int attempt, int op,
   Result<ReplicaDescriptor> got = std::move(master().PutStart({&r, 1})[0]);
   if (!got.ok()) {
     const ErrorReason why = got.status().reason();
-    violations_.Check(
-        why == ErrorReason::kNoSpace || why == ErrorReason::kGroupNotFilling,
-        "PutStart " + key + ": " + Show(got.status()));
+    violations_.Check(why == ErrorReason::kNoSpace ||
+                          why == ErrorReason::kFillingGroupsFull ||
+                          why == ErrorReason::kGroupNotFilling,
+                      "PutStart " + key + ": " + Show(got.status()));
     // NO_SPACE is retried (until the group stops filling: then refused).
-    if (why == ErrorReason::kNoSpace) retry.push_back(item);
+    if (why == ErrorReason::kNoSpace ||
+        why == ErrorReason::kFillingGroupsFull) {
+      retry.push_back(item);
+    }
     if (why == ErrorReason::kGroupNotFilling) plan.doomed.store(true);
     return;
   }
