@@ -1,0 +1,134 @@
+#include "rpc/grpc_master_link.h"
+
+#include <utility>
+
+#include "rpc/batch_util.h"
+#include "rpc/convert.h"
+#include "rpc/master_stub.h"
+
+namespace mooncake_tier::rpc {
+
+namespace {
+
+using Stub = proto::MasterService::Stub;
+using Context = grpc::ClientContext;
+
+// The single status of a node call: the call's failure, else the in-band
+// status of the reply.
+Status Outcome(const Status& call, const proto::ItemStatus& status) {
+  return call.ok() ? FromProto(status) : call;
+}
+
+Status NotOnTheWire(std::string_view call) {
+  return Status(ErrorReason::kInternal,
+                std::string(call) + " is not served over gRPC yet");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GrpcMasterLink>> GrpcMasterLink::Create(
+    GrpcChannelOptions options) {
+  MT_ASSIGN_OR_RETURN(std::unique_ptr<MasterStub> stub,
+                      MasterStub::Create(std::move(options)));
+  return std::unique_ptr<GrpcMasterLink>(new GrpcMasterLink(std::move(stub)));
+}
+
+GrpcMasterLink::GrpcMasterLink(std::unique_ptr<MasterStub> stub)
+    : stub_(std::move(stub)) {}
+
+GrpcMasterLink::~GrpcMasterLink() = default;
+
+const CallRecorder& GrpcMasterLink::recorder() const {
+  return stub_->recorder();
+}
+
+Result<NodeId> GrpcMasterLink::RegisterNode(
+    const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory) {
+  proto::RegisterNodeRequest req;
+  ToProto(spec, req.mutable_spec());
+  req.mutable_inventory()->Reserve(static_cast<int>(inventory.size()));
+  for (const SsdInventoryEntry& e : inventory) {
+    ToProto(e, req.add_inventory());
+  }
+  proto::RegisterNodeResponse resp;
+  const Status call = stub_->Call(
+      MasterMethod::kRegisterNode, 1,
+      [&](Stub& s, Context* c) { return s.RegisterNode(c, req, &resp); });
+  MT_RETURN_IF_ERROR(Outcome(call, resp.status()));
+  if (resp.node_id() == kNoNode) {
+    return MalformedReply(
+        Status(ErrorReason::kInternal, "node_id missing from an OK result"));
+  }
+  return NodeId{resp.node_id()};
+}
+
+Result<HeartbeatReply> GrpcMasterLink::Heartbeat(NodeId node,
+                                                 uint32_t max_tasks) {
+  proto::HeartbeatRequest req;
+  req.set_node_id(node);
+  req.set_max_tasks(max_tasks);
+  proto::HeartbeatResponse resp;
+  const Status call = stub_->Call(
+      MasterMethod::kHeartbeat, 1,
+      [&](Stub& s, Context* c) { return s.Heartbeat(c, req, &resp); });
+  MT_RETURN_IF_ERROR(Outcome(call, resp.status()));
+  Result<HeartbeatReply> reply = FromProto(resp, stub_->Now());
+  if (!reply.ok()) return MalformedReply(reply.status());
+  return reply;
+}
+
+Status GrpcMasterLink::NotifyOffloadSuccess(NodeId node, TaskId task) {
+  proto::NotifyOffloadSuccessRequest req;
+  req.set_node_id(node);
+  req.add_task_ids(task);
+  proto::NotifyOffloadSuccessResponse resp;
+  const Status call = stub_->Call(
+      MasterMethod::kNotifyOffloadSuccess, 1, [&](Stub& s, Context* c) {
+        return s.NotifyOffloadSuccess(c, req, &resp);
+      });
+  return ItemStatuses(call, 1, resp.results())[0];
+}
+
+Status GrpcMasterLink::NotifyOffloadFailure(NodeId node, TaskId task,
+                                            const Status& cause) {
+  proto::NotifyOffloadFailureRequest req;
+  req.set_node_id(node);
+  proto::OffloadFailure* failure = req.add_failures();
+  failure->set_task_id(task);
+  ToProto(cause, failure->mutable_cause());
+  proto::NotifyOffloadFailureResponse resp;
+  const Status call = stub_->Call(
+      MasterMethod::kNotifyOffloadFailure, 1, [&](Stub& s, Context* c) {
+        return s.NotifyOffloadFailure(c, req, &resp);
+      });
+  return ItemStatuses(call, 1, resp.results())[0];
+}
+
+Status GrpcMasterLink::ReportSsdCorruption(NodeId node,
+                                           std::span<const std::string> keys) {
+  proto::ReportSsdCorruptionRequest req;
+  req.set_node_id(node);
+  for (const std::string& key : keys) req.add_keys(key);
+  proto::ReportSsdCorruptionResponse resp;
+  return stub_->Call(
+      MasterMethod::kReportSsdCorruption, keys.size(),
+      [&](Stub& s, Context* c) { return s.ReportSsdCorruption(c, req, &resp); });
+}
+
+Result<NodeView> GrpcMasterLink::GetNode(NodeId node) {
+  return GetNodeOver(*stub_, node);
+}
+
+Result<ReplicaDescriptor> GrpcMasterLink::PromotionAllocStart(NodeId, TaskId) {
+  return NotOnTheWire("PromotionAllocStart");
+}
+
+Status GrpcMasterLink::NotifyPromotionSuccess(NodeId, TaskId) {
+  return NotOnTheWire("NotifyPromotionSuccess");
+}
+
+Status GrpcMasterLink::NotifyPromotionFailure(NodeId, TaskId, const Status&) {
+  return NotOnTheWire("NotifyPromotionFailure");
+}
+
+}  // namespace mooncake_tier::rpc

@@ -1,0 +1,339 @@
+#include "rpc/master_service.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rpc/batch_util.h"
+#include "rpc/convert.h"
+#include "rpc/master_methods.h"
+#include "rpc/proto/master.grpc.pb.h"
+#include "rpc/status_convert.h"
+
+namespace mooncake_tier::rpc {
+
+namespace {
+
+Status CheckBatchSize(size_t items) {
+  if (items > kMaxBatchItems) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "batch of " + std::to_string(items) +
+                      " items; the limit is " + std::to_string(kMaxBatchItems));
+  }
+  return Status::Ok();
+}
+
+Status CheckNodeId(uint64_t node) {
+  if (node == kNoNode) {
+    return Status(ErrorReason::kInvalidArgument, "node_id is missing");
+  }
+  return Status::Ok();
+}
+
+// Writes a Result<T> as an ItemStatus plus, when OK, its value.
+template <typename T, typename EncodeValue>
+void EncodeResult(const Result<T>& result, proto::ItemStatus* status,
+                  EncodeValue&& encode_value) {
+  if (result.ok()) {
+    encode_value(*result);
+  } else {
+    ToProto(result.status(), status);
+  }
+}
+
+// An encoder writing per-item statuses into `out`.
+auto StatusesInto(google::protobuf::RepeatedPtrField<proto::ItemStatus>* out) {
+  return [out](const Status& s) { ToProto(s, out->Add()); };
+}
+
+Result<std::string> DecodeKey(const std::string& key) {
+  return KeyFromProto(key);
+}
+Result<std::string> DecodeGroupId(const std::string& id) {
+  return GroupIdFromProto(id);
+}
+Result<uint64_t> DecodeId(uint64_t id) { return id; }
+
+}  // namespace
+
+class MasterService::Handler final : public proto::MasterService::Service {
+ public:
+  Handler(Master* master, const Clock* clock, CallRecorder* recorder)
+      : master_(master), clock_(clock), recorder_(recorder) {}
+
+  // ---- Client calls ----
+
+  grpc::Status PutStart(grpc::ServerContext*, const proto::PutStartRequest* req,
+                        proto::PutStartResponse* resp) override {
+    return ServeBatch(
+        MasterMethod::kPutStart, req->items(),
+        [](const proto::PutStartItem& item) { return FromProto(item); },
+        [&](std::span<const PutStartRequest> items) {
+          return master_->PutStart(items);
+        },
+        [&](const Result<ReplicaDescriptor>& r) {
+          proto::PutStartResult* out = resp->add_results();
+          EncodeResult(r, out->mutable_status(), [&](const auto& v) {
+            ToProto(v, out->mutable_replica());
+          });
+        });
+  }
+
+  grpc::Status PutEnd(grpc::ServerContext*, const proto::PutEndRequest* req,
+                      proto::PutEndResponse* resp) override {
+    return ServeBatch(
+        MasterMethod::kPutEnd, req->keys(), DecodeKey,
+        [&](std::span<const std::string> keys) {
+          return master_->PutEnd(req->client_id(), keys);
+        },
+        StatusesInto(resp->mutable_results()),
+        CheckNameLength(req->client_id(), "client_id"));
+  }
+
+  grpc::Status PutRevoke(grpc::ServerContext*,
+                         const proto::PutRevokeRequest* req,
+                         proto::PutRevokeResponse* resp) override {
+    return ServeBatch(
+        MasterMethod::kPutRevoke, req->keys(), DecodeKey,
+        [&](std::span<const std::string> keys) {
+          return master_->PutRevoke(req->client_id(), keys);
+        },
+        StatusesInto(resp->mutable_results()),
+        CheckNameLength(req->client_id(), "client_id"));
+  }
+
+  grpc::Status GetReplicaList(grpc::ServerContext*,
+                              const proto::GetReplicaListRequest* req,
+                              proto::GetReplicaListResponse* resp) override {
+    // Offsets are taken against the clock after the master answered, so a
+    // lease never reads longer than the master granted.
+    return ServeBatch(
+        MasterMethod::kGetReplicaList, req->keys(), DecodeKey,
+        [&](std::span<const std::string> keys) {
+          return master_->GetReplicaList(keys);
+        },
+        [&](const Result<ObjectReplicas>& r) {
+          proto::GetReplicaListResult* out = resp->add_results();
+          EncodeResult(r, out->mutable_status(), [&](const auto& v) {
+            ToProto(v, clock_->Now(), out->mutable_object());
+          });
+        });
+  }
+
+  grpc::Status Exists(grpc::ServerContext*, const proto::ExistsRequest* req,
+                      proto::ExistsResponse* resp) override {
+    return ServeBatch(
+        MasterMethod::kExists, req->keys(), DecodeKey,
+        [&](std::span<const std::string> keys) {
+          return master_->Exists(keys);
+        },
+        [&](const Result<ExistsInfo>& r) {
+          proto::ExistsResult* out = resp->add_results();
+          EncodeResult(r, out->mutable_status(), [&](const auto& v) {
+            ToProto(v, out->mutable_info());
+          });
+        });
+  }
+
+  grpc::Status Remove(grpc::ServerContext*, const proto::RemoveRequest* req,
+                      proto::RemoveResponse* resp) override {
+    return ServeBatch(
+        MasterMethod::kRemove, req->keys(), DecodeKey,
+        [&](std::span<const std::string> keys) {
+          return master_->Remove(keys, RemoveOptions{req->force()});
+        },
+        StatusesInto(resp->mutable_results()));
+  }
+
+  grpc::Status GetGroup(grpc::ServerContext*, const proto::GetGroupRequest* req,
+                        proto::GetGroupResponse* resp) override {
+    return ServeBatch(
+        MasterMethod::kGetGroup, req->group_ids(), DecodeGroupId,
+        [&](std::span<const std::string> ids) {
+          return master_->GetGroup(ids);
+        },
+        [&](const Result<GroupDescription>& r) {
+          proto::GetGroupResult* out = resp->add_results();
+          EncodeResult(r, out->mutable_status(), [&](const auto& v) {
+            ToProto(v, out->mutable_group());
+          });
+        });
+  }
+
+  grpc::Status RemoveGroup(grpc::ServerContext*,
+                           const proto::RemoveGroupRequest* req,
+                           proto::RemoveGroupResponse* resp) override {
+    return ServeBatch(
+        MasterMethod::kRemoveGroup, req->group_ids(), DecodeGroupId,
+        [&](std::span<const std::string> ids) {
+          return master_->RemoveGroup(ids, RemoveOptions{req->force()});
+        },
+        StatusesInto(resp->mutable_results()));
+  }
+
+  grpc::Status GetNode(grpc::ServerContext*, const proto::GetNodeRequest* req,
+                       proto::GetNodeResponse* resp) override {
+    return ServeBatch(
+        MasterMethod::kGetNode, req->node_ids(), DecodeId,
+        [&](std::span<const NodeId> ids) {
+          std::vector<Result<NodeView>> out;
+          out.reserve(ids.size());
+          for (NodeId id : ids) out.push_back(LookUpNode(id));
+          return out;
+        },
+        [&](const Result<NodeView>& r) {
+          proto::GetNodeResult* out = resp->add_results();
+          EncodeResult(r, out->mutable_status(), [&](const auto& v) {
+            ToProto(v, clock_->Now(), out->mutable_node());
+          });
+        });
+  }
+
+  // ---- Node calls ----
+
+  grpc::Status RegisterNode(grpc::ServerContext*,
+                            const proto::RegisterNodeRequest* req,
+                            proto::RegisterNodeResponse* resp) override {
+    return Serve(MasterMethod::kRegisterNode, [&]() -> Status {
+      if (!req->has_spec()) {
+        return Status(ErrorReason::kInvalidArgument, "node spec is missing");
+      }
+      MT_ASSIGN_OR_RETURN(const NodeSpec spec, FromProto(req->spec()));
+      // Entries that do not decode are left out: the master would skip
+      // them too (a record with such a key can never be read).
+      std::vector<SsdInventoryEntry> inventory;
+      inventory.reserve(req->inventory_size());
+      for (const proto::SsdInventoryEntry& e : req->inventory()) {
+        Result<SsdInventoryEntry> entry = FromProto(e);
+        if (entry.ok()) inventory.push_back(std::move(*entry));
+      }
+      Result<NodeId> id = master_->RegisterNode(spec, inventory);
+      EncodeResult(id, resp->mutable_status(),
+                   [&](NodeId v) { resp->set_node_id(v); });
+      return Status::Ok();
+    });
+  }
+
+  grpc::Status Heartbeat(grpc::ServerContext*,
+                         const proto::HeartbeatRequest* req,
+                         proto::HeartbeatResponse* resp) override {
+    return Serve(MasterMethod::kHeartbeat, [&]() -> Status {
+      MT_RETURN_IF_ERROR(CheckNodeId(req->node_id()));
+      const uint32_t max_tasks =
+          req->has_max_tasks() ? req->max_tasks() : UINT32_MAX;
+      Result<HeartbeatReply> reply = master_->Heartbeat(req->node_id(),
+                                                        max_tasks);
+      EncodeResult(reply, resp->mutable_status(), [&](const auto& v) {
+        ToProto(v, clock_->Now(), resp);
+      });
+      return Status::Ok();
+    });
+  }
+
+  grpc::Status NotifyOffloadSuccess(
+      grpc::ServerContext*, const proto::NotifyOffloadSuccessRequest* req,
+      proto::NotifyOffloadSuccessResponse* resp) override {
+    const NodeId node = req->node_id();
+    return ServeBatch(
+        MasterMethod::kNotifyOffloadSuccess, req->task_ids(), DecodeId,
+        [&](std::span<const TaskId> ids) {
+          std::vector<Status> out;
+          out.reserve(ids.size());
+          for (TaskId id : ids) {
+            out.push_back(master_->NotifyOffloadSuccess(node, id));
+          }
+          return out;
+        },
+        StatusesInto(resp->mutable_results()), CheckNodeId(node));
+  }
+
+  grpc::Status NotifyOffloadFailure(
+      grpc::ServerContext*, const proto::NotifyOffloadFailureRequest* req,
+      proto::NotifyOffloadFailureResponse* resp) override {
+    const NodeId node = req->node_id();
+    using Failure = std::pair<TaskId, Status>;
+    return ServeBatch(
+        MasterMethod::kNotifyOffloadFailure, req->failures(),
+        [](const proto::OffloadFailure& f) -> Result<Failure> {
+          return Failure(f.task_id(), FromProto(f.cause()));
+        },
+        [&](std::span<const Failure> failures) {
+          std::vector<Status> out;
+          out.reserve(failures.size());
+          for (const auto& [id, cause] : failures) {
+            out.push_back(master_->NotifyOffloadFailure(node, id, cause));
+          }
+          return out;
+        },
+        StatusesInto(resp->mutable_results()), CheckNodeId(node));
+  }
+
+  grpc::Status ReportSsdCorruption(
+      grpc::ServerContext*, const proto::ReportSsdCorruptionRequest* req,
+      proto::ReportSsdCorruptionResponse*) override {
+    const NodeId node = req->node_id();
+    return ServeBatch(
+        MasterMethod::kReportSsdCorruption, req->keys(), DecodeKey,
+        [&](std::span<const std::string> keys) {
+          master_->ReportSsdCorruption(node, keys);
+          return std::vector<Status>(keys.size());
+        },
+        // Nothing per key to report: invalid keys cannot be stored.
+        [](const Status&) {}, CheckNodeId(node));
+  }
+
+ private:
+  // Runs `body` (-> Status) as one recorded call. A non-OK Status fails the
+  // whole call with its reason attached.
+  template <typename Body>
+  grpc::Status Serve(MasterMethod method, Body&& body) {
+    return recorder_->Time(static_cast<size_t>(method), [&]() {
+      const Status status = body();
+      return status.ok() ? grpc::Status::OK : ToGrpcStatus(status);
+    });
+  }
+
+  // One recorded batch call: refuses it as a whole when `precondition`
+  // fails or the batch is too big, else DecodeAndCall and `encode` each
+  // result in order.
+  template <typename Items, typename Decode, typename Call, typename Encode>
+  grpc::Status ServeBatch(MasterMethod method, const Items& items,
+                          Decode&& decode, Call&& call, Encode&& encode,
+                          Status precondition = Status::Ok()) {
+    return Serve(method, [&]() -> Status {
+      MT_RETURN_IF_ERROR(precondition);
+      MT_RETURN_IF_ERROR(CheckBatchSize(static_cast<size_t>(items.size())));
+      for (const auto& r : DecodeAndCall(items, decode, call)) encode(r);
+      return Status::Ok();
+    });
+  }
+
+  Result<NodeView> LookUpNode(NodeId id) const {
+    std::optional<NodeView> view = master_->GetNode(id);
+    if (!view) {
+      return Status(ErrorReason::kNodeNotFound,
+                    "node " + std::to_string(id) + " is not registered");
+    }
+    return *std::move(view);
+  }
+
+  Master* const master_;
+  const Clock* const clock_;
+  CallRecorder* const recorder_;
+};
+
+MasterService::MasterService(Master* master, MasterServiceOptions options)
+    : owned_recorder_(options.recorder
+                          ? nullptr
+                          : std::make_unique<CallRecorder>(MasterMethodNames())),
+      recorder_(options.recorder ? options.recorder : owned_recorder_.get()),
+      handler_(std::make_unique<Handler>(
+          master, options.clock ? options.clock : SystemClock::Default(),
+          recorder_)) {}
+
+MasterService::~MasterService() = default;
+
+grpc::Service* MasterService::grpc_service() { return handler_.get(); }
+
+}  // namespace mooncake_tier::rpc

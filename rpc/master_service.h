@@ -1,0 +1,61 @@
+#pragma once
+
+// The server side of the control plane: MasterService
+// (rpc/proto/master.proto) served over a core::Master. Each handler
+// validates the request, calls the master once with the whole batch (items
+// that fail validation get their own error and are not sent), and encodes
+// one result per item. A request refused as a whole (too many items, a
+// missing node id or spec) fails the call with INVALID_ARGUMENT and the
+// reason attached; nothing in a request can make the server assert.
+//
+// Host it in a grpc::Server through grpc_service() (RpcServer does this).
+// The generated gRPC headers stay inside master_service.cc.
+//
+// Thread safety: thread-safe; gRPC calls the handlers from many threads and
+// the Master is thread-safe.
+
+#include <memory>
+
+#include "core/clock.h"
+#include "core/master.h"
+#include "rpc/call_recorder.h"
+
+namespace grpc {
+class Service;
+}  // namespace grpc
+
+namespace mooncake_tier::rpc {
+
+struct MasterServiceOptions {
+  // The master's clock: replies carry points in time (lease deadlines,
+  // heartbeat ages) as offsets from its now. Null means the system clock.
+  // Must outlive the service. Default: null.
+  const Clock* clock = nullptr;
+  // Records every call. Null: the service keeps its own (see recorder()).
+  // Must outlive the service. Default: null.
+  CallRecorder* recorder = nullptr;
+};
+
+class MasterService {
+ public:
+  // `master` must outlive the service.
+  explicit MasterService(Master* master, MasterServiceOptions options = {});
+  MasterService(const MasterService&) = delete;
+  MasterService& operator=(const MasterService&) = delete;
+  ~MasterService();
+
+  // The service to register with a grpc::ServerBuilder; owned by this
+  // object. REQUIRES: the server is shut down before this object dies.
+  grpc::Service* grpc_service();
+
+  // Calls served, by MasterMethod.
+  const CallRecorder& recorder() const { return *recorder_; }
+
+ private:
+  class Handler;
+  std::unique_ptr<CallRecorder> owned_recorder_;
+  CallRecorder* const recorder_;
+  std::unique_ptr<Handler> handler_;
+};
+
+}  // namespace mooncake_tier::rpc

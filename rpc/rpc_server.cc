@@ -1,0 +1,67 @@
+#include "rpc/rpc_server.h"
+
+#include <utility>
+
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+
+namespace mooncake_tier::rpc {
+
+namespace {
+
+// "host:port" with the port replaced by `port`.
+std::string WithPort(const std::string& address, int port) {
+  const size_t colon = address.rfind(':');
+  const std::string host =
+      colon == std::string::npos ? address : address.substr(0, colon);
+  return host + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RpcServer>> RpcServer::Start(
+    const RpcServerOptions& options, std::vector<grpc::Service*> services) {
+  if (options.address.empty()) {
+    return Status(ErrorReason::kInvalidArgument, "RPC address is empty");
+  }
+  if (services.empty()) {
+    return Status(ErrorReason::kInvalidArgument, "no services to serve");
+  }
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(options.address, grpc::InsecureServerCredentials(),
+                           &port);
+  // A second server on a port in use is a mistake (two masters), not load
+  // sharing: refuse it.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  for (grpc::Service* service : services) builder.RegisterService(service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    if (server) server->Shutdown();
+    return Status(ErrorReason::kUnavailable,
+                  "cannot serve RPC on '" + options.address +
+                      "' (address in use or invalid)");
+  }
+  return std::unique_ptr<RpcServer>(
+      new RpcServer(std::move(server), port, WithPort(options.address, port)));
+}
+
+RpcServer::RpcServer(std::unique_ptr<grpc::Server> server, int port,
+                     std::string address)
+    : port_(port), address_(std::move(address)), server_(std::move(server)) {}
+
+RpcServer::~RpcServer() { Shutdown(); }
+
+void RpcServer::Shutdown(Duration grace) {
+  MutexLock lock(&mu_);
+  if (!server_) return;
+  server_->Shutdown(std::chrono::system_clock::now() +
+                    std::chrono::duration_cast<std::chrono::microseconds>(grace));
+  server_->Wait();
+  server_.reset();
+}
+
+}  // namespace mooncake_tier::rpc
