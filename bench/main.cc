@@ -13,10 +13,13 @@
 #include "bench/alloc_scenario.h"
 #include "bench/core_scenario.h"
 #include "bench/groups_scenario.h"
+#include "bench/promotion_scenario.h"
 #include "bench/result_sink.h"
 #ifdef MOONCAKE_TIER_BENCH_HAVE_SSD
 #include "bench/ssd_scenario.h"
 #endif
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
 
 namespace {
 
@@ -37,6 +40,7 @@ struct Scenarios {
   CLI::App* alloc = nullptr;
   CLI::App* ssd = nullptr;
   CLI::App* groups = nullptr;
+  CLI::App* promotion = nullptr;
 };
 
 Scenarios DefineCli(CLI::App& app, Flags& flags) {
@@ -70,7 +74,19 @@ Scenarios DefineCli(CLI::App& app, Flags& flags) {
   s.groups = app.add_subcommand(
       "groups",
       "group bookkeeping cost and partial group reads under memory pressure");
+  s.promotion = app.add_subcommand(
+      "promotion",
+      "DRAM hit ratio and get latency per promotion policy, real SSD store");
   return s;
+}
+
+// The engine logs through spdlog's default logger, which writes to stdout;
+// send its warnings and errors to stderr instead, so that --json output
+// stays parseable, and drop its info chatter (a node registering per run).
+void SendEngineLogToStderr() {
+  auto logger = spdlog::stderr_color_mt("engine");
+  logger->set_level(spdlog::level::warn);
+  spdlog::set_default_logger(std::move(logger));
 }
 
 int RunSsd(const Flags& flags, ResultSink& sink) {
@@ -100,6 +116,9 @@ int RunSelected(const Scenarios& s, const Flags& flags) {
   if (s.groups->parsed()) {
     return mooncake_tier::bench::RunGroupsScenario(flags.common, sink);
   }
+  if (s.promotion->parsed()) {
+    return mooncake_tier::bench::RunPromotionScenario(flags.common, sink);
+  }
   return kExitUsage;
 }
 
@@ -116,6 +135,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kExitUsage;
   }
   try {
+    SendEngineLogToStderr();
     return RunSelected(scenarios, flags);
   } catch (const std::exception& e) {
     std::cerr << "mooncake-tier-bench: scenario failed: " << e.what() << '\n';
