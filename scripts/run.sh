@@ -2,8 +2,9 @@
 # Installs what is needed, builds mooncake-tier and runs it.
 #
 # Until the daemon lands, "running" the system means the in-process store
-# under load: the benchmark scenarios of the foundation (engine ops/s, SSD
-# store against raw O_DIRECT, DRAM allocator), printed as they finish.
+# under load: the benchmark scenarios (engine ops/s, SSD store against raw
+# O_DIRECT, DRAM allocator, groups, promotion on hit), printed as they
+# finish.
 # SCALE (default 0.25) multiplies the work; SCRATCH_DIR (default /tmp)
 # holds the SSD files.
 set -euo pipefail
@@ -13,7 +14,7 @@ bash scripts/build.sh build -DCMAKE_BUILD_TYPE=Release
 scale=${SCALE:-0.25}
 scratch=${SCRATCH_DIR:-/tmp}
 bench=build/bench/mooncake-tier-bench
-for scenario in core ssd alloc; do
+for scenario in core ssd alloc groups promotion; do
   echo "== mooncake-tier-bench $scenario --scale $scale"
   "$bench" --scale "$scale" --scratch-dir "$scratch" "$scenario"
 done
