@@ -49,8 +49,19 @@ std::vector<Result<ReplicaDescriptor>> Master::PutStart(
 
 std::vector<Status> Master::PutEnd(const ClientId& client,
                                    std::span<const std::string> keys) {
-  return ForEachInBatch(
-      keys, [&](const std::string& key) { return PutEndOne(client, key); });
+  // The object half per key (one lookup each), then the group half once per
+  // group: members of one group ended in one batch share its stripe and
+  // its completion pass. In between a member is complete but not yet
+  // counted present, like any member whose PutEnd has not returned.
+  std::vector<CompletedMember> members;
+  std::vector<Status> out = ForEachInBatch(keys, [&](const std::string& key) {
+    std::optional<CompletedMember> member;
+    Status s = CompletePut(client, key, &member);
+    if (member) members.push_back(std::move(*member));
+    return s;
+  });
+  if (!members.empty()) MarkMembersPresent(members);
+  return out;
 }
 
 std::vector<Status> Master::PutRevoke(const ClientId& client,
@@ -151,16 +162,6 @@ Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request,
   shard.objects.emplace(request.key, std::move(meta));
   shard.pending_puts.emplace(request.key, now);
   return desc;
-}
-
-Status Master::PutEndOne(const ClientId& client, const std::string& key) {
-  // One object lookup; a member then books itself in its group. In between
-  // the member is complete but not yet counted present, like any member
-  // whose PutEnd has not returned.
-  std::optional<CompletedMember> member;
-  MT_RETURN_IF_ERROR(CompletePut(client, key, &member));
-  if (member) MarkMemberPresent(key, *member);
-  return Status::Ok();
 }
 
 Status Master::CompletePut(const ClientId& client, const std::string& key,

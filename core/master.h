@@ -233,7 +233,6 @@ class Master {
   Result<ReplicaDescriptor> PutStartGrouped(const PutStartRequest& request,
                                             const HashedKey& key,
                                             TimePoint now);
-  Status PutEndOne(const ClientId& client, const std::string& key);
   // A group member whose put this call completed.
   struct CompletedMember {
     GroupSpec group;
@@ -245,10 +244,11 @@ class Master {
   // completed it; the caller then books it with MarkMemberPresent.
   Status CompletePut(const ClientId& client, const std::string& key,
                      std::optional<CompletedMember>* member);
-  // The group half of PutEnd, under the group stripe: the member is present
-  // if its index still belongs to that put; the last one completes the
-  // group and makes every member readable.
-  void MarkMemberPresent(const std::string& key, const CompletedMember& member);
+  // The group half of PutEnd, under each group's stripe once: a member is
+  // present if its index still belongs to that put (its staged replica);
+  // the last one completes the group and makes every member readable.
+  // Reorders `members` (by group).
+  void MarkMembersPresent(std::vector<CompletedMember>& members);
   Status PutRevokeOne(const ClientId& client, const std::string& key);
   // Frees a staged put of `key` (still carrying `group`). With a null
   // client, only if it is stalled past the put timeout.
@@ -387,6 +387,11 @@ class Master {
   // What a promotion of `bytes` would displace from DRAM, as sketch
   // estimates (tinylfu); empty when DRAM has room for it.
   std::vector<AdmissionVictim> VictimEstimates(uint64_t bytes);
+  // Calls fn(key, meta) for up to `per_stripe` objects of each of the next
+  // few stripes in turn, one stripe lock at a time (a bounded sample).
+  using SampleFn =
+      absl::FunctionRef<void(const std::string&, const ObjectMeta&)>;
+  void SampleObjects(uint32_t per_stripe, SampleFn fn);
   // Pins the SSD copy of an SSD-only object and queues its task. `reason`
   // receives why not (NOT_APPLICABLE, OBJECT_BUSY, QUEUE_FULL...).
   Result<TaskId> QueuePromotionLocked(Shard& shard, ObjectMap::iterator it,

@@ -62,26 +62,48 @@ Result<ReplicaDescriptor> Master::PutStartGrouped(
   return placed;
 }
 
-void Master::MarkMemberPresent(const std::string& key,
-                               const CompletedMember& member) {
-  const GroupSpec& spec = member.group;
-  const HashedKey id(spec.group_id);
-  GroupTable::Shard& gshard = groups_.ShardFor(id);
-  MutexLock group_lock(&gshard.mu);
-  auto it = gshard.groups.find(id.view(), id.hash);
-  // Gone: the group was removed or expired and collected meanwhile, which
-  // removed this member too (or will, at the next sweep).
-  if (it == gshard.groups.end()) return;
-  GroupMeta& group = it->second;
-  FillingDelta filling(&filling_group_bytes_, &group);
-  const GroupMember* holder = group.Find(spec.group_index);
-  if (holder == nullptr || holder->key != key ||
-      holder->replica != member.replica) {
-    return;  // the index now belongs to another put
+void Master::MarkMembersPresent(std::vector<CompletedMember>& members) {
+  // Members of one group next to each other (a batch usually holds a group
+  // in order already: then nothing moves).
+  const auto by_group = [](const CompletedMember& a,
+                           const CompletedMember& b) {
+    return a.group.group_id < b.group.group_id;
+  };
+  if (!std::is_sorted(members.begin(), members.end(), by_group)) {
+    std::sort(members.begin(), members.end(), by_group);
   }
-  if (group.MarkPresent(spec.group_index, member.completed)) {
-    group_counters_.groups_completed.fetch_add(1, std::memory_order_relaxed);
-    SetReadableLocked(spec.group_id, group, true);
+  for (size_t first = 0; first < members.size();) {
+    const std::string& group_id = members[first].group.group_id;
+    size_t end = first + 1;
+    while (end < members.size() && members[end].group.group_id == group_id) {
+      ++end;
+    }
+    const HashedKey id(group_id);
+    GroupTable::Shard& gshard = groups_.ShardFor(id);
+    MutexLock group_lock(&gshard.mu);
+    auto it = gshard.groups.find(id.view(), id.hash);
+    // Gone: the group was removed or expired and collected meanwhile, which
+    // removed its members too (or will, at the next sweep).
+    if (it != gshard.groups.end()) {
+      GroupMeta& group = it->second;
+      FillingDelta filling(&filling_group_bytes_, &group);
+      bool completed = false;
+      for (size_t m = first; m < end; ++m) {
+        const uint32_t index = members[m].group.group_index;
+        // Replica ids are never reused: a match is this very put.
+        const GroupMember* holder = group.Find(index);
+        if (holder == nullptr || holder->replica != members[m].replica) {
+          continue;  // the index now belongs to another put
+        }
+        completed |= group.MarkPresent(index, members[m].completed);
+      }
+      if (completed) {
+        group_counters_.groups_completed.fetch_add(1,
+                                                   std::memory_order_relaxed);
+        SetReadableLocked(group_id, group, true);
+      }
+    }
+    first = end;
   }
 }
 

@@ -92,18 +92,13 @@ std::vector<AdmissionVictim> Master::VictimEstimates(uint64_t bytes) {
   };
   std::vector<Victim> sample;
   const TimePoint now = clock_->Now();
-  const uint32_t start = sample_cursor_.fetch_add(kSampleStripes);
-  for (uint32_t i = 0; i < kSampleStripes; ++i) {
-    Shard& shard = objects_.shard((start + i) % objects_.shard_count());
-    MutexLock lock(&shard.mu);
-    uint32_t seen = 0;
-    for (const auto& [key, meta] : shard.objects) {
-      if (++seen > kSamplePerStripe) break;
-      if (MemoryEvictable(meta, now)) {
-        sample.push_back({meta.last_access, meta.size, UnitHash(key, meta.group)});
-      }
-    }
-  }
+  SampleObjects(kSamplePerStripe,
+                [&](const std::string& key, const ObjectMeta& meta) {
+                  if (MemoryEvictable(meta, now)) {
+                    sample.push_back({meta.last_access, meta.size,
+                                      UnitHash(key, meta.group)});
+                  }
+                });
   std::sort(sample.begin(), sample.end(), [](const Victim& a, const Victim& b) {
     return a.last_access < b.last_access;
   });
@@ -115,6 +110,19 @@ std::vector<AdmissionVictim> Master::VictimEstimates(uint64_t bytes) {
     covered += v.size;
   }
   return out;
+}
+
+void Master::SampleObjects(uint32_t per_stripe, SampleFn fn) {
+  const uint32_t start = sample_cursor_.fetch_add(kSampleStripes);
+  for (uint32_t i = 0; i < kSampleStripes; ++i) {
+    Shard& shard = objects_.shard((start + i) % objects_.shard_count());
+    MutexLock lock(&shard.mu);
+    uint32_t seen = 0;
+    for (const auto& [key, meta] : shard.objects) {
+      if (++seen > per_stripe) break;
+      fn(key, meta);
+    }
+  }
 }
 
 Result<TaskId> Master::QueuePromotionLocked(Shard& shard,
@@ -495,21 +503,15 @@ size_t Master::PromoteProactively() {
     uint64_t bytes;
   };
   std::vector<Hot> hot;
-  const uint32_t start = sample_cursor_.fetch_add(kSampleStripes);
-  for (uint32_t i = 0; i < kSampleStripes; ++i) {
-    Shard& shard = objects_.shard((start + i) % objects_.shard_count());
-    MutexLock lock(&shard.mu);
-    uint32_t seen = 0;
-    for (const auto& [key, meta] : shard.objects) {
-      if (++seen > kSamplePerStripe * 4) break;
-      if (SsdOnlySource(meta) == nullptr) continue;
-      const uint32_t estimate = promotion_.Estimate(UnitHash(key, meta.group));
-      if (estimate == 0) continue;  // never read: nothing says it is hot
-      hot.push_back({estimate, meta.group ? meta.group->group_id : key,
-                     meta.group.has_value(),
-                     meta.group ? meta.size * meta.group->group_size : meta.size});
-    }
-  }
+  SampleObjects(kSamplePerStripe * 4, [&](const std::string& key,
+                                          const ObjectMeta& meta) {
+    if (SsdOnlySource(meta) == nullptr) return;
+    const uint32_t estimate = promotion_.Estimate(UnitHash(key, meta.group));
+    if (estimate == 0) return;  // never read: nothing says it is hot
+    hot.push_back({estimate, meta.group ? meta.group->group_id : key,
+                   meta.group.has_value(),
+                   meta.group ? meta.size * meta.group->group_size : meta.size});
+  });
   std::sort(hot.begin(), hot.end(), [](const Hot& a, const Hot& b) {
     return a.estimate > b.estimate;
   });
