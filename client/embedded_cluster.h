@@ -13,11 +13,11 @@
 #include <thread>
 #include <vector>
 
-#include "client/master_api.h"
-#include "core/mutex.h"
 #include "core/master.h"
+#include "core/master_api.h"
+#include "core/master_link.h"
+#include "core/mutex.h"
 #include "mooncake_tier/client.h"
-#include "node/master_link.h"
 #include "node/memory_ssd_device.h"
 #include "node/storage_node.h"
 #include "transport/in_process_transport.h"

@@ -13,8 +13,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "core/master_api.h"
 #include "core/mutex.h"
-#include "client/master_api.h"
 #include "mooncake_tier/client.h"
 #include "transport/transport.h"
 

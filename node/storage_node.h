@@ -21,10 +21,10 @@
 
 #include "absl/base/thread_annotations.h"
 #include "core/clock.h"
+#include "core/master_link.h"
 #include "core/mutex.h"
 #include "core/task_table.h"
 #include "node/dram_segment.h"
-#include "node/master_link.h"
 #include "node/ssd_store.h"
 #include "transport/transport.h"
 

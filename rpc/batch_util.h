@@ -77,6 +77,13 @@ inline Status MalformedReply(const Status& why) {
                                             why.message());
 }
 
+// An OK item of a reply without the value it must carry; a malformed reply
+// once ItemResults wraps it.
+inline Status MissingPayload(const char* what) {
+  return Status(ErrorReason::kInvalidArgument,
+                std::string(what) + " missing from an OK result");
+}
+
 // The error every item of a reply gets when the call failed or the reply
 // has the wrong number of results; OK when the reply can be read per item.
 inline Status WholeReplyError(const Status& call, size_t results, size_t n) {

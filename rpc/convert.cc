@@ -58,10 +58,11 @@ constexpr EnumTable<TaskKind, proto::TaskKind, 2> kTaskKinds{
     "task kind",
     {{{TaskKind::kOffload, proto::TASK_KIND_OFFLOAD},
       {TaskKind::kPromotion, proto::TASK_KIND_PROMOTION}}}};
-constexpr EnumTable<TaskState, proto::TaskState, 2> kTaskStates{
+constexpr EnumTable<TaskState, proto::TaskState, 3> kTaskStates{
     "task state",
     {{{TaskState::kQueued, proto::TASK_STATE_QUEUED},
-      {TaskState::kDispatched, proto::TASK_STATE_DISPATCHED}}}};
+      {TaskState::kDispatched, proto::TASK_STATE_DISPATCHED},
+      {TaskState::kStaged, proto::TASK_STATE_STAGED}}}};
 constexpr EnumTable<BreakCause, proto::BreakCause, 3> kBreakCauses{
     "break cause",
     {{{BreakCause::kRemoved, proto::BREAK_CAUSE_REMOVED},
@@ -350,6 +351,10 @@ void ToProto(const Task& task, TimePoint now, proto::Task* out) {
   out->set_state(ToProto(task.state));
   out->set_created_ns_ago(NsBefore(now, task.created));
   out->set_dispatched_ns_ago(NsBefore(now, task.dispatched));
+  // Id 0 means nothing is staged yet: the field stays absent, and an absent
+  // target decodes back to id 0.
+  if (task.target.id != 0) ToProto(task.target, out->mutable_target());
+  out->set_forced(task.forced);
 }
 
 Result<Task> FromProto(const proto::Task& task, TimePoint now) {
@@ -365,6 +370,10 @@ Result<Task> FromProto(const proto::Task& task, TimePoint now) {
   MT_ASSIGN_OR_RETURN(out.state, TaskStateFromProto(task.state()));
   out.created = FromNsBefore(now, task.created_ns_ago());
   out.dispatched = FromNsBefore(now, task.dispatched_ns_ago());
+  if (task.has_target()) {
+    MT_ASSIGN_OR_RETURN(out.target, FromProto(task.target()));
+  }
+  out.forced = task.forced();
   return out;
 }
 
@@ -399,6 +408,9 @@ void ToProto(const HeartbeatReply& reply, TimePoint now,
     ToProto(task, now, out->add_offloads());
   }
   for (const std::string& key : reply.ssd_deletes) out->add_ssd_deletes(key);
+  for (const Task& task : reply.promotions) {
+    ToProto(task, now, out->add_promotions());
+  }
 }
 
 Result<HeartbeatReply> FromProto(const proto::HeartbeatResponse& reply,
@@ -411,6 +423,11 @@ Result<HeartbeatReply> FromProto(const proto::HeartbeatResponse& reply,
   }
   out.ssd_deletes.assign(reply.ssd_deletes().begin(),
                          reply.ssd_deletes().end());
+  out.promotions.reserve(reply.promotions_size());
+  for (const proto::Task& t : reply.promotions()) {
+    MT_ASSIGN_OR_RETURN(Task task, FromProto(t, now));
+    out.promotions.push_back(std::move(task));
+  }
   return out;
 }
 

@@ -129,7 +129,8 @@ TEST(ConvertTest, EnumsRoundTripAndRejectUnspecifiedAndUnknown) {
   for (TaskKind v : {TaskKind::kOffload, TaskKind::kPromotion}) {
     EXPECT_EQ(*TaskKindFromProto(ToProto(v)), v);
   }
-  for (TaskState v : {TaskState::kQueued, TaskState::kDispatched}) {
+  for (TaskState v :
+       {TaskState::kQueued, TaskState::kDispatched, TaskState::kStaged}) {
     EXPECT_EQ(*TaskStateFromProto(ToProto(v)), v);
   }
   for (std::optional<BreakCause> v :
@@ -353,6 +354,10 @@ TEST(ConvertTest, HeartbeatReplyAndInventoryRoundTrip) {
   EXPECT_EQ(t.created, task.created);
   EXPECT_EQ(t.dispatched, task.dispatched);
   EXPECT_EQ(out->ssd_deletes, (std::vector<std::string>{"d1", "d2"}));
+  EXPECT_TRUE(out->promotions.empty());
+  // An offload carries no target: the field stays absent on the wire.
+  EXPECT_FALSE(wire.offloads(0).has_target());
+  EXPECT_EQ(t.target.id, 0u);
 
   SsdInventoryEntry entry{"x", 77, GroupSpec{"g", 2, 1}};
   proto::SsdInventoryEntry ewire;
@@ -362,6 +367,63 @@ TEST(ConvertTest, HeartbeatReplyAndInventoryRoundTrip) {
   EXPECT_EQ(eout->key, "x");
   EXPECT_EQ(eout->size, 77u);
   EXPECT_EQ(eout->group, entry.group);
+}
+
+TEST(ConvertTest, PromotionTasksRoundTrip) {
+  const TimePoint now = TimePoint(seconds(500));
+  Task staged;
+  staged.id = 9;
+  staged.kind = TaskKind::kPromotion;
+  staged.node = 4;
+  staged.key = "hot";
+  staged.group = GroupSpec{"g", 2, 1};
+  staged.source = SomeReplica(Tier::kLocalDisk);
+  staged.target = SomeReplica(Tier::kMemory);
+  staged.forced = true;
+  staged.state = TaskState::kStaged;
+  staged.created = now - seconds(2);
+  staged.dispatched = now - seconds(1);
+  Task fresh = staged;  // dispatched, nothing staged yet
+  fresh.id = 10;
+  fresh.group.reset();
+  fresh.target = ReplicaDescriptor{};
+  fresh.forced = false;
+  fresh.state = TaskState::kDispatched;
+  HeartbeatReply in;
+  in.promotions = {staged, fresh};
+  proto::HeartbeatResponse wire;
+  ToProto(in, now, &wire);
+  EXPECT_EQ(wire.offloads_size(), 0);
+  ASSERT_EQ(wire.promotions_size(), 2);
+  EXPECT_TRUE(wire.promotions(0).has_target());
+  EXPECT_FALSE(wire.promotions(1).has_target());
+
+  Result<HeartbeatReply> out = FromProto(wire, now);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->promotions.size(), 2u);
+  const Task& a = out->promotions[0];
+  EXPECT_EQ(a.id, 9u);
+  EXPECT_EQ(a.kind, TaskKind::kPromotion);
+  EXPECT_EQ(a.node, 4u);
+  EXPECT_EQ(a.key, "hot");
+  EXPECT_EQ(a.group, staged.group);
+  ExpectSameReplica(a.source, staged.source);
+  ExpectSameReplica(a.target, staged.target);
+  EXPECT_TRUE(a.forced);
+  EXPECT_EQ(a.state, TaskState::kStaged);
+  EXPECT_EQ(a.created, staged.created);
+  EXPECT_EQ(a.dispatched, staged.dispatched);
+  const Task& b = out->promotions[1];
+  EXPECT_EQ(b.id, 10u);
+  EXPECT_FALSE(b.group.has_value());
+  EXPECT_EQ(b.target.id, 0u);
+  EXPECT_FALSE(b.forced);
+  EXPECT_EQ(b.state, TaskState::kDispatched);
+
+  // A promotion whose target does not decode makes the reply malformed.
+  wire.mutable_promotions(0)->mutable_target()->set_tier(proto::TIER_UNSPECIFIED);
+  EXPECT_EQ(FromProto(wire, now).status().reason(),
+            ErrorReason::kInvalidArgument);
 }
 
 }  // namespace

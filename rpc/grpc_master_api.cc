@@ -19,11 +19,6 @@ void AddAll(std::span<const std::string> values, Field* out) {
   for (const std::string& v : values) out->Add(std::string(v));
 }
 
-Status MissingPayload(const char* what) {
-  return Status(ErrorReason::kInvalidArgument,
-                std::string(what) + " missing from an OK result");
-}
-
 }  // namespace
 
 Result<std::unique_ptr<GrpcMasterApi>> GrpcMasterApi::Create(

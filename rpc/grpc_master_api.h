@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "client/master_api.h"
+#include "core/master_api.h"
 #include "rpc/call_recorder.h"
 #include "rpc/grpc_channel_options.h"
 

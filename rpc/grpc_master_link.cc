@@ -19,9 +19,17 @@ Status Outcome(const Status& call, const proto::ItemStatus& status) {
   return call.ok() ? FromProto(status) : call;
 }
 
-Status NotOnTheWire(std::string_view call) {
-  return Status(ErrorReason::kInternal,
-                std::string(call) + " is not served over gRPC yet");
+// The staged replica of a PromotionAllocStart reply: a DRAM replica, or
+// the node would write the bytes to the wrong place.
+Result<ReplicaDescriptor> StagedReplica(
+    const proto::PromotionAllocStartResult& result) {
+  if (!result.has_replica()) return MissingPayload("staged replica");
+  MT_ASSIGN_OR_RETURN(ReplicaDescriptor replica, FromProto(result.replica()));
+  if (replica.tier != Tier::kMemory) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "staged replica is not in memory");
+  }
+  return replica;
 }
 
 }  // namespace
@@ -119,16 +127,45 @@ Result<NodeView> GrpcMasterLink::GetNode(NodeId node) {
   return GetNodeOver(*stub_, node);
 }
 
-Result<ReplicaDescriptor> GrpcMasterLink::PromotionAllocStart(NodeId, TaskId) {
-  return NotOnTheWire("PromotionAllocStart");
+Result<ReplicaDescriptor> GrpcMasterLink::PromotionAllocStart(NodeId node,
+                                                              TaskId task) {
+  proto::PromotionAllocStartRequest req;
+  req.set_node_id(node);
+  req.add_task_ids(task);
+  proto::PromotionAllocStartResponse resp;
+  const Status call = stub_->Call(
+      MasterMethod::kPromotionAllocStart, 1, [&](Stub& s, Context* c) {
+        return s.PromotionAllocStart(c, req, &resp);
+      });
+  return std::move(
+      ItemResults<ReplicaDescriptor>(call, 1, resp.results(), StagedReplica)[0]);
 }
 
-Status GrpcMasterLink::NotifyPromotionSuccess(NodeId, TaskId) {
-  return NotOnTheWire("NotifyPromotionSuccess");
+Status GrpcMasterLink::NotifyPromotionSuccess(NodeId node, TaskId task) {
+  proto::NotifyPromotionSuccessRequest req;
+  req.set_node_id(node);
+  req.add_task_ids(task);
+  proto::NotifyPromotionSuccessResponse resp;
+  const Status call = stub_->Call(
+      MasterMethod::kNotifyPromotionSuccess, 1, [&](Stub& s, Context* c) {
+        return s.NotifyPromotionSuccess(c, req, &resp);
+      });
+  return ItemStatuses(call, 1, resp.results())[0];
 }
 
-Status GrpcMasterLink::NotifyPromotionFailure(NodeId, TaskId, const Status&) {
-  return NotOnTheWire("NotifyPromotionFailure");
+Status GrpcMasterLink::NotifyPromotionFailure(NodeId node, TaskId task,
+                                              const Status& cause) {
+  proto::NotifyPromotionFailureRequest req;
+  req.set_node_id(node);
+  proto::PromotionFailure* failure = req.add_failures();
+  failure->set_task_id(task);
+  ToProto(cause, failure->mutable_cause());
+  proto::NotifyPromotionFailureResponse resp;
+  const Status call = stub_->Call(
+      MasterMethod::kNotifyPromotionFailure, 1, [&](Stub& s, Context* c) {
+        return s.NotifyPromotionFailure(c, req, &resp);
+      });
+  return ItemStatuses(call, 1, resp.results())[0];
 }
 
 }  // namespace mooncake_tier::rpc

@@ -13,7 +13,7 @@
 #include <span>
 #include <string>
 
-#include "node/master_link.h"
+#include "core/master_link.h"
 #include "rpc/call_recorder.h"
 #include "rpc/grpc_channel_options.h"
 
@@ -38,16 +38,15 @@ class GrpcMasterLink final : public MasterLink {
                               const Status& cause) override;
   Status ReportSsdCorruption(NodeId node,
                              std::span<const std::string> keys) override;
-  Result<NodeView> GetNode(NodeId node) override;
-
-  // Promotion is not on the wire yet (the proto keeps room for it): these
-  // return INTERNAL naming the call. Heartbeats over gRPC carry no
-  // promotion tasks, so a node never gets to call them.
+  // A reply whose staged replica is missing or not in memory is a
+  // malformed reply (INTERNAL).
   Result<ReplicaDescriptor> PromotionAllocStart(NodeId node,
                                                 TaskId task) override;
   Status NotifyPromotionSuccess(NodeId node, TaskId task) override;
+  // An OK `cause` is refused (INVALID_ARGUMENT): a failure must say why.
   Status NotifyPromotionFailure(NodeId node, TaskId task,
                                 const Status& cause) override;
+  Result<NodeView> GetNode(NodeId node) override;
 
   // Calls made, by MasterMethod.
   const CallRecorder& recorder() const;

@@ -13,10 +13,8 @@
 
 namespace mooncake_tier::rpc {
 
-// X(name): one entry per rpc of MasterService, in proto order. Promotion
-// calls (PromotionAllocStart, NotifyPromotionSuccess,
-// NotifyPromotionFailure) are appended here when they are added to the
-// proto.
+// X(name): one entry per rpc of MasterService, in proto order. New rpcs
+// are appended, so a method's index (and its metric label) never moves.
 #define MOONCAKE_TIER_MASTER_RPCS(X) \
   X(PutStart)                        \
   X(PutEnd)                          \
@@ -31,7 +29,10 @@ namespace mooncake_tier::rpc {
   X(Heartbeat)                       \
   X(NotifyOffloadSuccess)            \
   X(NotifyOffloadFailure)            \
-  X(ReportSsdCorruption)
+  X(ReportSsdCorruption)             \
+  X(PromotionAllocStart)             \
+  X(NotifyPromotionSuccess)          \
+  X(NotifyPromotionFailure)
 
 enum class MasterMethod : uint32_t {
 #define MOONCAKE_TIER_RPC_ENUM(name) k##name,

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rpc/batch_util.h"
@@ -54,6 +55,36 @@ Result<std::string> DecodeGroupId(const std::string& id) {
   return GroupIdFromProto(id);
 }
 Result<uint64_t> DecodeId(uint64_t id) { return id; }
+
+// A task a node reports as failed, with why.
+using TaskFailure = std::pair<TaskId, Status>;
+
+template <typename ProtoFailure>
+Result<TaskFailure> DecodeFailure(const ProtoFailure& failure) {
+  return TaskFailure(failure.task_id(), FromProto(failure.cause()));
+}
+
+// A promotion failure must say why: the cause picks the master's counter.
+Result<TaskFailure> DecodePromotionFailure(
+    const proto::PromotionFailure& failure) {
+  MT_ASSIGN_OR_RETURN(TaskFailure decoded, DecodeFailure(failure));
+  if (decoded.second.ok()) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "failure of task " + std::to_string(decoded.first) +
+                      " has no cause");
+  }
+  return decoded;
+}
+
+// One master call per item, for the calls the master takes one at a time
+// (node calls name one task each). Returns the results in item order.
+template <typename T, typename Fn>
+auto CallEach(std::span<const T> items, Fn&& fn) {
+  std::vector<decltype(fn(items.front()))> out;
+  out.reserve(items.size());
+  for (const T& item : items) out.push_back(fn(item));
+  return out;
+}
 
 }  // namespace
 
@@ -177,10 +208,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kGetNode, req->node_ids(), DecodeId,
         [&](std::span<const NodeId> ids) {
-          std::vector<Result<NodeView>> out;
-          out.reserve(ids.size());
-          for (NodeId id : ids) out.push_back(LookUpNode(id));
-          return out;
+          return CallEach(ids, [&](NodeId id) { return LookUpNode(id); });
         },
         [&](const Result<NodeView>& r) {
           proto::GetNodeResult* out = resp->add_results();
@@ -238,12 +266,9 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kNotifyOffloadSuccess, req->task_ids(), DecodeId,
         [&](std::span<const TaskId> ids) {
-          std::vector<Status> out;
-          out.reserve(ids.size());
-          for (TaskId id : ids) {
-            out.push_back(master_->NotifyOffloadSuccess(node, id));
-          }
-          return out;
+          return CallEach(ids, [&](TaskId id) {
+            return master_->NotifyOffloadSuccess(node, id);
+          });
         },
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
@@ -252,19 +277,13 @@ class MasterService::Handler final : public proto::MasterService::Service {
       grpc::ServerContext*, const proto::NotifyOffloadFailureRequest* req,
       proto::NotifyOffloadFailureResponse* resp) override {
     const NodeId node = req->node_id();
-    using Failure = std::pair<TaskId, Status>;
     return ServeBatch(
         MasterMethod::kNotifyOffloadFailure, req->failures(),
-        [](const proto::OffloadFailure& f) -> Result<Failure> {
-          return Failure(f.task_id(), FromProto(f.cause()));
-        },
-        [&](std::span<const Failure> failures) {
-          std::vector<Status> out;
-          out.reserve(failures.size());
-          for (const auto& [id, cause] : failures) {
-            out.push_back(master_->NotifyOffloadFailure(node, id, cause));
-          }
-          return out;
+        DecodeFailure<proto::OffloadFailure>,
+        [&](std::span<const TaskFailure> failures) {
+          return CallEach(failures, [&](const TaskFailure& f) {
+            return master_->NotifyOffloadFailure(node, f.first, f.second);
+          });
         },
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
@@ -281,6 +300,57 @@ class MasterService::Handler final : public proto::MasterService::Service {
         },
         // Nothing per key to report: invalid keys cannot be stored.
         [](const Status&) {}, CheckNodeId(node));
+  }
+
+  // ---- Promotion calls ----
+
+  grpc::Status PromotionAllocStart(
+      grpc::ServerContext*, const proto::PromotionAllocStartRequest* req,
+      proto::PromotionAllocStartResponse* resp) override {
+    const NodeId node = req->node_id();
+    return ServeBatch(
+        MasterMethod::kPromotionAllocStart, req->task_ids(), DecodeId,
+        [&](std::span<const TaskId> ids) {
+          return CallEach(ids, [&](TaskId id) {
+            return master_->PromotionAllocStart(node, id);
+          });
+        },
+        [&](const Result<ReplicaDescriptor>& r) {
+          proto::PromotionAllocStartResult* out = resp->add_results();
+          EncodeResult(r, out->mutable_status(), [&](const auto& v) {
+            ToProto(v, out->mutable_replica());
+          });
+        },
+        CheckNodeId(node));
+  }
+
+  grpc::Status NotifyPromotionSuccess(
+      grpc::ServerContext*, const proto::NotifyPromotionSuccessRequest* req,
+      proto::NotifyPromotionSuccessResponse* resp) override {
+    const NodeId node = req->node_id();
+    return ServeBatch(
+        MasterMethod::kNotifyPromotionSuccess, req->task_ids(), DecodeId,
+        [&](std::span<const TaskId> ids) {
+          return CallEach(ids, [&](TaskId id) {
+            return master_->NotifyPromotionSuccess(node, id);
+          });
+        },
+        StatusesInto(resp->mutable_results()), CheckNodeId(node));
+  }
+
+  grpc::Status NotifyPromotionFailure(
+      grpc::ServerContext*, const proto::NotifyPromotionFailureRequest* req,
+      proto::NotifyPromotionFailureResponse* resp) override {
+    const NodeId node = req->node_id();
+    return ServeBatch(
+        MasterMethod::kNotifyPromotionFailure, req->failures(),
+        DecodePromotionFailure,
+        [&](std::span<const TaskFailure> failures) {
+          return CallEach(failures, [&](const TaskFailure& f) {
+            return master_->NotifyPromotionFailure(node, f.first, f.second);
+          });
+        },
+        StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
 
  private:

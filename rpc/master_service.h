@@ -2,11 +2,12 @@
 
 // The server side of the control plane: MasterService
 // (rpc/proto/master.proto) served over a core::Master. Each handler
-// validates the request, calls the master once with the whole batch (items
-// that fail validation get their own error and are not sent), and encodes
-// one result per item. A request refused as a whole (too many items, a
-// missing node id or spec) fails the call with INVALID_ARGUMENT and the
-// reason attached; nothing in a request can make the server assert.
+// validates the request, calls the master with the items that passed (once
+// with the whole batch; once per task for the node calls about tasks, which
+// the master takes one at a time), and encodes one result per item in
+// order. A request refused as a whole (too many items, a missing node id or
+// spec) fails the call with INVALID_ARGUMENT and the reason attached;
+// nothing in a request can make the server assert.
 //
 // Host it in a grpc::Server through grpc_service() (RpcServer does this).
 // The generated gRPC headers stay inside master_service.cc.

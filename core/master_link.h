@@ -1,10 +1,16 @@
 #pragma once
 
-// The calls a storage node makes to the master. In one process they go
-// straight to core::Master; in the distributed store over gRPC.
+// MasterLink: the calls a storage node makes to the master, as an interface
+// with one implementation per way of reaching it. LocalMasterLink (below)
+// calls a Master in the same process; rpc/grpc_master_link.h reaches a
+// remote one. It lives in core, next to the Master it mirrors, so that
+// node/ (which calls it) and rpc/ (which implements it) both depend on core
+// alone. It names no transport and stays header-only.
 //
 // Thread safety: implementations are safe to call from many threads.
 
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 

@@ -1,10 +1,15 @@
 #pragma once
 
-// The calls a client makes to the master. In one process they go straight
-// to core::Master (LocalMasterApi); in the distributed store over gRPC.
+// MasterApi: the calls a client makes to the master, as an interface with
+// one implementation per way of reaching it. LocalMasterApi (below) calls a
+// Master in the same process; rpc/grpc_master_api.h reaches a remote one.
+// It lives in core, next to the Master it mirrors, so that client/ (which
+// calls it) and rpc/ (which implements it) both depend on core alone. It
+// names no transport and stays header-only.
 //
 // Thread safety: implementations are safe to call from many threads.
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
