@@ -77,10 +77,15 @@ Status Missing(const char* field) {
 int64_t NsBefore(TimePoint now, TimePoint t) { return (now - t).count(); }
 // Offsets from outside are clamped to +-100 years so that the arithmetic
 // cannot overflow.
+constexpr int64_t kOffsetLimitNs = 100ll * 365 * 24 * 3600 * 1'000'000'000ll;
 TimePoint FromNsBefore(TimePoint now, int64_t ns) {
-  constexpr int64_t kLimit = 100ll * 365 * 24 * 3600 * 1'000'000'000ll;
-  ns = std::clamp(ns, -kLimit, kLimit);
-  return now - Duration(ns);
+  return now - Duration(std::clamp(ns, -kOffsetLimitNs, kOffsetLimitNs));
+}
+// The same for a time ahead of `now` (never negates outside input: -INT64_MIN
+// does not exist).
+int64_t NsAfter(TimePoint now, TimePoint t) { return (t - now).count(); }
+TimePoint FromNsAfter(TimePoint now, int64_t ns) {
+  return now + Duration(std::clamp(ns, -kOffsetLimitNs, kOffsetLimitNs));
 }
 
 // An optional group sub-message.
@@ -209,7 +214,7 @@ void ToProto(const ObjectReplicas& object, TimePoint now,
     ToProto(r, out->add_replicas());
   }
   // Remaining lease: the negated age of the deadline.
-  out->set_lease_expires_in_ns(-NsBefore(now, object.lease_deadline));
+  out->set_lease_expires_in_ns(NsAfter(now, object.lease_deadline));
   if (object.group) ToProto(*object.group, out->mutable_group());
 }
 
@@ -222,7 +227,7 @@ Result<ObjectReplicas> FromProto(const proto::ObjectReplicas& object,
     MT_ASSIGN_OR_RETURN(ReplicaDescriptor replica, FromProto(r));
     out.replicas.push_back(replica);
   }
-  out.lease_deadline = FromNsBefore(now, -object.lease_expires_in_ns());
+  out.lease_deadline = FromNsAfter(now, object.lease_expires_in_ns());
   MT_ASSIGN_OR_RETURN(out.group,
                       OptionalGroup(object.has_group(), object.group()));
   return out;
