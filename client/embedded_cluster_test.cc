@@ -124,6 +124,66 @@ TEST_F(EmbeddedClusterTest, HotSsdObjectIsPromotedBackWithSameBytes) {
   EXPECT_EQ(cluster_->master().Audit().total_refcnt, 0u);
 }
 
+// When the holder's own segment is full the master stages the promoted copy
+// on another node; the holder reads its SSD copy and writes it there through
+// the transport.
+TEST_F(EmbeddedClusterTest, PromotionStagedOnAnotherNodeIsWrittenThere) {
+  EmbeddedClusterOptions options;
+  options.master.shard_count = 16;
+  options.master.offload_mode = OffloadMode::kOnEvict;
+  options.clock = &clock_;
+  options.background = false;
+  EmbeddedNodeOptions holder;
+  holder.node.name = "holder";
+  holder.node.dram_bytes = 256 * 1024;
+  holder.ssd_bytes = 16 * kMiB;
+  EmbeddedNodeOptions other;
+  other.node.name = "other";
+  other.node.dram_bytes = kMiB;
+  options.nodes = {holder, other};
+  Result<std::unique_ptr<EmbeddedCluster>> c =
+      EmbeddedCluster::Start(std::move(options));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  cluster_ = std::move(*c);
+  client_ = cluster_->NewClient();
+
+  PutOptions on_holder;
+  on_holder.preferred_node = "holder";
+  const std::vector<std::byte> bytes = Pattern(64 * 1024, 7);
+  ASSERT_TRUE(client_->Put("cold", bytes, on_holder).ok());
+  // Evict it to the holder's SSD.
+  clock_.Advance(cluster_->master().config().lease_ttl);
+  cluster_->master().EvictMemory(2 * kMiB);  // asks for more than there is
+  Settle();
+  ASSERT_EQ(cluster_->master().DescribeObject("cold")->replicas.size(), 1u);
+  ASSERT_EQ(cluster_->master().DescribeObject("cold")->replicas[0].desc.tier,
+            Tier::kLocalDisk);
+  // Fill the holder's DRAM with objects eviction may not touch.
+  PutOptions pinned = on_holder;
+  pinned.hard_pin = true;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(client_->Put("pin" + std::to_string(i), Pattern(64 * 1024, i),
+                             pinned)
+                    .ok());
+  }
+  for (int read = 0; read < 2; ++read) ASSERT_TRUE(client_->Get("cold").ok());
+  Settle();
+  EXPECT_EQ(cluster_->node(0).stats().promotions_done, 1u);
+  Result<ObjectDescription> d = cluster_->master().DescribeObject("cold");
+  ASSERT_TRUE(d.ok());
+  bool on_other = false;
+  for (const Replica& r : d->replicas) {
+    on_other |= r.desc.tier == Tier::kMemory &&
+                r.desc.state == ReplicaState::kComplete &&
+                r.desc.node == cluster_->node(1).id();
+  }
+  EXPECT_TRUE(on_other);
+  Result<std::vector<std::byte>> got = client_->Get("cold");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, bytes);
+  EXPECT_EQ(cluster_->master().Audit().total_refcnt, 0u);
+}
+
 // Flips one value byte of every record in the data files under `dir`.
 // Records start on 4096-byte boundaries with the magic "MTSR"; values of
 // 64 KiB start one block further.
