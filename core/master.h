@@ -196,6 +196,8 @@ class Master {
   // ---- Lookups for clients and operators ----
 
   std::optional<NodeView> GetNode(NodeId node) const;
+  // The same as a Result: NODE_NOT_FOUND when the node is not registered.
+  Result<NodeView> FindNode(NodeId node) const;
   std::vector<NodeView> ListNodes() const;
   Result<ObjectDescription> DescribeObject(std::string_view key) const;
   std::vector<Task> ListTasks(TaskKind kind) const;

@@ -35,8 +35,8 @@ class MasterApi {
                                      RemoveOptions options) = 0;
   virtual std::vector<Result<GroupDescription>> GetGroup(
       std::span<const std::string> group_ids) = 0;
-  virtual std::vector<Status> RemoveGroup(std::span<const std::string> group_ids,
-                                          RemoveOptions options) = 0;
+  virtual std::vector<Status> RemoveGroup(
+      std::span<const std::string> group_ids, RemoveOptions options) = 0;
   // How to reach a node's segment and SSD reads. NODE_NOT_FOUND when gone.
   virtual Result<NodeView> GetNode(NodeId node) = 0;
 };
@@ -77,12 +77,7 @@ class LocalMasterApi final : public MasterApi {
     return master_->RemoveGroup(group_ids, options);
   }
   Result<NodeView> GetNode(NodeId node) override {
-    std::optional<NodeView> view = master_->GetNode(node);
-    if (!view) {
-      return Status(ErrorReason::kNodeNotFound,
-                    "node " + std::to_string(node) + " is not registered");
-    }
-    return *view;
+    return master_->FindNode(node);
   }
 
  private:

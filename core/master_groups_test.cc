@@ -44,6 +44,16 @@ void PutGroup(MasterHarness& h, const std::string& g, uint32_t size) {
   }
 }
 
+// 23 groups of 4 (92 objects) put one second apart, then left unread for
+// a lease: more than a 100-object DRAM keeps under its watermark.
+void PutAgedGroups(MasterHarness& h) {
+  for (int g = 0; g < 23; ++g) {
+    PutGroup(h, "g" + std::to_string(g), 4);
+    h.clock().Advance(std::chrono::seconds(1));
+  }
+  h.clock().Advance(h.master().config().lease_ttl);
+}
+
 TEST(MasterGroupsTest, PipelineParallelMembersFromEightThreads) {
   MasterHarness h(Config());
   h.AddNode("n", kMiB);
@@ -262,11 +272,7 @@ TEST(MasterGroupsTest, MemberLostWithItsNodeBreaksTheGroup) {
 TEST(MasterGroupsTest, OffModeEvictsWholeGroupsOnly) {
   MasterHarness h(Config(OffloadMode::kOff));
   h.AddNode("n", 100 * kObj);
-  for (int g = 0; g < 23; ++g) {  // 92 objects in groups of 4
-    PutGroup(h, "g" + std::to_string(g), 4);
-    h.clock().Advance(std::chrono::seconds(1));
-  }
-  h.clock().Advance(h.master().config().lease_ttl);
+  PutAgedGroups(h);
   EXPECT_GT(h.master().EvictMemory(), 0u);
   int whole = 0;
   for (int g = 0; g < 23; ++g) {
@@ -285,11 +291,7 @@ TEST(MasterGroupsTest, OffModeEvictsWholeGroupsOnly) {
 TEST(MasterGroupsTest, OnEvictDropsDramOnlyWhenEveryMemberIsOnSsd) {
   MasterHarness h(Config(OffloadMode::kOnEvict));
   const NodeId node = h.AddNode("n", 100 * kObj, 1000 * kObj);
-  for (int g = 0; g < 23; ++g) {
-    PutGroup(h, "g" + std::to_string(g), 4);
-    h.clock().Advance(std::chrono::seconds(1));
-  }
-  h.clock().Advance(h.master().config().lease_ttl);
+  PutAgedGroups(h);
   h.master().EvictMemory();
   // Offloads queued for whole groups; a DRAM copy stays until all landed.
   Result<HeartbeatReply> reply = h.master().Heartbeat(node);
@@ -318,11 +320,7 @@ TEST(MasterGroupsTest, OnEvictDropsDramOnlyWhenEveryMemberIsOnSsd) {
 TEST(MasterGroupsTest, OnEvictGroupOffloadsCountAsPendingFrees) {
   MasterHarness h(Config(OffloadMode::kOnEvict));
   const NodeId node = h.AddNode("n", 100 * kObj, 1000 * kObj);
-  for (int g = 0; g < 23; ++g) {
-    PutGroup(h, "g" + std::to_string(g), 4);
-    h.clock().Advance(std::chrono::seconds(1));
-  }
-  h.clock().Advance(h.master().config().lease_ttl);
+  PutAgedGroups(h);
   h.master().EvictMemory();
   const size_t queued = h.master().ListTasks(TaskKind::kOffload).size();
   ASSERT_GT(queued, 0u);

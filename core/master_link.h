@@ -77,12 +77,7 @@ class LocalMasterLink final : public MasterLink {
     return master_->NotifyPromotionFailure(node, task, cause);
   }
   Result<NodeView> GetNode(NodeId node) override {
-    std::optional<NodeView> view = master_->GetNode(node);
-    if (!view) {
-      return Status(ErrorReason::kNodeNotFound,
-                    "node " + std::to_string(node) + " is not registered");
-    }
-    return *view;
+    return master_->FindNode(node);
   }
 
  private:

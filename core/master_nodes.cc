@@ -199,6 +199,15 @@ std::optional<NodeView> Master::GetNode(NodeId node) const {
   return nodes_.Get(node);
 }
 
+Result<NodeView> Master::FindNode(NodeId node) const {
+  std::optional<NodeView> view = nodes_.Get(node);
+  if (!view) {
+    return Status(ErrorReason::kNodeNotFound,
+                  "node " + std::to_string(node) + " is not registered");
+  }
+  return *std::move(view);
+}
+
 std::vector<NodeView> Master::ListNodes() const { return nodes_.List(); }
 
 }  // namespace mooncake_tier

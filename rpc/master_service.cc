@@ -69,9 +69,9 @@ Result<TaskFailure> DecodePromotionFailure(
     const proto::PromotionFailure& failure) {
   MT_ASSIGN_OR_RETURN(TaskFailure decoded, DecodeFailure(failure));
   if (decoded.second.ok()) {
-    return Status(ErrorReason::kInvalidArgument,
-                  "failure of task " + std::to_string(decoded.first) +
-                      " has no cause");
+    return Status(
+        ErrorReason::kInvalidArgument,
+        "failure of task " + std::to_string(decoded.first) + " has no cause");
   }
   return decoded;
 }
@@ -161,9 +161,8 @@ class MasterService::Handler final : public proto::MasterService::Service {
         },
         [&](const Result<ExistsInfo>& r) {
           proto::ExistsResult* out = resp->add_results();
-          EncodeResult(r, out->mutable_status(), [&](const auto& v) {
-            ToProto(v, out->mutable_info());
-          });
+          EncodeResult(r, out->mutable_status(),
+                       [&](const auto& v) { ToProto(v, out->mutable_info()); });
         });
   }
 
@@ -208,7 +207,8 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kGetNode, req->node_ids(), DecodeId,
         [&](std::span<const NodeId> ids) {
-          return CallEach(ids, [&](NodeId id) { return LookUpNode(id); });
+          return CallEach(ids,
+                          [&](NodeId id) { return master_->FindNode(id); });
         },
         [&](const Result<NodeView>& r) {
           proto::GetNodeResult* out = resp->add_results();
@@ -250,11 +250,10 @@ class MasterService::Handler final : public proto::MasterService::Service {
       MT_RETURN_IF_ERROR(CheckNodeId(req->node_id()));
       const uint32_t max_tasks =
           req->has_max_tasks() ? req->max_tasks() : UINT32_MAX;
-      Result<HeartbeatReply> reply = master_->Heartbeat(req->node_id(),
-                                                        max_tasks);
-      EncodeResult(reply, resp->mutable_status(), [&](const auto& v) {
-        ToProto(v, clock_->Now(), resp);
-      });
+      Result<HeartbeatReply> reply =
+          master_->Heartbeat(req->node_id(), max_tasks);
+      EncodeResult(reply, resp->mutable_status(),
+                   [&](const auto& v) { ToProto(v, clock_->Now(), resp); });
       return Status::Ok();
     });
   }
@@ -379,24 +378,15 @@ class MasterService::Handler final : public proto::MasterService::Service {
     });
   }
 
-  Result<NodeView> LookUpNode(NodeId id) const {
-    std::optional<NodeView> view = master_->GetNode(id);
-    if (!view) {
-      return Status(ErrorReason::kNodeNotFound,
-                    "node " + std::to_string(id) + " is not registered");
-    }
-    return *std::move(view);
-  }
-
   Master* const master_;
   const Clock* const clock_;
   CallRecorder* const recorder_;
 };
 
 MasterService::MasterService(Master* master, MasterServiceOptions options)
-    : owned_recorder_(options.recorder
-                          ? nullptr
-                          : std::make_unique<CallRecorder>(MasterMethodNames())),
+    : owned_recorder_(options.recorder ? nullptr
+                                       : std::make_unique<CallRecorder>(
+                                             MasterMethodNames())),
       recorder_(options.recorder ? options.recorder : owned_recorder_.get()),
       handler_(std::make_unique<Handler>(
           master, options.clock ? options.clock : SystemClock::Default(),
