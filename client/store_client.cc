@@ -19,6 +19,14 @@ ClientId NewClientId() {
 StoreClient::StoreClient(MasterApi* master, Transport* transport)
     : master_(master), transport_(transport), id_(NewClientId()) {}
 
+StoreClient::StoreClient(std::unique_ptr<MasterApi> master,
+                         std::unique_ptr<Transport> transport)
+    : owned_master_(std::move(master)),
+      owned_transport_(std::move(transport)),
+      master_(owned_master_.get()),
+      transport_(owned_transport_.get()),
+      id_(NewClientId()) {}
+
 Result<std::shared_ptr<const StoreClient::Endpoint>> StoreClient::EndpointOf(
     NodeId node) {
   {
@@ -251,6 +259,14 @@ std::vector<Result<GroupInfo>> StoreClient::GetGroupBatch(
 std::vector<Status> StoreClient::RemoveGroupBatch(
     std::span<const std::string> group_ids, RemoveOptions options) {
   return master_->RemoveGroup(group_ids, options);
+}
+
+Status StoreClient::RegisterBuffer(std::span<std::byte> buffer) {
+  return transport_->RegisterBuffer(buffer);
+}
+
+Status StoreClient::UnregisterBuffer(std::span<std::byte> buffer) {
+  return transport_->UnregisterBuffer(buffer);
 }
 
 }  // namespace mooncake_tier

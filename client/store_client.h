@@ -24,6 +24,9 @@ class StoreClient final : public Client {
  public:
   // `master` and `transport` must outlive the client.
   StoreClient(MasterApi* master, Transport* transport);
+  // The client owns its master stub and transport.
+  StoreClient(std::unique_ptr<MasterApi> master,
+              std::unique_ptr<Transport> transport);
 
   std::vector<Status> PutBatch(std::span<const PutItem> items) override;
   std::vector<Result<uint64_t>> GetIntoBatch(
@@ -38,6 +41,8 @@ class StoreClient final : public Client {
       std::span<const std::string> group_ids) override;
   std::vector<Status> RemoveGroupBatch(std::span<const std::string> group_ids,
                                        RemoveOptions options) override;
+  Status RegisterBuffer(std::span<std::byte> buffer) override;
+  Status UnregisterBuffer(std::span<std::byte> buffer) override;
 
   const ClientId& id() const { return id_; }
 
@@ -58,6 +63,9 @@ class StoreClient final : public Client {
   // Reads every planned item, trying each replica in order.
   void ReadAll(std::span<PlannedRead> reads);
 
+  // Set when the client owns them; declared first so they outlive use.
+  const std::unique_ptr<MasterApi> owned_master_;
+  const std::unique_ptr<Transport> owned_transport_;
   MasterApi* const master_;
   Transport* const transport_;
   const ClientId id_;

@@ -54,6 +54,15 @@ class Transport {
   // each result is the value size.
   virtual std::vector<Result<uint64_t>> ReadSsd(
       std::string_view node_address, std::span<const SsdReadTransfer> ops) = 0;
+
+  // Registers caller memory once for many transfers (Client::RegisterBuffer).
+  // Transports that need no registration accept any non-empty buffer.
+  // INVALID_ARGUMENT for an empty buffer (or, where registration is real,
+  // one overlapping a registered buffer).
+  virtual Status RegisterBuffer(std::span<std::byte> buffer);
+  // INVALID_ARGUMENT where registration is real and `buffer` is not exactly
+  // a registered buffer.
+  virtual Status UnregisterBuffer(std::span<std::byte> buffer);
 };
 
 // What a node serves to the data plane besides its DRAM: SSD-tier reads.

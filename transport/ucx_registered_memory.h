@@ -29,6 +29,8 @@ class UcxRegisteredMemory {
   UcxRegisteredMemory(const UcxRegisteredMemory&) = delete;
   UcxRegisteredMemory& operator=(const UcxRegisteredMemory&) = delete;
 
+  // For operations from this range (UCP_OP_ATTR_FIELD_MEMH).
+  ucp_mem_h handle() const { return memh_; }
   uint64_t address() const { return reinterpret_cast<uint64_t>(base_); }
   uint64_t size() const { return size_; }
   // Opaque bytes for ucp_ep_rkey_unpack on the peer.

@@ -84,6 +84,7 @@ UcxTransport::UcxTransport(UcxTransportOptions options)
 
 Status UcxTransport::Init() {
   MT_ASSIGN_OR_RETURN(context_, UcxContext::Create(options_.transports));
+  buffers_ = std::make_unique<UcxBufferRegistry>(context_->handle());
   MT_ASSIGN_OR_RETURN(worker_, UcxWorker::Create(context_->handle(), &ucx_mu_));
   MutexLock lock(&ucx_mu_);
   peers_ = std::make_unique<UcxPeerCache>(
@@ -119,7 +120,16 @@ UcxTransport::~UcxTransport() {
     peers_.reset();
   }
   worker_.reset();
+  buffers_.reset();
   context_.reset();
+}
+
+Status UcxTransport::RegisterBuffer(std::span<std::byte> buffer) {
+  return buffers_->Register(buffer);
+}
+
+Status UcxTransport::UnregisterBuffer(std::span<std::byte> buffer) {
+  return buffers_->Unregister(buffer);
 }
 
 uint64_t UcxTransport::dropped_replies() const {
@@ -144,6 +154,15 @@ std::vector<Status> UcxTransport::Transfer(
   std::vector<size_t> flush_of(ops.size(), kNoSlot);
   // A write needs at most one flush per operation on top of the puts.
   UcxRequestBatch batch(kWrite ? 2 * ops.size() : ops.size());
+  // Registered buffers the operations come from, held until they finish.
+  std::vector<std::shared_ptr<const UcxRegisteredMemory>> registered(
+      ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!ops[i].local.empty()) {
+      registered[i] =
+          buffers_->Find(ops[i].local.data(), ops[i].local.size());
+    }
+  }
   {
     MutexLock lock(&ucx_mu_);
     std::vector<ucp_ep_h> ep_of(ops.size(), nullptr);
@@ -164,7 +183,11 @@ std::vector<Status> UcxTransport::Transfer(
         continue;
       }
       const size_t slot = batch.AddSlot();
-      const ucp_request_param_t param = batch.Param(slot);
+      ucp_request_param_t param = batch.Param(slot);
+      if (registered[i] != nullptr) {
+        param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+        param.memh = registered[i]->handle();
+      }
       const uint64_t remote = segment.base + op.offset;
       ucs_status_ptr_t request;
       if constexpr (kWrite) {
@@ -224,11 +247,12 @@ std::vector<Result<uint64_t>> UcxTransport::ReadSsd(
     std::fill(out.begin(), out.end(), Result<uint64_t>(invalid));
     return out;
   }
-  // The caller's buffers are registered for this call only (see
-  // docs/design/ucx-transport.md); the node writes into them.
+  // The node writes into the caller's buffers: registered buffers are named
+  // with their standing key, other memory is registered for this call only
+  // (see docs/design/ucx-transport.md).
   SsdReadRequest request;
   std::vector<size_t> sent;
-  std::vector<std::unique_ptr<UcxRegisteredMemory>> registrations;
+  std::vector<std::shared_ptr<const UcxRegisteredMemory>> registrations;
   for (size_t i = 0; i < ops.size(); ++i) {
     const SsdReadTransfer& op = ops[i];
     if (op.key.empty() || op.key.size() > kMaxSsdReadKeyBytes) {
@@ -239,16 +263,21 @@ std::vector<Result<uint64_t>> UcxTransport::ReadSsd(
     request_op.key = std::string(op.key);
     request_op.length = op.buffer.size();
     if (!op.buffer.empty()) {
-      Result<std::unique_ptr<UcxRegisteredMemory>> registered =
-          UcxRegisteredMemory::Create(context_->handle(), op.buffer.data(),
-                                      op.buffer.size());
-      if (!registered.ok()) {
-        out[i] = registered.status();
-        continue;
+      std::shared_ptr<const UcxRegisteredMemory> memory =
+          buffers_->Find(op.buffer.data(), op.buffer.size());
+      if (memory == nullptr) {
+        Result<std::unique_ptr<UcxRegisteredMemory>> registered =
+            UcxRegisteredMemory::Create(context_->handle(), op.buffer.data(),
+                                        op.buffer.size());
+        if (!registered.ok()) {
+          out[i] = registered.status();
+          continue;
+        }
+        memory = std::move(*registered);
       }
-      request_op.address = (*registered)->address();
-      request_op.packed_key = (*registered)->packed_key();
-      registrations.push_back(std::move(*registered));
+      request_op.address = reinterpret_cast<uint64_t>(op.buffer.data());
+      request_op.packed_key = memory->packed_key();
+      registrations.push_back(std::move(memory));
     }
     request.ops.push_back(std::move(request_op));
     sent.push_back(i);

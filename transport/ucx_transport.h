@@ -9,7 +9,9 @@
 // the node's memory). ReadSsd asks the node for SSD-tier values: it
 // registers the caller's buffers for the call, sends one active message
 // naming them, and the node puts the values straight into them before it
-// replies (docs/design/ucx-transport.md).
+// replies (docs/design/ucx-transport.md). Local memory inside a buffer
+// given to RegisterBuffer is used with its standing registration; other
+// memory is registered for the call.
 //
 // Errors are per operation: INVALID_ARGUMENT for a transfer outside the
 // segment or a malformed endpoint (nothing is sent), UNAVAILABLE when the
@@ -29,6 +31,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "core/mutex.h"
 #include "transport/transport.h"
+#include "transport/ucx_buffer_registry.h"
 #include "transport/ucx_context.h"
 #include "transport/ucx_options.h"
 #include "transport/ucx_peer_cache.h"
@@ -50,6 +53,8 @@ class UcxTransport final : public Transport {
   std::vector<Result<uint64_t>> ReadSsd(
       std::string_view node_address,
       std::span<const SsdReadTransfer> ops) override;
+  Status RegisterBuffer(std::span<std::byte> buffer) override;
+  Status UnregisterBuffer(std::span<std::byte> buffer) override;
 
   // Replies that could not be matched to a waiting call (late or damaged).
   uint64_t dropped_replies() const;
@@ -84,6 +89,7 @@ class UcxTransport final : public Transport {
 
   const UcxTransportOptions options_;
   std::unique_ptr<UcxContext> context_;
+  std::unique_ptr<UcxBufferRegistry> buffers_;
   mutable Mutex ucx_mu_;
   std::unique_ptr<UcxPeerCache> peers_ ABSL_GUARDED_BY(ucx_mu_);
   absl::flat_hash_map<uint64_t, PendingSsdRead> pending_ssd_

@@ -292,6 +292,47 @@ TEST_F(UcxTransportTest, SsdReadsReturnPerKeyResults) {
   EXPECT_EQ(got[5].status().reason(), ErrorReason::kInvalidKey);
 }
 
+TEST_F(UcxTransportTest, RegisteredBuffersCarryTransfersAndSsdReads) {
+  std::vector<std::byte> arena(1 << 20);
+  ASSERT_TRUE(client_->RegisterBuffer(arena).ok());
+  std::span<std::byte> all(arena);
+  // Overlaps and empty buffers are refused; the first registration stays.
+  EXPECT_EQ(client_->RegisterBuffer(all.subspan(4096, 4096)).reason(),
+            ErrorReason::kInvalidArgument);
+  EXPECT_EQ(client_->RegisterBuffer({}).reason(),
+            ErrorReason::kInvalidArgument);
+
+  // One-sided put and get from slices of the registered buffer.
+  std::span<std::byte> out = all.subspan(100, 64 << 10);
+  const std::vector<std::byte> data = Pattern(out.size(), 41);
+  std::copy(data.begin(), data.end(), out.begin());
+  ASSERT_TRUE(WriteOne(8192, out).ok());
+  EXPECT_EQ(std::memcmp(segment_.data() + 8192, data.data(), data.size()), 0);
+  std::span<std::byte> in = all.subspan(512 << 10, 64 << 10);
+  ASSERT_TRUE(ReadOne(8192, in).ok());
+  EXPECT_TRUE(std::equal(in.begin(), in.end(), data.begin()));
+
+  // The node writes SSD-tier values into a slice named by its offset
+  // inside the registered buffer.
+  const std::vector<std::byte> value = Pattern(3000, 42);
+  ssd_.Put("on-ssd", value);
+  std::span<std::byte> target = all.subspan(700000, 3000);
+  SsdReadTransfer op{"on-ssd", target};
+  std::vector<Result<uint64_t>> got =
+      client_->ReadSsd(endpoint_.transport_address, {&op, 1});
+  ASSERT_TRUE(got[0].ok()) << got[0].status().ToString();
+  EXPECT_TRUE(std::equal(target.begin(), target.end(), value.begin()));
+
+  EXPECT_EQ(client_->UnregisterBuffer(all.subspan(0, 4096)).reason(),
+            ErrorReason::kInvalidArgument);
+  ASSERT_TRUE(client_->UnregisterBuffer(arena).ok());
+  EXPECT_EQ(client_->UnregisterBuffer(arena).reason(),
+            ErrorReason::kInvalidArgument);
+  // Unregistered memory still works, registered per call.
+  ASSERT_TRUE(ReadOne(8192, in).ok());
+  EXPECT_TRUE(std::equal(in.begin(), in.end(), data.begin()));
+}
+
 TEST_F(UcxTransportTest, SsdReadOfAValueLargerThanEagerLimits) {
   const std::vector<std::byte> value = Pattern(3 << 20, 9);
   ssd_.Put("big", value);

@@ -71,6 +71,17 @@ class Client {
   virtual std::vector<Status> RemoveGroupBatch(
       std::span<const std::string> group_ids, RemoveOptions options = {}) = 0;
 
+  // Registers memory the caller will put from or get into many times, so
+  // that transfers from and into it need no per-call registration (on an
+  // RDMA fabric: pinning), which is what makes them zero-copy and cheap.
+  // The memory must stay valid until UnregisterBuffer. Transfers work
+  // without registration too. INVALID_ARGUMENT for an empty buffer or one
+  // overlapping a registered buffer.
+  virtual Status RegisterBuffer(std::span<std::byte> buffer) = 0;
+  // INVALID_ARGUMENT unless `buffer` is exactly a registered buffer. Calls
+  // still using the buffer finish first.
+  virtual Status UnregisterBuffer(std::span<std::byte> buffer) = 0;
+
   // Batches of one.
   Status Put(std::string_view key, std::span<const std::byte> value,
              PutOptions options = {});

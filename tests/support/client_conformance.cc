@@ -1,5 +1,6 @@
 #include "tests/support/client_conformance.h"
 
+#include <algorithm>
 #include <thread>
 
 namespace mooncake_tier::testing {
@@ -147,6 +148,37 @@ TEST_P(ClientConformanceTest, GroupMembersAreReadableOnlyWhenComplete) {
   EXPECT_TRUE(client().RemoveGroup("block-7", RemoveOptions{true}).ok());
   EXPECT_FALSE(client().Exists("block-7/k")->exists);
   EXPECT_FALSE(client().Exists("block-7/v")->exists);
+}
+
+TEST_P(ClientConformanceTest, RegisteredBuffersCarryPutsAndGets) {
+  constexpr size_t kSlice = 64 << 10, kSlices = 8;
+  std::vector<std::byte> arena(2 * kSlices * kSlice);
+  std::span<std::byte> all(arena);
+  ASSERT_TRUE(client().RegisterBuffer(arena).ok());
+  EXPECT_EQ(client().RegisterBuffer({}).reason(),
+            ErrorReason::kInvalidArgument);
+  std::vector<PutItem> puts;
+  std::vector<GetIntoItem> gets;
+  for (size_t i = 0; i < kSlices; ++i) {
+    std::span<std::byte> out = all.subspan(i * kSlice, kSlice);
+    const std::vector<std::byte> v = Pattern(kSlice, 500 + i);
+    std::copy(v.begin(), v.end(), out.begin());
+    const std::string key = "registered-" + std::to_string(i);
+    puts.push_back({key, out, {}});
+    gets.push_back({key, all.subspan((kSlices + i) * kSlice, kSlice)});
+  }
+  for (const Status& s : client().PutBatch(puts)) {
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  std::vector<Result<uint64_t>> got = client().GetIntoBatch(gets);
+  for (size_t i = 0; i < kSlices; ++i) {
+    ASSERT_TRUE(got[i].ok()) << got[i].status().ToString();
+    EXPECT_EQ(*got[i], kSlice);
+    EXPECT_TRUE(std::equal(gets[i].buffer.begin(), gets[i].buffer.end(),
+                           puts[i].value.begin()))
+        << "slice " << i;
+  }
+  EXPECT_TRUE(client().UnregisterBuffer(arena).ok());
 }
 
 TEST_P(ClientConformanceTest, ManyClientsInParallel) {

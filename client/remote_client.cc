@@ -1,0 +1,56 @@
+// The remote client: a StoreClient owning a GrpcMasterApi and a
+// UcxTransport.
+
+#include "mooncake_tier/remote_client.h"
+
+#include <utility>
+
+#include "client/store_client.h"
+#include "rpc/grpc_master_api.h"
+#include "transport/ucx_transport.h"
+
+namespace mooncake_tier {
+namespace {
+
+// A master that answers NODE_NOT_FOUND for the node id nobody has is up.
+Status ProbeMaster(rpc::GrpcMasterApi& api, const std::string& address) {
+  Result<NodeView> probe = api.GetNode(kNoNode);
+  if (probe.ok() || probe.status().reason() == ErrorReason::kNodeNotFound) {
+    return Status();
+  }
+  return Status(probe.status().reason(),
+                "cannot reach the master at " + address + ": " +
+                    probe.status().message());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Client>> ConnectRemote(
+    const RemoteClientOptions& options) {
+  if (options.master.empty()) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "the master address is empty (expected host:port)");
+  }
+  if (options.rpc_timeout.count() <= 0 ||
+      options.transfer_timeout.count() <= 0) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "rpc_timeout and transfer_timeout must be positive");
+  }
+  rpc::GrpcChannelOptions channel;
+  channel.target = options.master;
+  channel.deadline = options.rpc_timeout;
+  MT_ASSIGN_OR_RETURN(std::unique_ptr<rpc::GrpcMasterApi> api,
+                      rpc::GrpcMasterApi::Create(channel));
+  if (options.probe_master) {
+    MT_RETURN_IF_ERROR(ProbeMaster(*api, options.master));
+  }
+  UcxTransportOptions transport_options;
+  transport_options.transports = options.ucx_transports;
+  transport_options.timeout = options.transfer_timeout;
+  MT_ASSIGN_OR_RETURN(std::unique_ptr<UcxTransport> transport,
+                      UcxTransport::Create(transport_options));
+  return std::unique_ptr<Client>(
+      new StoreClient(std::move(api), std::move(transport)));
+}
+
+}  // namespace mooncake_tier

@@ -1,0 +1,52 @@
+#pragma once
+
+// The client of the distributed store: metadata over gRPC to the master,
+// bytes over UCX straight into and out of the storage nodes' DRAM segments
+// (one-sided put/get; RDMA on a fabric, shared memory or TCP on one host).
+// SSD-tier reads go through the node holding the copy, which writes the
+// value into the caller's buffer. Node endpoints and remote keys are cached;
+// a batch is issued per node and waited for once.
+//
+//   mooncake_tier::RemoteClientOptions options;
+//   options.master = "10.0.0.5:50051";
+//   auto client = mooncake_tier::ConnectRemote(options);
+//   if (!client.ok()) { /* client.status().ToString() says why */ }
+//   (*client)->Put("layer0/block42", bytes);
+//
+// Every call has a deadline: an unreachable master or node yields
+// UNAVAILABLE or TIMEOUT within it, never a hang.
+//
+// Thread safety: the client may be used from many threads at once.
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "mooncake_tier/client.h"
+#include "mooncake_tier/status.h"
+
+namespace mooncake_tier {
+
+struct RemoteClientOptions {
+  // The master's gRPC address, "host:port". Default: "127.0.0.1:50051".
+  std::string master = "127.0.0.1:50051";
+  // Deadline of every call to the master. REQUIRES: > 0. Default: 5 s.
+  std::chrono::milliseconds rpc_timeout{5000};
+  // Deadline of every data transfer with a node. REQUIRES: > 0.
+  // Default: 5 s.
+  std::chrono::milliseconds transfer_timeout{5000};
+  // UCX transports, as UCX_TLS spells them ("rc,ud", "shm,tcp"). Empty: the
+  // UCX_TLS environment variable, else UCX's choice. Default: empty.
+  std::string ucx_transports;
+  // Check at Connect that the master answers. Default: true.
+  bool probe_master = true;
+};
+
+// A client of the store whose master is at options.master.
+// INVALID_ARGUMENT for bad options; UNAVAILABLE or TIMEOUT (naming the
+// address) when probe_master is set and the master does not answer within
+// rpc_timeout; the UCX error when the data plane cannot start.
+Result<std::unique_ptr<Client>> ConnectRemote(
+    const RemoteClientOptions& options);
+
+}  // namespace mooncake_tier
