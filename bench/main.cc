@@ -14,6 +14,8 @@
 #include "bench/core_scenario.h"
 #include "bench/groups_scenario.h"
 #include "bench/promotion_scenario.h"
+#include "bench/remote_scenarios.h"
+#include "bench/spawned_store.h"
 #include "bench/result_sink.h"
 #ifdef MOONCAKE_TIER_BENCH_HAVE_SSD
 #include "bench/ssd_scenario.h"
@@ -33,6 +35,7 @@ struct Flags {
   CommonOptions common;
   bool json = false;
   uint64_t core_objects = 0;  // 0: kDefaultCoreObjects x scale
+  mooncake_tier::bench::RemoteOptions remote;
 };
 
 struct Scenarios {
@@ -41,7 +44,29 @@ struct Scenarios {
   CLI::App* ssd = nullptr;
   CLI::App* groups = nullptr;
   CLI::App* promotion = nullptr;
+  CLI::App* datapath = nullptr;
+  CLI::App* metadata = nullptr;
 };
+
+// Options of the scenarios that run against a store in other processes.
+void AddRemoteOptions(CLI::App& scenario, Flags& flags) {
+  CLI::Option* master =
+      scenario.add_option("--master", flags.remote.master,
+                          "master of a running store, host:port");
+  CLI::Option* spawn = scenario.add_flag(
+      "--spawn", flags.remote.spawn,
+      "start `mooncake-tierd standalone` on a free port for the run");
+  master->excludes(spawn);
+  scenario.add_option("--tierd", flags.remote.tierd_path,
+                      "the mooncake-tierd binary --spawn starts")
+      ->capture_default_str();
+  scenario.callback([&scenario, &flags] {
+    if (flags.remote.master.empty() && !flags.remote.spawn) {
+      throw CLI::ValidationError(scenario.get_name(),
+                                 "give --master HOST:PORT or --spawn");
+    }
+  });
+}
 
 Scenarios DefineCli(CLI::App& app, Flags& flags) {
   app.require_subcommand(1);
@@ -77,6 +102,14 @@ Scenarios DefineCli(CLI::App& app, Flags& flags) {
   s.promotion = app.add_subcommand(
       "promotion",
       "DRAM hit ratio and get latency per promotion policy, real SSD store");
+  s.datapath = app.add_subcommand(
+      "datapath",
+      "client put/get GB/s and latency over UCX, DRAM and SSD tiers, vs "
+      "memcpy");
+  AddRemoteOptions(*s.datapath, flags);
+  s.metadata = app.add_subcommand(
+      "metadata", "exists and get_replica_list ops/s over gRPC");
+  AddRemoteOptions(*s.metadata, flags);
   return s;
 }
 
@@ -119,6 +152,14 @@ int RunSelected(const Scenarios& s, const Flags& flags) {
   if (s.promotion->parsed()) {
     return mooncake_tier::bench::RunPromotionScenario(flags.common, sink);
   }
+  if (s.datapath->parsed()) {
+    return mooncake_tier::bench::RunDatapathScenario(flags.common,
+                                                     flags.remote, sink);
+  }
+  if (s.metadata->parsed()) {
+    return mooncake_tier::bench::RunMetadataScenario(flags.common,
+                                                     flags.remote, sink);
+  }
   return kExitUsage;
 }
 
@@ -127,6 +168,7 @@ int RunSelected(const Scenarios& s, const Flags& flags) {
 int main(int argc, char** argv) {
   CLI::App app{"mooncake-tier-bench: benchmark scenarios of mooncake-tier"};
   Flags flags;
+  flags.remote.tierd_path = mooncake_tier::bench::DefaultTierdPath();
   const Scenarios scenarios = DefineCli(app, flags);
   try {
     app.parse(argc, argv);

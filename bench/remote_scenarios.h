@@ -1,0 +1,40 @@
+#pragma once
+
+// Client-side scenarios against a running store: the remote client
+// (ConnectRemote: gRPC to the master, UCX to the nodes) in this process,
+// the store in others: the one at --master, or a `mooncake-tierd
+// standalone` started with --spawn.
+//
+// datapath: put and get GB/s and get latency for 64 KiB, 1 MiB and 4 MiB
+//   objects with 1 and 4 client threads, from DRAM (tier "memory") and
+//   from SSD (tier "local_disk"), beside memcpy of the same bytes by the
+//   same threads in the same run:
+//   {"scenario":"datapath","tier":T,"object_bytes":N,"threads":N,
+//    "put_gbps":X,"get_gbps":X,"p50_us":X,"p99_us":X,"memcpy_gbps":X,...}
+// metadata: exists and get_replica_list over gRPC, one key per call and
+//   batches of 32, 4 caller threads; ops are keys:
+//   {"scenario":"metadata","op":OP,"batch":N,"ops_per_s":X,...}
+// Each scenario ends with a "check" line per target of issue 5.
+//
+// Thread safety: runs on the calling thread (and threads of its own).
+
+#include <string>
+
+#include "bench/result_sink.h"
+
+namespace mooncake_tier::bench {
+
+struct RemoteOptions {
+  // The master of a running store; empty with spawn.
+  std::string master;
+  // Start `mooncake-tierd standalone` (at tierd_path) for the run.
+  bool spawn = false;
+  std::string tierd_path;
+};
+
+int RunDatapathScenario(const CommonOptions& common,
+                        const RemoteOptions& remote, ResultSink& sink);
+int RunMetadataScenario(const CommonOptions& common,
+                        const RemoteOptions& remote, ResultSink& sink);
+
+}  // namespace mooncake_tier::bench
