@@ -35,7 +35,7 @@ Master::Master(MasterConfig config, const Clock* clock)
       clock_(clock),
       objects_(config_.shard_count),
       nodes_(clock, config_.dram_alignment,
-             std::make_unique<TwoChoiceStrategy>()),
+             std::make_unique<TwoChoiceStrategy>(), config_.first_node_id),
       tasks_(clock),
       groups_(config_.group_shard_count),
       promotion_(config_.promotion) {}

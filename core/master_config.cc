@@ -23,6 +23,7 @@ std::string MasterConfig::Validate() const {
       offload_task_timeout.count() <= 0 || node_ttl.count() <= 0) {
     return "timeouts must be positive";
   }
+  if (first_node_id == kNoNode) return "first_node_id must be at least 1";
   if (offload_max_per_heartbeat == 0 || offload_queue_limit == 0) {
     return "offload limits must be positive";
   }

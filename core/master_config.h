@@ -45,6 +45,14 @@ struct MasterConfig {
   // SSD deletions handed to a node per heartbeat. Default: 1024.
   uint32_t ssd_deletes_per_heartbeat = 1024;
 
+  // The id the first node to register gets; later ones count up. Ids are
+  // never reused within one master's life. A master that can restart while
+  // nodes and clients live on must start beyond every id it handed out
+  // before (the daemon uses its start time), so that a stale id held by a
+  // client or a node never names a different node. REQUIRES: >= 1.
+  // Default: 1.
+  NodeId first_node_id = 1;
+
   // A node silent for node_ttl is dead; silent for half of it, suspect
   // (no new placements). Default: 10 s.
   Duration node_ttl = std::chrono::seconds(10);

@@ -151,6 +151,27 @@ TEST(MasterConfigTest, InvalidConfigIsAStartUpError) {
   config = MasterConfig();
   config.eviction_ratio = 0.95;
   EXPECT_THROW(Master(config, &clock), std::invalid_argument);
+  config = MasterConfig();
+  config.first_node_id = kNoNode;
+  EXPECT_THROW(Master(config, &clock), std::invalid_argument);
+}
+
+TEST(MasterConfigTest, NodeIdsStartAtTheConfiguredId) {
+  // What a restarted master does so that stale ids never name a new node.
+  ManualClock clock;
+  MasterConfig config;
+  config.first_node_id = uint64_t{1} << 40;
+  Master master(config, &clock);
+  NodeSpec spec;
+  spec.name = "n1";
+  spec.dram_size = 1 << 20;
+  Result<NodeId> first = master.RegisterNode(spec, {});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(*first, uint64_t{1} << 40);
+  spec.name = "n2";
+  Result<NodeId> second = master.RegisterNode(spec, {});
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(*second, (uint64_t{1} << 40) + 1);
 }
 
 }  // namespace

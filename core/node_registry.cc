@@ -15,10 +15,12 @@ Status NodeGone(NodeId id) {
 }  // namespace
 
 NodeRegistry::NodeRegistry(const Clock* clock, uint64_t dram_alignment,
-                           std::unique_ptr<AllocationStrategy> strategy)
+                           std::unique_ptr<AllocationStrategy> strategy,
+                           NodeId first_id)
     : clock_(clock),
       dram_alignment_(dram_alignment),
-      strategy_(std::move(strategy)) {}
+      strategy_(std::move(strategy)),
+      next_id_(first_id) {}
 
 NodeRegistry::Node* NodeRegistry::Find(NodeId id) const {
   auto it = nodes_.find(id);

@@ -61,8 +61,10 @@ struct TierUsage {
 
 class NodeRegistry {
  public:
+  // Ids count up from `first_id` (REQUIRES: not kNoNode).
   NodeRegistry(const Clock* clock, uint64_t dram_alignment,
-               std::unique_ptr<AllocationStrategy> strategy);
+               std::unique_ptr<AllocationStrategy> strategy,
+               NodeId first_id = 1);
 
   // Registers a node. A node of the same name that is still registered is
   // a previous incarnation (the process restarted): it is retired first and
@@ -139,7 +141,7 @@ class NodeRegistry {
 
   // Lock order: map_mu_ (shared or exclusive) before any Node::mu.
   mutable SharedMutex map_mu_;
-  NodeId next_id_ ABSL_GUARDED_BY(map_mu_) = 1;
+  NodeId next_id_ ABSL_GUARDED_BY(map_mu_);
   absl::flat_hash_map<NodeId, std::unique_ptr<Node>> nodes_
       ABSL_GUARDED_BY(map_mu_);
   absl::flat_hash_map<std::string, NodeId> by_name_ ABSL_GUARDED_BY(map_mu_);
