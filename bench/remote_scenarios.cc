@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "bench/spawned_store.h"
 #include "mooncake_tier/remote_client.h"
 #include "rpc/grpc_master_api.h"
@@ -35,18 +36,32 @@ struct Connection {
   uint64_t dram_bytes = 0;                  // of all nodes
 };
 
-// Sums the DRAM of the nodes the master knows (ids are dense from 1).
-uint64_t TotalDram(rpc::GrpcMasterApi& api) {
+// Sums the DRAM of the nodes that hold a few small probe objects (the
+// master places them on the emptiest of two random nodes, so a handful of
+// probes finds every node of a small cluster).
+Result<uint64_t> ProbeDram(Client& client, rpc::GrpcMasterApi& api) {
+  std::vector<std::string> keys;
+  std::vector<PutItem> items;
+  const std::vector<std::byte> value(4096, std::byte{1});
+  for (int i = 0; i < 64; ++i) {
+    keys.push_back("bench-probe-" + std::to_string(i));
+    items.push_back({keys.back(), value, {}});
+  }
+  client.PutBatch(items);
+  absl::flat_hash_set<NodeId> nodes;
+  for (Result<ObjectReplicas>& list : api.GetReplicaList(keys)) {
+    if (!list.ok()) continue;
+    for (const ReplicaDescriptor& r : list->replicas) nodes.insert(r.node);
+  }
+  client.RemoveBatch(keys, RemoveOptions{true});
   uint64_t total = 0;
-  int misses = 0;
-  for (NodeId id = 1; id < 1024 && misses < 8; ++id) {
-    Result<NodeView> node = api.GetNode(id);
-    if (!node.ok()) {
-      ++misses;
-      continue;
-    }
-    misses = 0;
-    total += node->spec.dram_size;
+  for (NodeId id : nodes) {
+    MT_ASSIGN_OR_RETURN(NodeView node, api.GetNode(id));
+    total += node.spec.dram_size;
+  }
+  if (total == 0) {
+    return Status(ErrorReason::kUnavailable,
+                  "could not place probe objects: does the store have a node?");
   }
   return total;
 }
@@ -72,11 +87,7 @@ Result<Connection> Connect(const CommonOptions& common,
   rpc::GrpcChannelOptions channel;
   channel.target = master;
   MT_ASSIGN_OR_RETURN(c.api, rpc::GrpcMasterApi::Create(channel));
-  c.dram_bytes = TotalDram(*c.api);
-  if (c.dram_bytes == 0) {
-    return Status(ErrorReason::kUnavailable,
-                  "the master at " + master + " has no storage node");
-  }
+  MT_ASSIGN_OR_RETURN(c.dram_bytes, ProbeDram(*c.client, *c.api));
   sink.Progress("connected to " + master + ", DRAM " +
                 std::to_string(c.dram_bytes / kMiB) + " MiB");
   return c;
@@ -385,7 +396,7 @@ int RunDatapathScenario(const CommonOptions& common,
       common, remote,
       {"--dram", std::to_string(kSpawnDram), "--ssd-capacity",
        std::to_string(8 * kSpawnDram), "--offload-mode", "on_evict",
-       "--heartbeat-interval-ms", "100", "--promotion-on-hit=false"},
+       "--heartbeat-interval", "100ms", "--no-promotion-on-hit"},
       sink);
   if (!c.ok()) {
     sink.Progress("datapath: " + c.status().ToString());

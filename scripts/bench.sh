@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what is needed, builds mooncake-tier (Release) and runs every
+# benchmark scenario, printing figures as they finish: the in-process
+# engine (core, ssd, alloc, groups, promotion) and the distributed store
+# from a client (datapath, metadata) against a mooncake-tierd standalone
+# the benchmark starts itself.
+# SCALE (default 0.25) multiplies the work; SCRATCH_DIR (default /tmp)
+# holds the SSD files; JSON=1 prints one JSON object per line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+bash scripts/build.sh build -DCMAKE_BUILD_TYPE=Release
+scale=${SCALE:-0.25}
+scratch=${SCRATCH_DIR:-/tmp}
+json=()
+[[ ${JSON:-0} != 0 ]] && json=(--json)
+bench=build/bench/mooncake-tier-bench
+for scenario in core ssd alloc groups promotion; do
+  echo "== mooncake-tier-bench $scenario --scale $scale" >&2
+  "$bench" "${json[@]}" --scale "$scale" --scratch-dir "$scratch" "$scenario"
+done
+for scenario in datapath metadata; do
+  echo "== mooncake-tier-bench $scenario --spawn --scale $scale" >&2
+  "$bench" "${json[@]}" --scale "$scale" --scratch-dir "$scratch" \
+    "$scenario" --spawn
+done
