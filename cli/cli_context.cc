@@ -1,0 +1,94 @@
+#include "cli/cli_context.h"
+
+#include <cctype>
+#include <ostream>
+#include <utility>
+
+namespace mooncake_tier::cli {
+namespace {
+
+std::string Lower(std::string text) {
+  for (char& c : text) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return text;
+}
+
+// "mooncake-tierctl kv put": the command path the parse got to.
+std::string CommandPath(const CLI::App& app) {
+  std::string path = app.get_name();
+  const CLI::App* current = &app;
+  while (!current->get_subcommands().empty()) {
+    current = current->get_subcommands().front();
+    path += " " + current->get_name();
+  }
+  return path;
+}
+
+}  // namespace
+
+ExitCode ExitCodeFor(const Status& status) {
+  if (status.ok()) return kExitOk;
+  if (status.code() == StatusCode::kNotFound) return kExitNotFound;
+  return kExitError;
+}
+
+void CliContext::RegisterGlobalOptions(CLI::App& app) {
+  // Subcommands created after this inherit it: `kv get K -o json` works.
+  app.fallthrough();
+  app.add_option("--endpoint", options_.endpoint,
+                 "Admin HTTP API base URL (admin command groups; the kv "
+                 "commands use --master instead)")
+      ->envname("MOONCAKE_TIER_ENDPOINT")
+      ->capture_default_str();
+  app.add_option("--token", options_.token,
+                 "Bearer token for mutating admin calls")
+      ->envname("MOONCAKE_TIER_TOKEN");
+  output_option_ =
+      app.add_option("-o,--output", options_.output,
+                     "Output format: table (for people) or json (one JSON "
+                     "document per command, errors as {\"error\":{...}})")
+          ->transform(CLI::IsMember({"table", "json"}, CLI::ignore_case))
+          ->capture_default_str();
+}
+
+void CliContext::Select(Action action) { action_ = std::move(action); }
+
+OutputFormat CliContext::Format() const {
+  // After a failed parse the option's callback may not have run; its raw
+  // results are there either way.
+  if (output_option_ != nullptr && output_option_->count() > 0) {
+    const std::string given = Lower(output_option_->results().back());
+    return given == "json" ? OutputFormat::kJson : OutputFormat::kTable;
+  }
+  return Lower(options_.output) == "json" ? OutputFormat::kJson
+                                          : OutputFormat::kTable;
+}
+
+int CliContext::Execute(std::ostream& out, std::ostream& err,
+                        bool out_is_terminal) {
+  Output output(out, err, Format(), out_is_terminal);
+  if (!action_) {
+    output.PrintUsageError("no command given",
+                           "run 'mooncake-tierctl --help' for the commands");
+    return kExitUsage;
+  }
+  std::string hint;
+  const Status status = action_(output, &hint);
+  if (!status.ok()) output.PrintError(status, hint);
+  return ExitCodeFor(status);
+}
+
+int CliContext::HandleParseError(const CLI::App& app,
+                                 const CLI::ParseError& error,
+                                 std::ostream& out, std::ostream& err) {
+  if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+    return app.exit(error, out, err);  // --help, --help-all
+  }
+  Output output(out, err, Format(), /*out_is_terminal=*/false);
+  output.PrintUsageError(
+      error.what(), "run '" + CommandPath(app) + " --help' for the options");
+  return kExitUsage;
+}
+
+}  // namespace mooncake_tier::cli

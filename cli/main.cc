@@ -1,0 +1,59 @@
+// mooncake-tierctl: the operator CLI of mooncake-tier.
+//
+//   mooncake-tierctl [--endpoint URL] [--token T] [-o table|json] <group> ...
+//
+// main builds the app, parses the global options once, lets each command
+// group register its subcommands, and runs the one the parse selected
+// (cli/cli_context.h has the flow and the exit codes). A command group is
+// one file with one Register...Commands function; the admin groups of the
+// operator surface (status, nodes, objects, groups, promotions, offloads,
+// config, metrics, top; over the admin HTTP API) are added to
+// kCommandGroups as they land.
+
+#include <unistd.h>
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/cli_context.h"
+#include "cli/kv_commands.h"
+
+namespace {
+
+using mooncake_tier::cli::CliContext;
+
+using RegisterCommandGroup = void (*)(CLI::App&, CliContext&);
+
+constexpr RegisterCommandGroup kCommandGroups[] = {
+    &mooncake_tier::cli::RegisterKvCommands,
+};
+
+constexpr char kFooter[] =
+    "Exit codes: 0 ok, 1 error, 2 usage, 3 not found (the key, group, node "
+    "or task does not exist).\n"
+    "Errors go to stderr as one line: 'error: REASON: message (what to "
+    "do)'; with -o json stdout also gets {\"error\":{\"reason\",\"code\","
+    "\"message\",\"hint\"}}.\n"
+    "Environment: MOONCAKE_TIER_ENDPOINT, MOONCAKE_TIER_TOKEN (for --endpoint "
+    "and --token).";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("mooncake-tierctl: operator CLI of the mooncake-tier store",
+               "mooncake-tierctl");
+  CliContext context;
+  context.RegisterGlobalOptions(app);
+  for (RegisterCommandGroup register_group : kCommandGroups) {
+    register_group(app, context);
+  }
+  app.require_subcommand(1);
+  app.footer(kFooter);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return context.HandleParseError(app, error, std::cout, std::cerr);
+  }
+  return context.Execute(std::cout, std::cerr, isatty(STDOUT_FILENO) == 1);
+}

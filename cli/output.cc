@@ -1,0 +1,67 @@
+#include "cli/output.h"
+
+#include <string>
+
+namespace mooncake_tier::cli {
+
+Output::Output(std::ostream& out, std::ostream& err, OutputFormat format,
+               bool out_is_terminal)
+    : out_(out),
+      err_(err),
+      format_(format),
+      out_is_terminal_(out_is_terminal) {}
+
+void Output::PrintJson(const nlohmann::json& document) {
+  // Invalid UTF-8 in keys is replaced rather than thrown on.
+  out_ << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+       << '\n';
+  out_.flush();
+}
+
+void Output::PrintLine(std::string_view line) {
+  out_ << line << '\n';
+  out_.flush();
+}
+
+void Output::PrintTable(const Table& table) {
+  table.Render(out_);
+  out_.flush();
+}
+
+void Output::PrintRaw(std::span<const std::byte> bytes) {
+  out_.write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  out_.flush();
+}
+
+void Output::PrintNote(std::string_view note) {
+  err_ << note << '\n';
+  err_.flush();
+}
+
+void Output::PrintError(const Status& status, std::string_view hint) {
+  PrintErrorDocument(ReasonName(status.reason()), CodeName(status.code()),
+                     status.message(), hint);
+}
+
+void Output::PrintUsageError(std::string_view message, std::string_view hint) {
+  PrintErrorDocument("USAGE", CodeName(StatusCode::kInvalidArgument), message,
+                     hint);
+}
+
+void Output::PrintErrorDocument(std::string_view reason, std::string_view code,
+                                std::string_view message,
+                                std::string_view hint) {
+  err_ << "error: " << reason << ": " << message;
+  if (!hint.empty()) err_ << " (" << hint << ")";
+  err_ << '\n';
+  err_.flush();
+  if (!json()) return;
+  nlohmann::json error = {{"reason", std::string(reason)},
+                          {"code", std::string(code)},
+                          {"message", std::string(message)}};
+  if (!hint.empty()) error["hint"] = std::string(hint);
+  PrintJson({{"error", error}});
+}
+
+}  // namespace mooncake_tier::cli

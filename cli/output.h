@@ -1,0 +1,65 @@
+#pragma once
+
+// Where a command's results and errors go. Every command prints through
+// one Output, so that the format rules hold everywhere:
+// - table (default): human lines and tables on stdout;
+// - json (-o json): exactly one JSON document on stdout per command, the
+//   result or {"error": {...}}.
+// Errors always also go to stderr as one line naming the reason and what to
+// do, so a person running `-o json` still sees them.
+//
+// Thread safety: not thread-safe; one command uses it from one thread.
+
+#include <ostream>
+#include <span>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/table.h"
+#include "mooncake_tier/status.h"
+
+namespace mooncake_tier::cli {
+
+enum class OutputFormat { kTable, kJson };
+
+class Output {
+ public:
+  // `out` and `err` must outlive the Output. `out_is_terminal` says whether
+  // `out` is a terminal (commands that print raw bytes check it).
+  Output(std::ostream& out, std::ostream& err, OutputFormat format,
+         bool out_is_terminal);
+
+  OutputFormat format() const { return format_; }
+  bool json() const { return format_ == OutputFormat::kJson; }
+  bool out_is_terminal() const { return out_is_terminal_; }
+
+  // The result document of a command (json format).
+  void PrintJson(const nlohmann::json& document);
+  // One human line (table format).
+  void PrintLine(std::string_view line);
+  void PrintTable(const Table& table);
+  // Bytes exactly as given (a value written to a pipe).
+  void PrintRaw(std::span<const std::byte> bytes);
+  // A note for people that must not mix with the data on stdout.
+  void PrintNote(std::string_view note);
+
+  // A failed command: stderr gets "error: REASON: message" plus the hint
+  // when there is one; in json format stdout also gets
+  // {"error": {"reason", "code", "message", "hint"}}.
+  void PrintError(const Status& status, std::string_view hint);
+  // A command line that could not be parsed or broke a rule; reason
+  // "USAGE", code "INVALID_ARGUMENT".
+  void PrintUsageError(std::string_view message, std::string_view hint);
+
+ private:
+  void PrintErrorDocument(std::string_view reason, std::string_view code,
+                          std::string_view message, std::string_view hint);
+
+  std::ostream& out_;
+  std::ostream& err_;
+  const OutputFormat format_;
+  const bool out_is_terminal_;
+};
+
+}  // namespace mooncake_tier::cli
