@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/base64.h"
+#include "absl/strings/escaping.h"
 #include "cli/table.h"
 #include "mooncake_tier/client.h"
 #include "mooncake_tier/remote_client.h"
@@ -318,7 +318,8 @@ Status RunGet(const GetFlags& flags, Output& out, std::string* hint) {
   if (out.json()) {
     nlohmann::json document = {{"key", flags.key}, {"size", value->size()}};
     if (flags.out.empty()) {
-      document["value"] = Base64Encode(*value);
+      document["value"] = absl::Base64Escape(absl::string_view(
+          reinterpret_cast<const char*>(value->data()), value->size()));
     } else {
       document["out"] = flags.out;
     }
