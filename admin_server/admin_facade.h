@@ -1,0 +1,108 @@
+#pragma once
+
+// The one interface admin handlers call: a narrow, read-mostly view of the
+// engine plus the operator actions of ARCHITECTURE.md section 8. Handlers
+// parse a request, make one call here and render the answer; they hold no
+// engine lock and see only copies, so rendering a big list never stalls
+// the data path.
+//
+// Reads here never grant leases nor count as accesses.
+//
+// An engine may lack an operation (the master does not list groups by page
+// yet, for instance): Supports() says so and the handler answers
+// 501 NOT_IMPLEMENTED without calling it. Calling an unsupported operation
+// anyway returns UNAVAILABLE.
+//
+// Thread safety: implementations are thread-safe; the admin server calls
+// them from its worker threads concurrently.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/group_table.h"
+#include "core/master.h"
+#include "core/master_config.h"
+#include "core/master_stats.h"
+#include "core/node_registry.h"
+#include "core/promotion_options.h"
+#include "core/task_table.h"
+#include "mooncake_tier/status.h"
+
+namespace mooncake_tier::admin {
+
+enum class FacadeOp : uint8_t {
+  kListGroups,        // ListGroups
+  kEvictObject,       // EvictObject
+  kEvictGroup,        // EvictGroup
+  kSetRuntimeConfig,  // SetRuntimeConfig (knobs other than promotion)
+};
+std::string_view FacadeOpName(FacadeOp op);
+
+// What a forced eviction did.
+struct EvictionOutcome {
+  uint64_t bytes_freed = 0;      // DRAM freed now
+  std::vector<TaskId> offloads;  // offloads queued first (offload on)
+};
+
+// Runtime-tunable knobs other than promotion's; unset fields stay as they
+// are. Validated as MasterConfig::Validate() would.
+struct RuntimeConfigChange {
+  std::optional<double> eviction_high_watermark;
+  std::optional<double> eviction_ratio;
+  std::optional<double> ssd_high_watermark;
+  std::optional<double> ssd_eviction_ratio;
+  std::optional<Duration> group_fill_timeout;
+  std::optional<Duration> group_broken_ttl;
+  std::optional<uint32_t> offload_max_per_heartbeat;
+  std::optional<uint32_t> offload_queue_limit;
+  bool empty() const;
+};
+
+class AdminFacade {
+ public:
+  virtual ~AdminFacade() = default;
+
+  virtual bool Supports(FacadeOp op) const = 0;
+  // The engine's clock, for ages (heartbeats, tasks, leases).
+  virtual TimePoint Now() const = 0;
+
+  // ---- Reads ----
+  virtual MasterStats Stats() const = 0;
+  virtual std::vector<NodeView> Nodes() const = 0;
+  virtual std::vector<Task> Tasks(TaskKind kind) const = 0;
+  // OBJECT_NOT_FOUND / INVALID_KEY. No lease, no access.
+  virtual Result<ObjectDescription> DescribeObject(
+      const std::string& key) const = 0;
+  // GROUP_NOT_FOUND / INVALID_GROUP.
+  virtual Result<GroupDescription> DescribeGroup(
+      const std::string& group_id) const = 0;
+  // Up to `limit` groups after `cursor` in id order, in state `filter` if
+  // given.
+  virtual Result<GroupPage> ListGroups(std::optional<GroupState> filter,
+                                       size_t limit,
+                                       const std::string& cursor) const = 0;
+  // The effective configuration (promotion knobs as they are now).
+  virtual MasterConfig Config() const = 0;
+
+  // ---- Operator actions ----
+  // Follows the group remove policy. OBJECT_LEASED unless `force`.
+  virtual Status RemoveObject(const std::string& key, bool force) = 0;
+  virtual Status RemoveGroup(const std::string& group_id, bool force) = 0;
+  // Forced promotion; the tasks queued. NOT_APPLICABLE, OBJECT_BUSY,
+  // QUEUE_FULL as Master::PromoteObject.
+  virtual Result<std::vector<TaskId>> PromoteObject(const std::string& key) = 0;
+  virtual Result<std::vector<TaskId>> PromoteGroup(
+      const std::string& group_id) = 0;
+  // Forced eviction from DRAM (offloading first when offload is on).
+  virtual Result<EvictionOutcome> EvictObject(const std::string& key) = 0;
+  virtual Result<EvictionOutcome> EvictGroup(const std::string& group_id) = 0;
+  // INVALID_ARGUMENT (nothing changes) when invalid.
+  virtual Status SetPromotionOptions(const PromotionOptions& options) = 0;
+  virtual Status SetRuntimeConfig(const RuntimeConfigChange& change) = 0;
+};
+
+}  // namespace mooncake_tier::admin

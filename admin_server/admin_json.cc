@@ -1,0 +1,173 @@
+#include "admin_server/admin_json.h"
+
+#include <chrono>
+
+namespace mooncake_tier::admin {
+namespace {
+
+using nlohmann::json;
+
+json TierJson(const TierUsage& usage) {
+  return {{"capacity_bytes", usage.capacity},
+          {"used_bytes", usage.used},
+          {"used_ratio", usage.ratio()}};
+}
+
+json ReplicaJson(const Replica& replica) {
+  return {{"id", replica.desc.id},
+          {"tier", TierName(replica.desc.tier)},
+          {"state", ReplicaStateName(replica.desc.state)},
+          {"node", replica.desc.node},
+          {"offset", replica.desc.offset},
+          {"size", replica.desc.size},
+          {"refcnt", replica.refcnt},
+          {"staged_by_task", replica.staged_by}};
+}
+
+}  // namespace
+
+int64_t Millis(Duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+json GroupSpecJson(const std::optional<GroupSpec>& group) {
+  if (!group) return nullptr;
+  return {{"id", group->group_id},
+          {"size", group->group_size},
+          {"index", group->group_index}};
+}
+
+json NodeJson(const NodeView& node, TimePoint now, uint64_t pending_tasks) {
+  return {{"id", node.id},
+          {"name", node.spec.name},
+          {"state", NodeStateName(node.state)},
+          {"rpc_address", node.spec.rpc_address},
+          {"heartbeat_age_ms", Millis(now - node.last_heartbeat)},
+          {"uptime_ms", Millis(now - node.registered_at)},
+          {"dram", TierJson({node.spec.dram_size, node.dram_used})},
+          {"ssd", TierJson({node.spec.ssd_capacity, node.ssd_used})},
+          {"pending_tasks", pending_tasks}};
+}
+
+json TaskJson(const Task& task, TimePoint now) {
+  json out = {{"id", task.id},
+              {"kind", TaskKindName(task.kind)},
+              {"key", task.key},
+              {"group", GroupSpecJson(task.group)},
+              {"node", task.node},
+              {"size", task.source.size},
+              {"state", TaskStateName(task.state)},
+              {"age_ms", Millis(now - task.created)}};
+  if (task.kind == TaskKind::kPromotion) out["forced"] = task.forced;
+  return out;
+}
+
+json ObjectJson(const std::string& key, const ObjectDescription& d,
+                TimePoint now) {
+  json replicas = json::array();
+  uint64_t pins = 0;
+  for (const Replica& replica : d.replicas) {
+    replicas.push_back(ReplicaJson(replica));
+    pins += replica.refcnt;
+  }
+  const Duration lease = d.lease_deadline - now;
+  return {{"key", key},
+          {"size", d.size},
+          {"group", GroupSpecJson(d.group)},
+          {"replicas", std::move(replicas)},
+          {"lease_remaining_ms", lease > Duration::zero() ? Millis(lease) : 0},
+          {"last_access_age_ms", Millis(now - d.last_access)},
+          {"hard_pin", d.hard_pin},
+          {"pins", pins}};
+}
+
+json GroupStatusJson(const GroupStatus& status) {
+  return {{"id", status.group_id},
+          {"state", GroupStateName(status.state)},
+          {"expected", status.expected},
+          {"present", status.present}};
+}
+
+json GroupJson(const GroupDescription& group) {
+  json out = GroupStatusJson(group.status);
+  out["break_cause"] =
+      group.break_cause ? json(BreakCauseName(*group.break_cause)) : json();
+  json members = json::array();
+  for (const GroupDescription::Member& member : group.members) {
+    json tiers = json::array();
+    for (Tier tier : member.tiers) tiers.push_back(TierName(tier));
+    members.push_back({{"index", member.index},
+                       {"key", member.key},
+                       {"present", member.present},
+                       {"tiers", std::move(tiers)}});
+  }
+  out["members"] = std::move(members);
+  return out;
+}
+
+json PromotionOptionsJson(const PromotionOptions& o) {
+  return {{"on_hit", o.on_hit},
+          {"policy", PromotionPolicyName(o.policy)},
+          {"admission_threshold", o.admission_threshold},
+          {"queue_limit", o.queue_limit},
+          {"max_per_heartbeat", o.max_per_heartbeat},
+          {"task_timeout_ms", Millis(o.task_timeout)},
+          {"drop_source", o.drop_source},
+          {"proactive_low_watermark", o.proactive_low_watermark},
+          {"proactive_max_per_step", o.proactive_max_per_step},
+          {"proactive_interval_ms", Millis(o.proactive_interval)}};
+}
+
+json ConfigJson(const MasterConfig& c) {
+  return {{"shard_count", c.shard_count},
+          {"lease_ttl_ms", Millis(c.lease_ttl)},
+          {"put_timeout_ms", Millis(c.put_timeout)},
+          {"eviction_high_watermark", c.eviction_high_watermark},
+          {"eviction_ratio", c.eviction_ratio},
+          {"ssd_high_watermark", c.ssd_high_watermark},
+          {"ssd_eviction_ratio", c.ssd_eviction_ratio},
+          {"offload_mode", OffloadModeName(c.offload_mode)},
+          {"offload_max_per_heartbeat", c.offload_max_per_heartbeat},
+          {"offload_queue_limit", c.offload_queue_limit},
+          {"offload_task_timeout_ms", Millis(c.offload_task_timeout)},
+          {"ssd_deletes_per_heartbeat", c.ssd_deletes_per_heartbeat},
+          {"node_ttl_ms", Millis(c.node_ttl)},
+          {"group_shard_count", c.group_shard_count},
+          {"group_visibility", GroupVisibilityName(c.group_visibility)},
+          {"group_remove_policy", GroupRemovePolicyName(c.group_remove_policy)},
+          {"group_fill_timeout_ms", Millis(c.group_fill_timeout)},
+          {"group_broken_ttl_ms", Millis(c.group_broken_ttl)},
+          {"max_group_size", c.max_group_size},
+          {"group_filling_max_ratio", c.group_filling_max_ratio},
+          {"dram_alignment", c.dram_alignment},
+          {"promotion", PromotionOptionsJson(c.promotion)}};
+}
+
+json StatusJson(const MasterStats& s) {
+  return {{"tiers",
+           {{"memory", TierJson(s.memory)},
+            {"local_disk", TierJson(s.local_disk)}}},
+          {"objects", s.objects},
+          {"pending_puts", s.pending_puts},
+          {"groups",
+           {{"filling", s.groups.filling},
+            {"complete", s.groups.complete},
+            {"broken", s.groups.broken},
+            {"expired", s.groups.expired},
+            {"filling_bytes", s.filling_group_bytes}}},
+          {"promotions",
+           {{"in_flight", s.promotion_in_flight},
+            {"queued", s.promotion_tasks_queued},
+            {"completed_total", s.promotion_completed}}},
+          {"offloads",
+           {{"queued", s.offload_tasks_queued},
+            {"dispatched", s.offload_tasks_in_flight},
+            {"completed_total", s.offload_completed}}},
+          {"nodes", {{"alive", s.nodes_alive}, {"suspect", s.nodes_suspect}}},
+          {"gets",
+           {{"memory_hit", s.get_memory_hit},
+            {"local_disk_hit", s.get_local_disk_hit},
+            {"miss", s.get_miss}}}};
+}
+
+}  // namespace mooncake_tier::admin

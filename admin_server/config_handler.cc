@@ -1,0 +1,210 @@
+// GET /api/v1/config and PATCH /api/v1/config.
+//
+// PATCH takes a JSON object in the shape GET returns, holding only the
+// fields to change (a merge patch). Promotion knobs ("promotion": {...})
+// change at once; the other run-time knobs need engine support (501 until
+// the facade supports them); fields fixed at start and unknown fields are
+// 400. The whole patch is checked before anything changes, and every
+// change is logged.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+#include "admin_server/admin_json.h"
+#include "admin_server/admin_routes.h"
+#include "admin_server/request_parsing.h"
+#include "spdlog/spdlog.h"
+
+namespace mooncake_tier::admin {
+namespace {
+
+using nlohmann::json;
+
+Status Invalid(const std::string& message) {
+  return Status(ErrorReason::kInvalidArgument, message);
+}
+
+Result<uint64_t> UintField(const json& value, const std::string& name,
+                           uint64_t max) {
+  if (!value.is_number_unsigned() || value.get<uint64_t>() > max) {
+    return Invalid(name + " must be an integer in 0.." + std::to_string(max));
+  }
+  return value.get<uint64_t>();
+}
+
+Result<uint32_t> U32Field(const json& value, const std::string& name) {
+  MT_ASSIGN_OR_RETURN(
+      uint64_t v, UintField(value, name, std::numeric_limits<uint32_t>::max()));
+  return static_cast<uint32_t>(v);
+}
+
+Result<Duration> MillisField(const json& value, const std::string& name) {
+  // Up to ~100 years: far beyond any timeout, far below overflow.
+  MT_ASSIGN_OR_RETURN(uint64_t ms, UintField(value, name, 1ull << 41));
+  return std::chrono::duration_cast<Duration>(
+      std::chrono::milliseconds(static_cast<int64_t>(ms)));
+}
+
+Result<double> DoubleField(const json& value, const std::string& name) {
+  if (!value.is_number()) return Invalid(name + " must be a number");
+  return value.get<double>();
+}
+
+Result<bool> BoolField(const json& value, const std::string& name) {
+  if (!value.is_boolean()) return Invalid(name + " must be true or false");
+  return value.get<bool>();
+}
+
+// Overlays the "promotion" object of a patch on `options`.
+Status PatchPromotion(const json& patch, PromotionOptions& o) {
+  if (!patch.is_object()) return Invalid("promotion must be an object");
+  for (const auto& [name, value] : patch.items()) {
+    const std::string field = "promotion." + name;
+    if (name == "on_hit") {
+      MT_ASSIGN_OR_RETURN(o.on_hit, BoolField(value, field));
+    } else if (name == "policy") {
+      std::optional<PromotionPolicy> policy;
+      if (value.is_string()) {
+        policy = ParsePromotionPolicy(value.get<std::string>());
+      }
+      if (!policy) return Invalid(field + " must be threshold or tinylfu");
+      o.policy = *policy;
+    } else if (name == "admission_threshold") {
+      MT_ASSIGN_OR_RETURN(o.admission_threshold, U32Field(value, field));
+    } else if (name == "queue_limit") {
+      MT_ASSIGN_OR_RETURN(o.queue_limit, U32Field(value, field));
+    } else if (name == "max_per_heartbeat") {
+      MT_ASSIGN_OR_RETURN(o.max_per_heartbeat, U32Field(value, field));
+    } else if (name == "task_timeout_ms") {
+      MT_ASSIGN_OR_RETURN(o.task_timeout, MillisField(value, field));
+    } else if (name == "drop_source") {
+      MT_ASSIGN_OR_RETURN(o.drop_source, BoolField(value, field));
+    } else if (name == "proactive_low_watermark") {
+      MT_ASSIGN_OR_RETURN(o.proactive_low_watermark, DoubleField(value, field));
+    } else if (name == "proactive_max_per_step") {
+      MT_ASSIGN_OR_RETURN(o.proactive_max_per_step, U32Field(value, field));
+    } else if (name == "proactive_interval_ms") {
+      MT_ASSIGN_OR_RETURN(o.proactive_interval, MillisField(value, field));
+    } else {
+      return Invalid("unknown field '" + field + "'");
+    }
+  }
+  const std::string problem = o.Validate();
+  if (!problem.empty()) return Invalid(problem);
+  return Status::Ok();
+}
+
+// The top-level knobs other than promotion's that may change at run time.
+constexpr std::string_view kRuntimeKnobs[] = {
+    "eviction_high_watermark",   "eviction_ratio",        "ssd_high_watermark",
+    "ssd_eviction_ratio",        "group_fill_timeout_ms", "group_broken_ttl_ms",
+    "offload_max_per_heartbeat", "offload_queue_limit"};
+
+bool IsRuntimeKnob(std::string_view name) {
+  return std::find(std::begin(kRuntimeKnobs), std::end(kRuntimeKnobs), name) !=
+         std::end(kRuntimeKnobs);
+}
+
+// A top-level knob other than promotion's, into `change`.
+Status PatchRuntimeKnob(const std::string& name, const json& value,
+                        RuntimeConfigChange& change) {
+  if (name == "eviction_high_watermark") {
+    MT_ASSIGN_OR_RETURN(change.eviction_high_watermark,
+                        DoubleField(value, name));
+  } else if (name == "eviction_ratio") {
+    MT_ASSIGN_OR_RETURN(change.eviction_ratio, DoubleField(value, name));
+  } else if (name == "ssd_high_watermark") {
+    MT_ASSIGN_OR_RETURN(change.ssd_high_watermark, DoubleField(value, name));
+  } else if (name == "ssd_eviction_ratio") {
+    MT_ASSIGN_OR_RETURN(change.ssd_eviction_ratio, DoubleField(value, name));
+  } else if (name == "group_fill_timeout_ms") {
+    MT_ASSIGN_OR_RETURN(change.group_fill_timeout, MillisField(value, name));
+  } else if (name == "group_broken_ttl_ms") {
+    MT_ASSIGN_OR_RETURN(change.group_broken_ttl, MillisField(value, name));
+  } else if (name == "offload_max_per_heartbeat") {
+    MT_ASSIGN_OR_RETURN(change.offload_max_per_heartbeat,
+                        U32Field(value, name));
+  } else if (name == "offload_queue_limit") {
+    MT_ASSIGN_OR_RETURN(change.offload_queue_limit, U32Field(value, name));
+  } else {
+    return Invalid("unknown field '" + name + "'");
+  }
+  return Status::Ok();
+}
+
+// Every field of `patch` that changed, "promotion.x": [old, new].
+json Changes(const json& before, const json& after) {
+  json out = json::object();
+  for (const auto& [name, value] : after.items()) {
+    if (before.contains(name) && before.at(name) != value) {
+      out[name] = json::array({before.at(name), value});
+    }
+  }
+  return out;
+}
+
+AdminResponse GetConfig(const AdminRequest& request, AdminContext& context) {
+  MT_RESPOND_IF_ERROR(OnlyQuery(request, {}));
+  return AdminResponse::Json(200, ConfigJson(context.facade->Config()));
+}
+
+AdminResponse PatchConfig(const AdminRequest& request, AdminContext& context) {
+  MT_RESPOND_IF_ERROR(OnlyQuery(request, {}));
+  MT_ASSIGN_OR_RESPOND(const json patch, JsonObjectBody(request));
+  AdminFacade& facade = *context.facade;
+  const MasterConfig current = facade.Config();
+  const json known = ConfigJson(current);
+  PromotionOptions promotion = current.promotion;
+  RuntimeConfigChange change;
+  for (const auto& [name, value] : patch.items()) {
+    if (name == "promotion") {
+      MT_RESPOND_IF_ERROR(PatchPromotion(value, promotion));
+      continue;
+    }
+    if (IsRuntimeKnob(name)) {
+      MT_RESPOND_IF_ERROR(PatchRuntimeKnob(name, value, change));
+    } else if (known.contains(name)) {
+      return AdminResponse::BadRequest(
+          "'" + name + "' is fixed at start; restart with the new value",
+          "NOT_RUNTIME_TUNABLE");
+    } else {
+      return AdminResponse::BadRequest("unknown field '" + name + "'");
+    }
+  }
+  if (!change.empty()) {
+    if (!facade.Supports(FacadeOp::kSetRuntimeConfig)) {
+      return AdminResponse::NotImplemented(FacadeOp::kSetRuntimeConfig);
+    }
+    MT_RESPOND_IF_ERROR(facade.SetRuntimeConfig(change));
+  }
+  if (patch.contains("promotion")) {
+    MT_RESPOND_IF_ERROR(facade.SetPromotionOptions(promotion));
+  }
+  const MasterConfig updated = facade.Config();
+  json changed = Changes(known, ConfigJson(updated));
+  const json promotion_changes =
+      Changes(known.at("promotion"), PromotionOptionsJson(updated.promotion));
+  for (const auto& [name, value] : promotion_changes.items()) {
+    changed["promotion." + name] = value;
+  }
+  changed.erase("promotion");
+  spdlog::info("admin: config changed: {}", changed.dump());
+  return AdminResponse::Json(200, ConfigJson(updated));
+}
+
+}  // namespace
+
+void AddConfigRoutes(RouteTable& table) {
+  table.Add({"GET", "/api/v1/config",
+             "The effective configuration (promotion knobs as they are now).",
+             false, GetConfig});
+  table.Add({"PATCH", "/api/v1/config",
+             "Changes run-time knobs: a JSON object with only the fields to "
+             "change, e.g. {\"promotion\":{\"admission_threshold\":3}}.",
+             true, PatchConfig});
+}
+
+}  // namespace mooncake_tier::admin

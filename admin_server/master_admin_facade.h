@@ -1,0 +1,61 @@
+#pragma once
+
+// AdminFacade over an in-process core::Master, using only what Master
+// offers today. Group listing by page, forced eviction and runtime changes
+// of knobs other than promotion's need engine calls the master does not
+// have yet: Supports() reports them false (501 at the HTTP edge).
+//
+// Thread safety: thread-safe (Master is).
+
+#include "admin_server/admin_facade.h"
+#include "core/clock.h"
+#include "core/master.h"
+
+namespace mooncake_tier::admin {
+
+class MasterAdminFacade final : public AdminFacade {
+ public:
+  // `master` and `clock` (the master's) must outlive the facade.
+  MasterAdminFacade(Master* master, const Clock* clock)
+      : master_(master), clock_(clock) {}
+
+  bool Supports(FacadeOp op) const override;
+  TimePoint Now() const override { return clock_->Now(); }
+
+  MasterStats Stats() const override { return master_->GetStats(); }
+  std::vector<NodeView> Nodes() const override { return master_->ListNodes(); }
+  std::vector<Task> Tasks(TaskKind kind) const override {
+    return master_->ListTasks(kind);
+  }
+  Result<ObjectDescription> DescribeObject(
+      const std::string& key) const override {
+    return master_->DescribeObject(key);
+  }
+  Result<GroupDescription> DescribeGroup(
+      const std::string& group_id) const override;
+  Result<GroupPage> ListGroups(std::optional<GroupState> filter, size_t limit,
+                               const std::string& cursor) const override;
+  MasterConfig Config() const override;
+
+  Status RemoveObject(const std::string& key, bool force) override;
+  Status RemoveGroup(const std::string& group_id, bool force) override;
+  Result<std::vector<TaskId>> PromoteObject(const std::string& key) override {
+    return master_->PromoteObject(key);
+  }
+  Result<std::vector<TaskId>> PromoteGroup(
+      const std::string& group_id) override {
+    return master_->PromoteGroup(group_id);
+  }
+  Result<EvictionOutcome> EvictObject(const std::string& key) override;
+  Result<EvictionOutcome> EvictGroup(const std::string& group_id) override;
+  Status SetPromotionOptions(const PromotionOptions& options) override {
+    return master_->SetPromotionOptions(options);
+  }
+  Status SetRuntimeConfig(const RuntimeConfigChange& change) override;
+
+ private:
+  Master* const master_;
+  const Clock* const clock_;
+};
+
+}  // namespace mooncake_tier::admin

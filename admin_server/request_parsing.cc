@@ -1,0 +1,73 @@
+#include "admin_server/request_parsing.h"
+
+#include <charconv>
+
+namespace mooncake_tier::admin {
+namespace {
+
+Status Invalid(std::string message) {
+  return Status(ErrorReason::kInvalidArgument, std::move(message));
+}
+
+}  // namespace
+
+Result<uint64_t> ParseUint(std::string_view text, std::string_view what) {
+  uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end) {
+    return Invalid(std::string(what) + " must be an unsigned integer, got '" +
+                   std::string(text) + "'");
+  }
+  return value;
+}
+
+Result<bool> ParseBool(std::string_view text, std::string_view what) {
+  if (text == "true" || text == "1") return true;
+  if (text == "false" || text == "0") return false;
+  return Invalid(std::string(what) + " must be true or false, got '" +
+                 std::string(text) + "'");
+}
+
+Result<bool> QueryBool(const AdminRequest& request, const std::string& name,
+                       bool fallback) {
+  auto it = request.query.find(name);
+  if (it == request.query.end()) return fallback;
+  return ParseBool(it->second, name);
+}
+
+Result<size_t> PageLimit(const AdminRequest& request) {
+  auto it = request.query.find("limit");
+  if (it == request.query.end()) return kDefaultPageLimit;
+  MT_ASSIGN_OR_RETURN(uint64_t limit, ParseUint(it->second, "limit"));
+  if (limit == 0 || limit > kMaxPageLimit) {
+    return Invalid("limit must be 1.." + std::to_string(kMaxPageLimit));
+  }
+  return static_cast<size_t>(limit);
+}
+
+Result<uint64_t> IdCursor(const AdminRequest& request) {
+  auto it = request.query.find("cursor");
+  if (it == request.query.end() || it->second.empty()) return uint64_t{0};
+  return ParseUint(it->second, "cursor");
+}
+
+Result<nlohmann::json> JsonObjectBody(const AdminRequest& request) {
+  nlohmann::json body = nlohmann::json::parse(request.body, nullptr,
+                                              /*allow_exceptions=*/false);
+  if (body.is_discarded()) return Invalid("the body is not valid JSON");
+  if (!body.is_object()) return Invalid("the body must be a JSON object");
+  return body;
+}
+
+Status OnlyQuery(const AdminRequest& request,
+                 std::initializer_list<std::string_view> allowed) {
+  for (const auto& [name, value] : request.query) {
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      return Invalid("unknown query parameter '" + name + "'");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace mooncake_tier::admin

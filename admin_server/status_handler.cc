@@ -1,0 +1,18 @@
+// GET /api/v1/status: tiers, objects, groups, queues and nodes at a glance.
+
+#include "admin_server/admin_json.h"
+#include "admin_server/admin_routes.h"
+
+namespace mooncake_tier::admin {
+
+void AddStatusRoutes(RouteTable& table) {
+  table.Add({"GET", "/api/v1/status",
+             "Tier capacity and use, objects, groups by state, promotion and "
+             "offload queues, nodes.",
+             false, [](const AdminRequest&, AdminContext& context) {
+               return AdminResponse::Json(200,
+                                          StatusJson(context.facade->Stats()));
+             }});
+}
+
+}  // namespace mooncake_tier::admin

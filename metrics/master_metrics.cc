@@ -1,0 +1,180 @@
+#include "metrics/master_metrics.h"
+
+#include <array>
+#include <chrono>
+#include <string_view>
+
+#include "metrics/family_set.h"
+
+namespace mooncake_tier::metrics {
+namespace {
+
+using M = MetricId;
+
+double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+void AddStore(const MasterStats& s, FamilySet& f) {
+  for (Tier tier : {Tier::kMemory, Tier::kLocalDisk}) {
+    const TierUsage& usage = tier == Tier::kMemory ? s.memory : s.local_disk;
+    f.Add(M::kTierCapacityBytes, usage.capacity, {TierName(tier)});
+    f.Add(M::kTierUsedBytes, usage.used, {TierName(tier)});
+  }
+  f.Add(M::kObjects, s.objects);
+  f.Add(M::kPutsPending, s.pending_puts);
+  // Dead nodes are retired from the registry; the master keeps no gauge of
+  // them (nodes_expired_total counts them).
+  f.Add(M::kNodes, s.nodes_alive, {NodeStateName(NodeState::kAlive)});
+  f.Add(M::kNodes, s.nodes_suspect, {NodeStateName(NodeState::kSuspect)});
+  f.Add(M::kNodesRegisteredTotal, s.nodes_registered);
+  f.Add(M::kNodesExpiredTotal, s.nodes_expired);
+  f.Add(M::kObjectsLostTotal, s.objects_lost);
+  f.Add(M::kInventoryRestoredTotal, s.inventory_restored);
+  f.Add(M::kSsdCorruptionsTotal, s.ssd_corruptions);
+}
+
+void AddDataPath(const MasterStats& s, FamilySet& f) {
+  f.Add(M::kPutStartedTotal, s.put_started);
+  f.Add(M::kPutCompletedTotal, s.put_completed);
+  f.Add(M::kPutFailedTotal, s.put_revoked, {"revoked"});
+  f.Add(M::kPutFailedTotal, s.put_timed_out, {"timed_out"});
+  f.Add(M::kPutFailedTotal, s.put_no_space, {"no_space"});
+  f.Add(M::kPutFailedTotal, s.put_rejected, {"rejected"});
+  f.Add(M::kGetTotal, s.get_memory_hit, {"memory_hit"});
+  f.Add(M::kGetTotal, s.get_local_disk_hit, {"local_disk_hit"});
+  f.Add(M::kGetTotal, s.get_miss, {"miss"});
+  f.Add(M::kGetTotal, s.get_group_incomplete, {"group_incomplete"});
+  f.Add(M::kExistsTotal, s.exists_calls);
+  f.Add(M::kRemovesTotal, s.removes);
+  f.Add(M::kEvictionsTotal, s.evicted_memory_objects, {"memory"});
+  f.Add(M::kEvictionsTotal, s.evicted_disk_objects, {"local_disk"});
+  f.Add(M::kEvictedBytesTotal, s.evicted_memory_bytes, {"memory"});
+  f.Add(M::kEvictedBytesTotal, s.evicted_disk_bytes, {"local_disk"});
+  f.Add(M::kObjectsEvictedTotal, s.objects_evicted);
+}
+
+void AddOffload(const MasterStats& s, FamilySet& f) {
+  f.Add(M::kOffloadQueuedTotal, s.offload_queued);
+  f.Add(M::kOffloadCompletedTotal, s.offload_completed);
+  f.Add(M::kOffloadBytesTotal, s.offload_bytes);
+  f.Add(M::kOffloadFailedTotal, s.offload_failed, {"node_error"});
+  f.Add(M::kOffloadFailedTotal, s.offload_timed_out, {"timeout"});
+  f.Add(M::kOffloadFailedTotal, s.offload_node_lost, {"node_lost"});
+  f.Add(M::kOffloadFailedTotal, s.offload_queue_full, {"queue_full"});
+  f.Add(M::kOffloadDiscardedTotal, s.offload_discarded);
+  f.Add(M::kOffloadTasks, s.offload_tasks_queued, {"queued"});
+  f.Add(M::kOffloadTasks, s.offload_tasks_in_flight, {"dispatched"});
+  f.Add(M::kSsdDeletesPending, s.ssd_deletes_pending);
+}
+
+void AddPromotion(const MasterStats& s, FamilySet& f) {
+  f.Add(M::kPromotionAttemptsTotal, s.promotion_attempts);
+  f.Add(M::kPromotionQueuedTotal, s.promotion_queued);
+  f.Add(M::kPromotionCompletedTotal, s.promotion_completed);
+  // Gates first (in the order they run), then task failures.
+  const std::array<std::pair<std::string_view, uint64_t>, 8> failed = {{
+      {"admission", s.promotion_admission_gated},
+      {"watermark", s.promotion_watermark_gated},
+      {"queue_full", s.promotion_queue_full},
+      {"alloc_failed", s.promotion_alloc_failed},
+      {"transfer_failed", s.promotion_transfer_failed},
+      {"source_lost", s.promotion_source_lost},
+      {"timeout", s.promotion_timeout},
+      {"node_lost", s.promotion_node_lost},
+  }};
+  for (const auto& [reason, value] : failed) {
+    f.Add(M::kPromotionFailedTotal, value, {reason});
+  }
+  f.Add(M::kPromotionDedupedTotal, s.promotion_deduped);
+  f.Add(M::kPromotionInFlight, s.promotion_in_flight);
+  f.Add(M::kPromotionTasksQueued, s.promotion_tasks_queued);
+  f.Add(M::kPromotionBytesTotal, s.promotion_bytes);
+  f.Add(M::kPromotionDurationSecondsTotal,
+        static_cast<double>(s.promotion_duration_us) / 1e6);
+  f.Add(M::kPromotionForcedTotal, s.promotion_forced);
+  f.Add(M::kPromotionProactiveTotal, s.promotion_proactive);
+  f.Add(M::kPromotionDroppedSourcesTotal, s.promotion_dropped_sources);
+  f.Add(M::kPromotionSketchHalvingsTotal, s.promotion_sketch_halvings);
+}
+
+void AddGroups(const MasterStats& s, FamilySet& f) {
+  for (GroupState state : {GroupState::kFilling, GroupState::kComplete,
+                           GroupState::kBroken, GroupState::kExpired}) {
+    f.Add(M::kGroups, s.groups.Of(state), {GroupStateName(state)});
+  }
+  f.Add(M::kGroupFillingBytes, s.filling_group_bytes);
+  const GroupCounterSnapshot& g = s.group_counters;
+  f.Add(M::kGroupCreatedTotal, g.groups_created);
+  f.Add(M::kGroupCompletedTotal, g.groups_completed);
+  f.Add(M::kGroupBrokenTotal, g.groups_broken_removed,
+        {BreakCauseName(BreakCause::kRemoved)});
+  f.Add(M::kGroupBrokenTotal, g.groups_broken_node_lost,
+        {BreakCauseName(BreakCause::kNodeLost)});
+  f.Add(M::kGroupBrokenTotal, g.groups_broken_corrupt,
+        {BreakCauseName(BreakCause::kCorrupt)});
+  f.Add(M::kGroupExpiredTotal, g.groups_expired);
+  f.Add(M::kGroupCollectedTotal, g.groups_collected);
+  f.Add(M::kGroupEvictedTotal, g.groups_evicted_memory, {"memory"});
+  f.Add(M::kGroupEvictedTotal, g.groups_evicted_disk, {"local_disk"});
+  f.Add(M::kGroupRefusedTotal, g.groups_refused_filling_full, {"filling_full"});
+}
+
+void AddNodes(const std::vector<NodeView>& nodes, TimePoint now, FamilySet& f) {
+  for (const NodeView& node : nodes) {
+    const std::string_view name = node.spec.name;
+    f.Add(M::kNodeCapacityBytes, node.spec.dram_size, {name, "memory"});
+    f.Add(M::kNodeCapacityBytes, node.spec.ssd_capacity, {name, "local_disk"});
+    f.Add(M::kNodeUsedBytes, node.dram_used, {name, "memory"});
+    f.Add(M::kNodeUsedBytes, node.ssd_used, {name, "local_disk"});
+    f.Add(M::kNodeHeartbeatAgeSeconds, Seconds(now - node.last_heartbeat),
+          {name});
+  }
+}
+
+// Calls of one recorder as `counts`{<name label>,code} and `latency`.
+void AddCalls(const rpc::CallRecorder& recorder, MetricId counts,
+              MetricId latency, FamilySet& f) {
+  std::array<double, rpc::kLatencyBounds.size()> bounds{};
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    bounds[i] = Seconds(rpc::kLatencyBounds[i]);
+  }
+  recorder.Visit([&](const rpc::CallStats& call) {
+    // OK is always reported so every method has a series from the start;
+    // other codes once they occur.
+    for (size_t code = 0; code < call.by_code.size(); ++code) {
+      if (code != 0 && call.by_code[code] == 0) continue;
+      f.Add(counts, call.by_code[code],
+            {call.method, rpc::GrpcCodeName(static_cast<int>(code))});
+    }
+    f.AddHistogram(latency, {call.method}, bounds, call.latency_buckets,
+                   static_cast<double>(call.latency_sum_ns) / 1e9);
+  });
+}
+
+}  // namespace
+
+MasterMetrics::MasterMetrics(const Master* master, const Clock* clock,
+                             const rpc::CallRecorder* rpc,
+                             const rpc::CallRecorder* admin)
+    : master_(master), clock_(clock), rpc_(rpc), admin_(admin) {}
+
+std::vector<prometheus::MetricFamily> MasterMetrics::Collect() const {
+  const MasterStats stats = master_->GetStats();
+  const std::vector<NodeView> nodes = master_->ListNodes();
+  FamilySet families(MetricScope::kMaster);
+  AddStore(stats, families);
+  AddDataPath(stats, families);
+  AddOffload(stats, families);
+  AddPromotion(stats, families);
+  AddGroups(stats, families);
+  AddNodes(nodes, clock_->Now(), families);
+  if (rpc_ != nullptr) {
+    AddCalls(*rpc_, M::kRpcRequestsTotal, M::kRpcDurationSeconds, families);
+  }
+  if (admin_ != nullptr) {
+    AddCalls(*admin_, M::kAdminRequestsTotal, M::kAdminRequestDurationSeconds,
+             families);
+  }
+  return std::move(families).Take();
+}
+
+}  // namespace mooncake_tier::metrics

@@ -1,0 +1,205 @@
+#pragma once
+
+// Every metric mooncake-tier exports, declared once (ARCHITECTURE.md
+// section 8): name, type, label names and help. The collectors
+// (MasterMetrics, NodeMetrics) look families up here by MetricId, so a name
+// can be neither misspelled nor declared twice, and the tests walk this list
+// to check the rendered text, the dashboards and Prometheus' naming rules.
+//
+// Thread safety: constants and pure functions.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace mooncake_tier::metrics {
+
+// X(id, scope, type, name without the namespace, "label,names", help).
+// scope: kMaster (the master's /metrics) or kNode (a storage node's).
+// Appending is safe; renaming a metric breaks dashboards.
+#define MOONCAKE_TIER_METRICS(X)                                               \
+  /* ---- tiers, objects, nodes (master) ---- */                               \
+  X(kTierCapacityBytes, kMaster, kGauge, "tier_capacity_bytes", "tier",        \
+    "Bytes of each tier over alive and suspect nodes.")                        \
+  X(kTierUsedBytes, kMaster, kGauge, "tier_used_bytes", "tier",                \
+    "Bytes used in each tier (DRAM allocated; SSD logical replica bytes).")    \
+  X(kObjects, kMaster, kGauge, "objects", "", "Objects in the store.")         \
+  X(kPutsPending, kMaster, kGauge, "puts_pending", "",                         \
+    "Puts started and not yet completed or revoked.")                          \
+  X(kNodes, kMaster, kGauge, "nodes", "state", "Registered nodes by state.")   \
+  X(kNodesRegisteredTotal, kMaster, kCounter, "nodes_registered_total", "",    \
+    "Node registrations (including re-registrations).")                        \
+  X(kNodesExpiredTotal, kMaster, kCounter, "nodes_expired_total", "",          \
+    "Nodes declared dead (silent past node_ttl or replaced).")                 \
+  X(kNodeCapacityBytes, kMaster, kGauge, "node_capacity_bytes", "node,tier",   \
+    "Bytes each node contributes to each tier.")                               \
+  X(kNodeUsedBytes, kMaster, kGauge, "node_used_bytes", "node,tier",           \
+    "Bytes used on each node in each tier.")                                   \
+  X(kNodeHeartbeatAgeSeconds, kMaster, kGauge, "node_heartbeat_age_seconds",   \
+    "node", "Seconds since each node's last heartbeat.")                       \
+  X(kObjectsLostTotal, kMaster, kCounter, "objects_lost_total", "",            \
+    "Objects whose last replica died with its node.")                          \
+  X(kInventoryRestoredTotal, kMaster, kCounter, "inventory_restored_total",    \
+    "", "SSD objects rebuilt from node inventories at registration.")          \
+  X(kSsdCorruptionsTotal, kMaster, kCounter, "ssd_corruptions_total", "",      \
+    "SSD records nodes reported corrupt.")                                     \
+  /* ---- data path (master) ---- */                                           \
+  X(kPutStartedTotal, kMaster, kCounter, "put_started_total", "",              \
+    "PutStart calls that reserved space.")                                     \
+  X(kPutCompletedTotal, kMaster, kCounter, "put_completed_total", "",          \
+    "PutEnd calls that made an object visible.")                               \
+  X(kPutFailedTotal, kMaster, kCounter, "put_failed_total", "reason",          \
+    "Puts that did not complete, by reason.")                                  \
+  X(kGetTotal, kMaster, kCounter, "get_total", "result",                       \
+    "GetReplicaList lookups by result.")                                       \
+  X(kExistsTotal, kMaster, kCounter, "exists_total", "",                       \
+    "Existence probes (keys).")                                                \
+  X(kRemovesTotal, kMaster, kCounter, "removes_total", "",                     \
+    "Objects removed by Remove.")                                              \
+  /* ---- eviction (master) ---- */                                            \
+  X(kEvictionsTotal, kMaster, kCounter, "evictions_total", "tier",             \
+    "Replicas dropped from each tier by eviction.")                            \
+  X(kEvictedBytesTotal, kMaster, kCounter, "evicted_bytes_total", "tier",      \
+    "Bytes dropped from each tier by eviction.")                               \
+  X(kObjectsEvictedTotal, kMaster, kCounter, "objects_evicted_total", "",      \
+    "Objects that left the store by eviction (no replica left).")              \
+  /* ---- offload (master) ---- */                                             \
+  X(kOffloadQueuedTotal, kMaster, kCounter, "offload_queued_total", "",        \
+    "Offload tasks queued.")                                                   \
+  X(kOffloadCompletedTotal, kMaster, kCounter, "offload_completed_total", "",  \
+    "Offloads committed (an SSD replica added).")                              \
+  X(kOffloadBytesTotal, kMaster, kCounter, "offload_bytes_total", "",          \
+    "Bytes committed to SSD by offload.")                                      \
+  X(kOffloadFailedTotal, kMaster, kCounter, "offload_failed_total", "reason",  \
+    "Offloads that did not commit, by reason.")                                \
+  X(kOffloadDiscardedTotal, kMaster, kCounter, "offload_discarded_total", "",  \
+    "Offloads that completed after their object was removed.")                 \
+  X(kOffloadTasks, kMaster, kGauge, "offload_tasks", "state",                  \
+    "Offload tasks booked, by state.")                                         \
+  X(kSsdDeletesPending, kMaster, kGauge, "ssd_deletes_pending", "",            \
+    "SSD deletions waiting to be handed to nodes.")                            \
+  /* ---- promotion (master) ---- */                                           \
+  X(kPromotionAttemptsTotal, kMaster, kCounter, "promotion_attempts_total",    \
+    "", "Reads that found a unit only on SSD.")                                \
+  X(kPromotionQueuedTotal, kMaster, kCounter, "promotion_queued_total", "",    \
+    "Promotion tasks queued.")                                                 \
+  X(kPromotionCompletedTotal, kMaster, kCounter, "promotion_completed_total",  \
+    "", "DRAM copies committed by promotion.")                                 \
+  X(kPromotionFailedTotal, kMaster, kCounter, "promotion_failed_total",        \
+    "reason", "Promotions stopped by a gate or failed as tasks, by reason.")   \
+  X(kPromotionDedupedTotal, kMaster, kCounter, "promotion_deduped_total", "",  \
+    "Promotion attempts that found the unit already queued.")                  \
+  X(kPromotionInFlight, kMaster, kGauge, "promotion_in_flight", "",            \
+    "Promotion tasks alive (queued to committed).")                            \
+  X(kPromotionTasksQueued, kMaster, kGauge, "promotion_tasks_queued", "",      \
+    "Promotion tasks not yet handed to a node.")                               \
+  X(kPromotionBytesTotal, kMaster, kCounter, "promotion_bytes_total", "",      \
+    "Bytes committed to DRAM by promotion.")                                   \
+  X(kPromotionDurationSecondsTotal, kMaster, kCounter,                         \
+    "promotion_duration_seconds_total", "",                                    \
+    "Sum of queue-to-commit times of completed promotions.")                   \
+  X(kPromotionForcedTotal, kMaster, kCounter, "promotion_forced_total", "",    \
+    "Promotions queued by an operator.")                                       \
+  X(kPromotionProactiveTotal, kMaster, kCounter, "promotion_proactive_total",  \
+    "", "Units queued by proactive promotion.")                                \
+  X(kPromotionDroppedSourcesTotal, kMaster, kCounter,                          \
+    "promotion_dropped_sources_total", "",                                     \
+    "SSD copies dropped after promotion (drop_source).")                       \
+  X(kPromotionSketchHalvingsTotal, kMaster, kCounter,                          \
+    "promotion_sketch_halvings_total", "",                                     \
+    "Times the admission sketch halved its counters.")                         \
+  /* ---- groups (master) ---- */                                              \
+  X(kGroups, kMaster, kGauge, "groups", "state", "Groups by state.")           \
+  X(kGroupFillingBytes, kMaster, kGauge, "group_filling_bytes", "",            \
+    "DRAM held by groups still filling.")                                      \
+  X(kGroupCreatedTotal, kMaster, kCounter, "group_created_total", "",          \
+    "Groups created.")                                                         \
+  X(kGroupCompletedTotal, kMaster, kCounter, "group_completed_total", "",      \
+    "Groups that became complete.")                                            \
+  X(kGroupBrokenTotal, kMaster, kCounter, "group_broken_total", "cause",       \
+    "Groups that became broken, by cause.")                                    \
+  X(kGroupExpiredTotal, kMaster, kCounter, "group_expired_total", "",          \
+    "Groups still filling past group_fill_timeout.")                           \
+  X(kGroupCollectedTotal, kMaster, kCounter, "group_collected_total", "",      \
+    "Groups dropped from the group table.")                                    \
+  X(kGroupEvictedTotal, kMaster, kCounter, "group_evicted_total", "tier",      \
+    "Groups evicted from a tier as one unit.")                                 \
+  X(kGroupRefusedTotal, kMaster, kCounter, "group_refused_total", "reason",    \
+    "New groups refused, by reason.")                                          \
+  /* ---- RPC (master) ---- */                                                 \
+  X(kRpcRequestsTotal, kMaster, kCounter, "rpc_requests_total", "method,code", \
+    "RPCs served, by method and canonical result code.")                       \
+  X(kAdminRequestsTotal, kMaster, kCounter, "admin_requests_total",            \
+    "route,code", "Admin API requests, by route and canonical result code.")   \
+  X(kAdminRequestDurationSeconds, kMaster, kHistogram,                         \
+    "admin_request_duration_seconds", "route",                                 \
+    "Admin API request latency, by route.")                                    \
+  X(kRpcDurationSeconds, kMaster, kHistogram, "rpc_duration_seconds",          \
+    "method", "RPC latency, by method.")                                       \
+  /* ---- storage node ---- */                                                 \
+  X(kNodeDramCapacityBytes, kNode, kGauge, "node_dram_capacity_bytes", "",     \
+    "Bytes of this node's DRAM segment.")                                      \
+  X(kNodeHeartbeatsTotal, kNode, kCounter, "node_heartbeats_total", "result",  \
+    "Heartbeats sent to the master, by result.")                               \
+  X(kNodeRegistrationsTotal, kNode, kCounter, "node_registrations_total", "",  \
+    "Registrations with the master.")                                          \
+  X(kNodeTasksTotal, kNode, kCounter, "node_tasks_total", "kind,result",       \
+    "Offload and promotion tasks executed, by kind and result.")               \
+  X(kNodeTaskBytesTotal, kNode, kCounter, "node_task_bytes_total", "kind",     \
+    "Bytes moved by successful tasks, by kind.")                               \
+  X(kNodeSsdDeletesTotal, kNode, kCounter, "node_ssd_deletes_total", "",       \
+    "SSD deletions executed for the master.")                                  \
+  X(kNodeSsdReadsTotal, kNode, kCounter, "node_ssd_reads_total", "result",     \
+    "SSD-tier reads served to clients, by result.")                            \
+  X(kNodeSsdReadBytesTotal, kNode, kCounter, "node_ssd_read_bytes_total", "",  \
+    "Bytes of SSD-tier reads served to clients.")                              \
+  X(kNodeCorruptKeysReportedTotal, kNode, kCounter,                            \
+    "node_corrupt_keys_reported_total", "",                                    \
+    "Corrupt SSD records reported to the master.")                             \
+  X(kSsdRecords, kNode, kGauge, "ssd_records", "", "Live SSD records.")        \
+  X(kSsdBytes, kNode, kGauge, "ssd_bytes", "kind",                             \
+    "SSD store bytes: live values, data files, capacity, put limit.")          \
+  X(kSsdOpsTotal, kNode, kCounter, "ssd_ops_total", "op",                      \
+    "SSD store records read and written.")                                     \
+  X(kSsdOpBytesTotal, kNode, kCounter, "ssd_op_bytes_total", "op",             \
+    "SSD store value bytes read and written.")                                 \
+  X(kSsdErrorsTotal, kNode, kCounter, "ssd_errors_total", "kind",              \
+    "SSD store errors: read, write, corrupt and torn records.")                \
+  X(kSsdCompactionsTotal, kNode, kCounter, "ssd_compactions_total", "",        \
+    "SSD store compactions.")                                                  \
+  X(kSsdCompactedBytesTotal, kNode, kCounter, "ssd_compacted_bytes_total", "", \
+    "SSD bytes reclaimed by compaction.")                                      \
+  X(kTransferSsdRequestsTotal, kNode, kCounter, "transfer_ssd_requests_total", \
+    "result", "SSD-read requests received over the data plane, by result.")
+
+enum class MetricId : uint16_t {
+#define MOONCAKE_TIER_METRIC_ENUM(id, scope, type, name, labels, help) id,
+  MOONCAKE_TIER_METRICS(MOONCAKE_TIER_METRIC_ENUM)
+#undef MOONCAKE_TIER_METRIC_ENUM
+};
+
+enum class MetricScope : uint8_t { kMaster, kNode };
+enum class MetricKind : uint8_t { kCounter, kGauge, kHistogram };
+
+inline constexpr std::string_view kMetricNamespace = "mooncake_";
+
+struct MetricSpec {
+  MetricId id;
+  MetricScope scope;
+  MetricKind kind;
+  std::string_view name;    // full name, "mooncake_..."
+  std::string_view labels;  // comma-separated label names; empty for none
+  std::string_view help;
+};
+
+// Every metric, in declaration order (index = MetricId).
+std::span<const MetricSpec> AllMetrics();
+const MetricSpec& Spec(MetricId id);
+// The label names of `spec`, in order.
+std::vector<std::string_view> LabelNames(const MetricSpec& spec);
+// "counter" | "gauge" | "histogram": the text exposition's TYPE.
+std::string_view KindName(MetricKind kind);
+
+}  // namespace mooncake_tier::metrics

@@ -1,0 +1,116 @@
+#include "metrics/node_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/master_link.h"
+#include "metrics/metric_catalog.h"
+#include "metrics/text_exposition.h"
+#include "node/memory_ssd_device.h"
+#include "tests/support/prometheus_text.h"
+#include "transport/in_process_transport.h"
+
+namespace mooncake_tier::metrics {
+namespace {
+
+using ::mooncake_tier::testing::ParsePromText;
+using ::mooncake_tier::testing::PromText;
+
+constexpr uint64_t kMiB = 1 << 20;
+
+class NodeMetricsTest : public ::testing::Test {
+ protected:
+  NodeMetricsTest() : master_(Config(), &clock_), link_(&master_) {
+    SsdStoreOptions o;
+    o.capacity_bytes = 64 * kMiB;
+    Result<std::unique_ptr<SsdStore>> store =
+        SsdStore::Open(device_.Reopen(), o);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    StorageNodeOptions options;
+    options.name = "n1";
+    options.dram_bytes = kMiB;
+    Result<std::unique_ptr<StorageNode>> node =
+        StorageNode::Create(options, std::move(*store), &link_, &transport_);
+    EXPECT_TRUE(node.ok()) << node.status().ToString();
+    node_ = std::move(*node);
+    EXPECT_TRUE(node_->Register().ok());
+  }
+
+  static MasterConfig Config() {
+    MasterConfig c;
+    c.shard_count = 16;
+    c.offload_mode = OffloadMode::kOnEvict;
+    return c;
+  }
+
+  PromText Scrape(const NodeMetrics& metrics) {
+    std::vector<std::string> errors;
+    PromText text = ParsePromText(RenderText({&metrics}), &errors);
+    EXPECT_TRUE(errors.empty()) << errors.front();
+    return text;
+  }
+
+  ManualClock clock_;
+  Master master_;
+  LocalMasterLink link_;
+  InProcessTransport transport_;
+  MemorySsdDevice device_;
+  std::unique_ptr<StorageNode> node_;
+};
+
+TEST_F(NodeMetricsTest, EveryNodeMetricIsRenderedWithItsType) {
+  NodeMetrics metrics(node_.get());
+  const PromText text = Scrape(metrics);
+  for (const MetricSpec& spec : AllMetrics()) {
+    auto it = text.types.find(std::string(spec.name));
+    if (spec.scope != MetricScope::kNode) {
+      EXPECT_EQ(it, text.types.end()) << spec.name;
+      continue;
+    }
+    ASSERT_NE(it, text.types.end()) << spec.name;
+    EXPECT_EQ(it->second, KindName(spec.kind)) << spec.name;
+    EXPECT_GT(text.Count(spec.name), 0u) << spec.name;
+  }
+}
+
+TEST_F(NodeMetricsTest, OffloadAndTransferFiguresFollowTheNode) {
+  NodeMetrics metrics(node_.get(), [] {
+    return TransferRequestCounts{3, 1, 0};
+  });
+  const std::string key = "k";
+  PutStartRequest req{key, 5000, {}, "c"};
+  Result<ReplicaDescriptor> d = std::move(master_.PutStart({&req, 1})[0]);
+  ASSERT_TRUE(d.ok());
+  std::memset(node_->segment().base() + d->offset, 'x', 5000);
+  ASSERT_TRUE(master_.PutEnd("c", {&key, 1})[0].ok());
+  master_.EvictMemory(kMiB);
+  ASSERT_TRUE(node_->HeartbeatOnce().ok());
+  ASSERT_EQ(node_->RunTasksOnce(), 1u);
+
+  const PromText text = Scrape(metrics);
+  const StorageNodeStats stats = node_->stats();
+  EXPECT_EQ(text.Value("mooncake_node_dram_capacity_bytes"), kMiB);
+  EXPECT_EQ(text.Value("mooncake_node_tasks_total",
+                       {{"kind", "offload"}, {"result", "ok"}}),
+            1);
+  EXPECT_EQ(text.Value("mooncake_node_task_bytes_total", {{"kind", "offload"}}),
+            5000);
+  EXPECT_EQ(text.Value("mooncake_node_heartbeats_total", {{"result", "ok"}}),
+            stats.heartbeats);
+  EXPECT_EQ(text.Value("mooncake_node_registrations_total"), 1);
+  EXPECT_EQ(text.Value("mooncake_ssd_records"), 1);
+  EXPECT_EQ(text.Value("mooncake_ssd_ops_total", {{"op", "write"}}), 1);
+  EXPECT_EQ(text.Value("mooncake_ssd_op_bytes_total", {{"op", "write"}}), 5000);
+  EXPECT_EQ(text.Value("mooncake_ssd_bytes", {{"kind", "capacity"}}),
+            64 * kMiB);
+  EXPECT_EQ(text.Value("mooncake_transfer_ssd_requests_total",
+                       {{"result", "served"}}),
+            3);
+  EXPECT_EQ(text.Value("mooncake_transfer_ssd_requests_total",
+                       {{"result", "rejected"}}),
+            1);
+}
+
+}  // namespace
+}  // namespace mooncake_tier::metrics
