@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "daemon/redialing_master_link.h"
+#include "rpc/grpc_master_link.h"
 #include "daemon/ssd_dir_lock.h"
 #include "node/ssd_store.h"
 #include "node/uring_ssd_device.h"
@@ -53,7 +53,7 @@ Status NodeProcess::Open() {
   rpc::GrpcChannelOptions channel;
   channel.target = o.master_address;
   channel.deadline = o.rpc_deadline;
-  MT_ASSIGN_OR_RETURN(link_, RedialingMasterLink::Create(channel));
+  MT_ASSIGN_OR_RETURN(link_, rpc::GrpcMasterLink::Create(channel));
 
   UcxTransportOptions transport_options;
   transport_options.transports = o.ucx_transports;

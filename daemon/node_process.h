@@ -3,8 +3,8 @@
 // The node role of mooncake-tierd: a StorageNode whose DRAM segment is
 // exported over UCX (UcxSegmentExporter), whose SSD tier is an SsdStore on
 // io_uring files in a directory it locks (SsdDirLock), which reaches the
-// master over gRPC (RedialingMasterLink over rpc::GrpcMasterLink), and which writes promotions
-// staged on other nodes through a UcxTransport.
+// master over gRPC (rpc::GrpcMasterLink), and which writes promotions staged
+// on other nodes through a UcxTransport.
 //
 // Start returns once the node runs; it registers from its heartbeat thread,
 // retrying every heartbeat interval (with a log line) until the master
@@ -28,11 +28,13 @@
 namespace mooncake_tier {
 class UcxSegmentExporter;
 class UcxTransport;
+namespace rpc {
+class GrpcMasterLink;
+}  // namespace rpc
 }  // namespace mooncake_tier
 
 namespace mooncake_tier::daemon {
 
-class RedialingMasterLink;
 class SsdDirLock;
 
 struct NodeProcessOptions {
@@ -95,7 +97,7 @@ class NodeProcess {
   // Declaration order is teardown order in reverse: the node goes first,
   // then what it uses.
   std::unique_ptr<SsdDirLock> ssd_lock_;
-  std::unique_ptr<RedialingMasterLink> link_;
+  std::unique_ptr<rpc::GrpcMasterLink> link_;
   std::unique_ptr<UcxTransport> peer_transport_;
   std::unique_ptr<UcxSegmentExporter> exporter_;
   std::unique_ptr<StorageNode> node_;

@@ -55,6 +55,22 @@ bool Eventually(F done, milliseconds timeout) {
   return true;
 }
 
+// Reads `key` until it succeeds (or `timeout` passes) and checks its bytes.
+void ExpectReadableSoon(Client& client, const std::string& key,
+                        const std::vector<std::byte>& value,
+                        milliseconds timeout) {
+  Result<std::vector<std::byte>> got =
+      Status(ErrorReason::kObjectNotFound, "not read yet");
+  ASSERT_TRUE(Eventually(
+      [&] {
+        got = client.Get(key);
+        return got.ok();
+      },
+      timeout))
+      << key << ": " << got.status().ToString();
+  EXPECT_EQ(*got, value) << key;
+}
+
 class MultiProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -272,16 +288,7 @@ TEST_F(MultiProcessTest, NodeKilledDuringPutsOffloadsAndPromotions) {
   // n1 comes back on the same SSD: what was on its SSD is readable again.
   StartNode("n1");
   for (const std::string& key : on_ssd) {
-    Result<std::vector<std::byte>> got =
-        Status(ErrorReason::kObjectNotFound, "not read yet");
-    ASSERT_TRUE(Eventually(
-        [&] {
-          got = client->Get(key);
-          return got.ok();
-        },
-        seconds(10)))
-        << key << ": " << got.status().ToString();
-    EXPECT_EQ(*got, victims[key]) << key;
+    ExpectReadableSoon(*client, key, victims[key], seconds(10));
   }
 }
 
@@ -350,16 +357,7 @@ TEST_F(MultiProcessTest, MasterRestartNodesRegisterAgainWithTheirSsdObjects) {
   StartMaster();
   // The node notices, registers again and reports its SSD inventory.
   for (const std::string& key : on_ssd) {
-    Result<std::vector<std::byte>> got =
-        Status(ErrorReason::kObjectNotFound, "not read yet");
-    ASSERT_TRUE(Eventually(
-        [&] {
-          got = client->Get(key);
-          return got.ok();
-        },
-        seconds(15)))
-        << key << ": " << got.status().ToString();
-    EXPECT_EQ(*got, values[key]) << key;
+    ExpectReadableSoon(*client, key, values[key], seconds(15));
   }
 }
 
