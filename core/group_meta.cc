@@ -32,9 +32,37 @@ auto Slot(List& members, uint32_t index) {
   return it != members.end() && it->first == index ? it : members.end();
 }
 
+// Every state change after the start goes through here, so the record
+// the members read stays in step with `state`.
+// Drops `slot` from the member list; packs the key buffer once it holds
+// more dead bytes than live ones (bounded: a group whose puts are revoked
+// and retried again and again does not grow it for ever).
+void EraseMember(GroupMeta& group,
+                 std::vector<std::pair<uint32_t, GroupMember>>::iterator slot) {
+  group.members.erase(slot);
+  if (group.members.empty()) {
+    group.member_keys.clear();
+    return;
+  }
+  size_t live = 0;
+  for (const auto& [index, member] : group.members) live += member.key_size;
+  if (group.member_keys.size() <= 2 * live + 256) return;
+  std::string packed;
+  packed.reserve(live);
+  for (auto& [index, member] : group.members) {
+    const std::string_view key = group.KeyOf(member);
+    member.key_offset = static_cast<uint32_t>(packed.size());
+    packed += key;
+  }
+  group.member_keys = std::move(packed);
+}
+
 void SetState(GroupMeta& group, GroupState next, TimePoint now) {
   group.state = next;
   group.state_since = now;
+  if (group.record != nullptr) {
+    group.record->SetComplete(next == GroupState::kComplete);
+  }
 }
 
 }  // namespace
@@ -75,13 +103,13 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
     const GroupMember& holder = slot->second;
     // The same put retried keeps its reservation, whatever happened to the
     // group meanwhile.
-    if (holder.key == key && holder.state == MemberState::kReserved) {
+    if (KeyOf(holder) == key && holder.state == MemberState::kReserved) {
       return Status::Ok();
     }
     return Status(ErrorReason::kObjectExists,
                   "group " + Quoted(spec.group_id) + " index " +
                       std::to_string(index) + " is already taken by key " +
-                      Quoted(holder.key));
+                      Quoted(KeyOf(holder)));
   }
   if (state != GroupState::kFilling && !fresh) {
     return Status(ErrorReason::kGroupNotFilling,
@@ -95,14 +123,23 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
     break_cause.reset();
     created = now;
     state_since = now;
+    // A new incarnation: objects of an earlier one keep their own record.
+    record = GroupRecord::Make(spec.group_id, spec.group_size);
     // Room for every member at once, bounded so a huge group_size from
     // outside input reserves nothing unreasonable.
     // (Empty, so `slot` is end() again after the reserve.)
-    members.reserve(std::min<uint32_t>(expected, kMembersReservedUpFront));
+    const uint32_t room = std::min<uint32_t>(expected, kMembersReservedUpFront);
+    members.reserve(room);
     slot = members.end();
+    // Members' keys tend to be alike in length (a block's pieces).
+    member_keys.clear();
+    member_keys.reserve(room * key.size());
   }
-  members.emplace(slot, index,
-                  GroupMember{std::string(key), MemberState::kReserved});
+  GroupMember member;
+  member.key_offset = static_cast<uint32_t>(member_keys.size());
+  member.key_size = static_cast<uint32_t>(key.size());
+  member_keys += key;
+  members.emplace(slot, index, member);
   return Status::Ok();
 }
 
@@ -135,7 +172,7 @@ void GroupMeta::Unreserve(uint32_t index) {
   auto it = Slot(members, index);
   if (it != members.end() && it->second.state == MemberState::kReserved) {
     dram_bytes -= it->second.dram_bytes;
-    members.erase(it);
+    EraseMember(*this, it);
   }
 }
 
@@ -144,7 +181,7 @@ bool GroupMeta::Lose(uint32_t index, BreakCause cause, TimePoint now) {
   if (it == members.end()) return false;
   if (it->second.state == MemberState::kPresent) --present;
   dram_bytes -= it->second.dram_bytes;
-  members.erase(it);
+  EraseMember(*this, it);
   if (state != GroupState::kFilling && state != GroupState::kComplete) {
     return false;
   }
@@ -155,6 +192,7 @@ bool GroupMeta::Lose(uint32_t index, BreakCause cause, TimePoint now) {
 
 void GroupMeta::DropAllMembers() {
   members.clear();
+  member_keys.clear();
   present = 0;
   dram_bytes = 0;
 }
@@ -179,7 +217,7 @@ std::vector<GroupMemberView> GroupMeta::Members() const {
   std::vector<GroupMemberView> out;
   out.reserve(members.size());
   for (const auto& [index, member] : members) {
-    out.push_back(GroupMemberView{index, member.key,
+    out.push_back(GroupMemberView{index, std::string(KeyOf(member)),
                                   member.state == MemberState::kPresent});
   }
   return out;

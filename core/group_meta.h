@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/group_record.h"
 #include "core/types.h"
 #include "mooncake_tier/status.h"
 #include "mooncake_tier/types.h"
@@ -48,8 +49,10 @@ enum class MemberState : uint8_t {
 };
 
 struct GroupMember {
-  std::string key;
   MemberState state = MemberState::kReserved;
+  // Where the member's key sits in GroupMeta::member_keys (GroupMeta::KeyOf).
+  uint32_t key_offset = 0;
+  uint32_t key_size = 0;
   // The DRAM replica the member's put staged; 0 for a member rebuilt from
   // an SSD inventory. Lets a PutEnd that completed its object outside the
   // group stripe check that the index still belongs to that put.
@@ -78,6 +81,10 @@ struct GroupMeta {
   // group's members share one allocation (typical groups hold 2 to 64), and
   // a group_size from outside input allocates nothing up front.
   std::vector<std::pair<uint32_t, GroupMember>> members;
+  // The members' keys end to end: one buffer per group rather than one
+  // string per member. Keys of members that left stay until the dead bytes
+  // outweigh the live ones; then the buffer is packed again.
+  std::string member_keys;
   uint32_t expected = 0;  // group_size; 0 until the first reservation
   uint32_t present = 0;   // members in kPresent
   GroupState state = GroupState::kFilling;
@@ -85,6 +92,11 @@ struct GroupMeta {
   TimePoint state_since;  // last state change (or `created`)
   std::optional<BreakCause> break_cause;  // set iff state == kBroken
   uint64_t dram_bytes = 0;  // sum of the members' dram_bytes
+  // What the member objects of this incarnation share (group_record.h):
+  // made afresh by the Reserve that starts the group, kept in step with
+  // `state` (record->IsComplete() iff state == kComplete). Null until the
+  // first successful Reserve.
+  GroupRef record;
 
   // Reserves `spec.group_index` for `key`, whose put is starting.
   //   INVALID_GROUP      index >= group_size, or a group_size other than
@@ -97,7 +109,8 @@ struct GroupMeta {
   // nothing (a retried PutStart), whatever the group's state. On error
   // nothing changes.
   // A group without members, in any state, is as good as new: its next
-  // Reserve makes it filling and sets `expected` and `created` afresh.
+  // Reserve makes it filling and sets `expected` and `created` afresh, with
+  // a new `record`.
   // REQUIRES: the caller validated spec (ValidateGroupSpec) and key, and
   // ensures a key holds at most one index (the object table refuses a
   // second put of a key).
@@ -147,6 +160,11 @@ struct GroupMeta {
   std::vector<GroupMemberView> Members() const;
   // The member at `index`, or null.
   const GroupMember* Find(uint32_t index) const;
+  // A member's key. Valid until the member list next changes.
+  std::string_view KeyOf(const GroupMember& member) const {
+    return std::string_view(member_keys)
+        .substr(member.key_offset, member.key_size);
+  }
   // No member left (reserved or present): the table may drop the group.
   bool Empty() const { return members.empty(); }
 };

@@ -296,3 +296,67 @@ TEST(BreakCauseTest, Names) {
 
 }  // namespace
 }  // namespace mooncake_tier
+
+namespace mooncake_tier {
+namespace {
+
+// The record the members share says "complete" exactly while the group is,
+// and a group that starts afresh gets a new record.
+TEST_F(GroupMetaTest, RecordFollowsTheStateAndIsNewPerIncarnation) {
+  GroupMeta g;
+  EXPECT_EQ(g.record, nullptr);
+  ASSERT_TRUE(g.Reserve(Spec(2, 0), Key(0), clock_.Now()).ok());
+  const GroupRef first = g.record;
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->group_id(), "g");
+  EXPECT_EQ(first->group_size(), 2u);
+  EXPECT_EQ(first->id_hash(), HashKey("g"));
+  ASSERT_TRUE(g.Reserve(Spec(2, 1), Key(1), clock_.Now()).ok());
+  EXPECT_EQ(g.record, first);  // later members join the same incarnation
+  g.MarkPresent(0, clock_.Now());
+  EXPECT_FALSE(first->IsComplete());
+  g.MarkPresent(1, clock_.Now());
+  EXPECT_TRUE(first->IsComplete());
+  g.Lose(0, BreakCause::kRemoved, clock_.Now());
+  EXPECT_FALSE(first->IsComplete());  // broken: unreadable again
+  g.Lose(1, BreakCause::kRemoved, clock_.Now());
+  ASSERT_TRUE(g.Empty());
+  // Started afresh: a new record, so objects of the old incarnation never
+  // read the new one's state.
+  ASSERT_TRUE(g.Reserve(Spec(1, 0), Key(5), clock_.Now()).ok());
+  ASSERT_FALSE(g.record == first);
+  g.MarkPresent(0, clock_.Now());
+  EXPECT_TRUE(g.record->IsComplete());
+  EXPECT_FALSE(first->IsComplete());
+}
+
+// Members' keys live in one buffer; members leaving and coming back again
+// and again do not grow it without bound, and every key stays right.
+TEST_F(GroupMetaTest, KeyBufferStaysBoundedUnderRevokeAndRetry) {
+  GroupMeta g;
+  const std::string long_key(200, 'x');
+  for (uint32_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(
+        g.Reserve(Spec(8, i), long_key + Key(i), clock_.Now()).ok());
+  }
+  for (int round = 0; round < 1000; ++round) {
+    const uint32_t index = 4 + round % 4;
+    ASSERT_TRUE(
+        g.Reserve(Spec(8, index), long_key + Key(index), clock_.Now()).ok());
+    g.Unreserve(index);
+  }
+  EXPECT_LE(g.member_keys.size(), 3 * 4 * (long_key.size() + 2) + 256);
+  const std::vector<GroupMemberView> members = g.Members();
+  ASSERT_EQ(members.size(), 4u);
+  for (uint32_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(members[i].key, long_key + Key(i));
+    EXPECT_EQ(g.KeyOf(*g.Find(i)), long_key + Key(i));
+  }
+  // Emptied, the buffer is dropped too.
+  for (uint32_t i = 0; i < 4; ++i) g.Unreserve(i);
+  EXPECT_TRUE(g.Empty());
+  EXPECT_TRUE(g.member_keys.empty());
+}
+
+}  // namespace
+}  // namespace mooncake_tier

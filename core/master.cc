@@ -42,18 +42,34 @@ Master::Master(MasterConfig config, const Clock* clock)
 
 std::vector<Result<ReplicaDescriptor>> Master::PutStart(
     std::span<const PutStartRequest> requests) {
-  return ForEachInBatch(requests, [this](const PutStartRequest& r) {
-    return PutStartOne(r);
-  });
+  std::vector<Result<ReplicaDescriptor>> out;
+  out.reserve(requests.size());
+  // Members of one group next to each other (the usual batch: a block's
+  // pieces in order) are put in one visit of their group's stripe.
+  for (size_t first = 0; first < requests.size();) {
+    const std::optional<GroupSpec>& group = requests[first].options.group;
+    if (!group) {
+      out.push_back(PutStartOne(requests[first++]));
+      continue;
+    }
+    size_t end = first + 1;
+    while (end < requests.size() && requests[end].options.group &&
+           requests[end].options.group->group_id == group->group_id) {
+      ++end;
+    }
+    PutStartGroupRun(requests.subspan(first, end - first), out);
+    first = end;
+  }
+  return out;
 }
 
 std::vector<Status> Master::PutEnd(const ClientId& client,
                                    std::span<const std::string> keys) {
   // The object half per key (one lookup each), then the group half once per
-  // group: members of one group ended in one batch share its stripe and
-  // its completion pass. In between a member is complete but not yet
-  // counted present, like any member whose PutEnd has not returned.
-  std::vector<CompletedMember> members;
+  // group: members of one group ended in one batch share its stripe. In
+  // between a member is complete but not yet counted present, like any
+  // member whose PutEnd has not returned.
+  CompletedMembers members;
   std::vector<Status> out = ForEachInBatch(keys, [&](const std::string& key) {
     std::optional<CompletedMember> member;
     Status s = CompletePut(client, key, &member);
@@ -88,38 +104,32 @@ std::vector<Status> Master::Remove(std::span<const std::string> keys,
       keys, [&](const std::string& key) { return RemoveOne(key, options); });
 }
 
-Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
-  Status valid = ValidateKey(request.key);
-  if (valid.ok() && request.size == 0) {
-    valid = Status(ErrorReason::kInvalidSize, "object size must be > 0");
+Status Master::ValidatePutStart(const PutStartRequest& request) const {
+  MT_RETURN_IF_ERROR(ValidateKey(request.key));
+  if (request.size == 0) {
+    return Status(ErrorReason::kInvalidSize, "object size must be > 0");
   }
-  if (valid.ok() && request.options.group) {
-    valid = ValidateGroupSpec(*request.options.group);
-    if (valid.ok() && request.options.group->group_size > config_.max_group_size) {
-      valid = Status(ErrorReason::kInvalidGroup,
-                     "group_size " +
-                         std::to_string(request.options.group->group_size) +
-                         " is above max_group_size " +
-                         std::to_string(config_.max_group_size));
+  if (request.options.group) {
+    MT_RETURN_IF_ERROR(ValidateGroupSpec(*request.options.group));
+    if (request.options.group->group_size > config_.max_group_size) {
+      return Status(ErrorReason::kInvalidGroup,
+                    "group_size " +
+                        std::to_string(request.options.group->group_size) +
+                        " is above max_group_size " +
+                        std::to_string(config_.max_group_size));
     }
   }
-  if (valid.ok() && request.size > nodes_.LargestSegment()) {
+  if (request.size > nodes_.LargestSegment()) {
     // No eviction could ever make room: do not evict for it.
-    valid = Status(ErrorReason::kNoSpace,
-                   "object of " + std::to_string(request.size) +
-                       " bytes is larger than any node's DRAM segment");
+    return Status(ErrorReason::kNoSpace,
+                  "object of " + std::to_string(request.size) +
+                      " bytes is larger than any node's DRAM segment");
   }
-  // One retry after making room: a full store evicts rather than refuses.
-  // No lock is held across the eviction round.
-  Result<ReplicaDescriptor> placed = valid;
-  const HashedKey key(request.key);
-  for (int attempt = 0; valid.ok() && attempt < 2; ++attempt) {
-    const TimePoint now = clock_->Now();
-    placed = request.options.group ? PutStartGrouped(request, key, now)
-                                   : PutStartObject(request, key, now);
-    if (placed.ok() || placed.status().reason() != ErrorReason::kNoSpace) break;
-    if (attempt == 0) EvictMemory(request.size);
-  }
+  return Status::Ok();
+}
+
+Result<ReplicaDescriptor> Master::CountPutStart(
+    Result<ReplicaDescriptor> placed) {
   if (placed.ok()) {
     counters_.put_started.fetch_add(1, std::memory_order_relaxed);
   } else {
@@ -130,9 +140,62 @@ Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
   return placed;
 }
 
-Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request,
-                                                 const HashedKey& key,
-                                                 TimePoint now) {
+Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
+  const Status valid = ValidatePutStart(request);
+  // One retry after making room: a full store evicts rather than refuses.
+  // No lock is held across the eviction round.
+  Result<ReplicaDescriptor> placed = valid;
+  const HashedKey key(request.key);
+  for (int attempt = 0; valid.ok() && attempt < 2; ++attempt) {
+    placed = PutStartObject(request, key, clock_->Now());
+    if (placed.ok() || placed.status().reason() != ErrorReason::kNoSpace) break;
+    if (attempt == 0) EvictMemory(request.size);
+  }
+  return CountPutStart(std::move(placed));
+}
+
+void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
+                              std::vector<Result<ReplicaDescriptor>>& out) {
+  absl::InlinedVector<Status, 8> valid;
+  for (const PutStartRequest& request : run) {
+    valid.push_back(ValidatePutStart(request));
+  }
+  const HashedKey id(run.front().options.group->group_id);
+  GroupTable::Shard& gshard = groups_.ShardFor(id);
+  // As PutStartOne, one retry after making room, and no lock held across
+  // the eviction round: the run leaves the group stripe for it and comes
+  // back to the member that asked for it.
+  bool evicted = false;  // run[i] already had its eviction round
+  for (size_t i = 0; i < run.size();) {
+    uint64_t evict = 0;
+    {
+      MutexLock group_lock(&gshard.mu);
+      for (; i < run.size(); ++i, evicted = false) {
+        if (!valid[i].ok()) {
+          out.push_back(CountPutStart(valid[i]));
+          continue;
+        }
+        const HashedKey key(run[i].key);
+        Result<ReplicaDescriptor> placed =
+            PutStartMemberLocked(gshard, id, run[i], key, clock_->Now());
+        if (!evicted && !placed.ok() &&
+            placed.status().reason() == ErrorReason::kNoSpace) {
+          evict = run[i].size;
+          break;
+        }
+        out.push_back(CountPutStart(std::move(placed)));
+      }
+    }
+    if (evict != 0) {
+      EvictMemory(evict);
+      evicted = true;
+    }
+  }
+}
+
+Result<ReplicaDescriptor> Master::PutStartObject(
+    const PutStartRequest& request, const HashedKey& key, TimePoint now,
+    GroupRef group) {
   Shard& shard = objects_.ShardFor(key);
   MutexLock lock(&shard.mu);
   if (auto it = shard.objects.find(key.view(), key.hash);
@@ -141,7 +204,7 @@ Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request,
     Replica* staged = meta.StagedPut();
     if (staged != nullptr && !request.client.empty() &&
         meta.put_owner == request.client && meta.size == request.size &&
-        meta.group == request.options.group) {
+        meta.HasGroup(request.options.group)) {
       return staged->desc;  // the same client retrying the same put
     }
     return Status(ErrorReason::kObjectExists, "key already stored or being put");
@@ -154,7 +217,10 @@ Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request,
   ObjectMeta meta;
   meta.size = request.size;
   meta.replicas.push_back(Replica{desc, 0});
-  meta.group = request.options.group;
+  if (group != nullptr) {
+    meta.group = std::move(group);
+    meta.group_index = request.options.group->group_index;
+  }
   meta.put_owner = request.client;
   meta.put_started = now;
   meta.last_access = now;
@@ -191,7 +257,8 @@ Status Master::CompletePut(const ClientId& client, const std::string& key,
   shard.pending_puts.erase(key);
   counters_.put_completed.fetch_add(1, std::memory_order_relaxed);
   if (meta.group) {
-    member->emplace(CompletedMember{*meta.group, staged->desc.id, now});
+    member->emplace(
+        CompletedMember{meta.group, meta.group_index, staged->desc.id, now});
   }
   if (config_.offload_mode == OffloadMode::kWriteThrough &&
       NodeHasSsd(staged->desc.node)) {
@@ -212,10 +279,9 @@ Status Master::RevokeStaged(const std::string& key,
   Shard& shard = objects_.ShardFor(key);
   MutexLock lock(&shard.mu);
   auto it = shard.objects.find(key);
-  Replica* staged =
-      it == shard.objects.end() || it->second.group != group
-          ? nullptr
-          : it->second.StagedPut();
+  Replica* staged = it == shard.objects.end() || !it->second.HasGroup(group)
+                        ? nullptr
+                        : it->second.StagedPut();
   if (staged == nullptr) {
     return Status(ErrorReason::kObjectNotFound, "no put in flight for key");
   }
@@ -237,7 +303,15 @@ Status Master::RevokeStaged(const std::string& key,
   ReleaseReplicaLocked(shard, key, replica, /*node_alive=*/true);
   meta.put_owner.clear();
   shard.pending_puts.erase(key);
-  EraseIfEmptyLocked(shard, it);
+  if (meta.replicas.empty()) {
+    shard.objects.erase(it);
+  } else if (meta.group != nullptr) {
+    // The object outlives its put (it had another copy) but no longer
+    // holds its index: it leaves the group's incarnation, so the group
+    // completing never makes it readable.
+    meta.group = GroupRecord::Make(meta.group->group_id(),
+                                   meta.group->group_size());
+  }
   (client == nullptr ? counters_.put_timed_out : counters_.put_revoked)
       .fetch_add(1, std::memory_order_relaxed);
   if (revoked != nullptr) *revoked = true;
@@ -248,7 +322,7 @@ std::optional<GroupSpec> Master::GroupOf(const std::string& key) {
   Shard& shard = objects_.ShardFor(key);
   MutexLock lock(&shard.mu);
   auto it = shard.objects.find(key);
-  return it == shard.objects.end() ? std::nullopt : it->second.group;
+  return it == shard.objects.end() ? std::nullopt : it->second.group_spec();
 }
 
 Result<ObjectReplicas> Master::GetReplicaListOne(const std::string& key) {
@@ -276,17 +350,17 @@ Result<ObjectReplicas> Master::ReadReplicas(
     return Status(ErrorReason::kObjectNotFound, "no object with this key");
   }
   ObjectMeta& meta = it->second;
-  if (meta.group && !meta.group_readable &&
+  if (meta.group && !meta.GroupReadable() &&
       config_.group_visibility == GroupVisibility::kAllOrNothing &&
       meta.HasComplete()) {
     counters_.get_group_incomplete.fetch_add(1, std::memory_order_relaxed);
     return Status(ErrorReason::kGroupIncomplete,
-                  "group '" + meta.group->group_id +
+                  "group '" + std::string(meta.group->group_id()) +
                       "' is not complete; its members are not readable yet");
   }
   ObjectReplicas out;
   out.size = meta.size;
-  out.group = meta.group;
+  out.group = meta.group_spec();
   for (Tier tier : {Tier::kMemory, Tier::kLocalDisk}) {
     for (const Replica& r : meta.replicas) {
       if (r.desc.tier == tier && r.desc.state == ReplicaState::kComplete) {
@@ -306,7 +380,9 @@ Result<ObjectReplicas> Master::ReadReplicas(
   const bool ssd_only = out.replicas.front().tier == Tier::kLocalDisk;
   (ssd_only ? counters_.get_local_disk_hit : counters_.get_memory_hit)
       .fetch_add(1, std::memory_order_relaxed);
-  if (ssd_only) candidate->emplace(PromotionCandidate{key, meta.group, meta.size});
+  if (ssd_only) {
+    candidate->emplace(PromotionCandidate{key, meta.group_spec(), meta.size});
+  }
   return out;
 }
 
@@ -314,7 +390,7 @@ Result<ExistsInfo> Master::ExistsOne(const std::string& key) {
   MT_RETURN_IF_ERROR(ValidateKey(key));
   counters_.exists_calls.fetch_add(1, std::memory_order_relaxed);
   ExistsInfo info;
-  std::optional<GroupSpec> group;
+  GroupRef group;
   {
     Shard& shard = objects_.ShardFor(key);
     MutexLock lock(&shard.mu);
@@ -323,17 +399,18 @@ Result<ExistsInfo> Master::ExistsOne(const std::string& key) {
     const ObjectMeta& meta = it->second;
     info.exists = meta.HasComplete();
     info.size = meta.size;
-    if (meta.group && meta.group_readable) {
+    if (meta.GroupReadable()) {
       // Readable means complete: every member present. No second lookup.
-      info.group = GroupStatus{meta.group->group_id, GroupState::kComplete,
-                               meta.group->group_size, meta.group->group_size};
+      info.group = GroupStatus{std::string(meta.group->group_id()),
+                               GroupState::kComplete, meta.group->group_size(),
+                               meta.group->group_size()};
       return info;
     }
     group = meta.group;
   }
   // Read after the object's stripe is released (groups rank first); the two
   // halves may be a moment apart, which a probe tolerates.
-  if (group) info.group = groups_.Find(group->group_id);
+  if (group) info.group = groups_.Find(group->group_id());
   return info;
 }
 
@@ -358,7 +435,7 @@ Status Master::RemoveObject(const std::string& key,
   Shard& shard = objects_.ShardFor(key);
   MutexLock lock(&shard.mu);
   auto it = shard.objects.find(key);
-  if (it == shard.objects.end() || it->second.group != group) {
+  if (it == shard.objects.end() || !it->second.HasGroup(group)) {
     return Status(ErrorReason::kObjectNotFound, "no object with this key");
   }
   const ObjectMeta& meta = it->second;

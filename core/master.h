@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "core/clock.h"
 #include "core/detached_replicas.h"
@@ -112,6 +113,7 @@ class Master {
   // INVALID_KEY / INVALID_SIZE / INVALID_GROUP for bad input, OBJECT_EXISTS
   // for a key already stored (idempotent for the same client's identical
   // in-flight put), NO_SPACE when no node can hold it even after eviction.
+  // Consecutive requests of one group are put in one visit of its stripe.
   std::vector<Result<ReplicaDescriptor>> PutStart(
       std::span<const PutStartRequest> requests);
   // Makes each object visible. OBJECT_NOT_FOUND when no put is in flight
@@ -225,32 +227,49 @@ class Master {
   using Shard = ObjectTable::Shard;
   using ObjectMap = decltype(Shard::objects);
 
+  // Why `request` cannot be put at all (OK when it may be tried).
+  Status ValidatePutStart(const PutStartRequest& request) const;
+  // Books a put start's outcome in the counters and returns it.
+  Result<ReplicaDescriptor> CountPutStart(Result<ReplicaDescriptor> placed);
+  // A put of an object that is no group member.
   Result<ReplicaDescriptor> PutStartOne(const PutStartRequest& request);
+  // Consecutive members of one group (`run`, all carrying the same group
+  // id), appended to `out` in order: one visit of the group stripe for the
+  // run, left only for an eviction round when a member finds no space.
+  void PutStartGroupRun(std::span<const PutStartRequest> run,
+                        std::vector<Result<ReplicaDescriptor>>& out);
   // The object half of a put start: NO_SPACE without evicting. `key` is
-  // request.key with its hash; `now` the time of the call.
-  Result<ReplicaDescriptor> PutStartObject(const PutStartRequest& request,
-                                           const HashedKey& key, TimePoint now);
-  // Reserves the member's index, then starts the object, under the group
-  // stripe.
-  Result<ReplicaDescriptor> PutStartGrouped(const PutStartRequest& request,
-                                            const HashedKey& key,
-                                            TimePoint now);
+  // request.key with its hash; `now` the time of the call; `group` the
+  // record of the group the member joins (null: not a member).
+  Result<ReplicaDescriptor> PutStartObject(
+      const PutStartRequest& request, const HashedKey& key, TimePoint now,
+      GroupRef group = nullptr);
+  // Reserves the member's index, then starts the object. `id` is the
+  // request's group id with its hash.
+  Result<ReplicaDescriptor> PutStartMemberLocked(GroupTable::Shard& gshard,
+                                                 const HashedKey& id,
+                                                 const PutStartRequest& request,
+                                                 const HashedKey& key,
+                                                 TimePoint now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(gshard.mu);
   // A group member whose put this call completed.
   struct CompletedMember {
-    GroupSpec group;
+    GroupRef group;
+    uint32_t index = 0;
     ReplicaId replica = 0;
     TimePoint completed;
   };
   // The object half of PutEnd, under the key's stripe alone: completes the
   // staged DRAM replica. For a group member it fills *member when this call
-  // completed it; the caller then books it with MarkMemberPresent.
+  // completed it; the caller then books it with MarkMembersPresent.
   Status CompletePut(const ClientId& client, const std::string& key,
                      std::optional<CompletedMember>* member);
   // The group half of PutEnd, under each group's stripe once: a member is
   // present if its index still belongs to that put (its staged replica);
-  // the last one completes the group and makes every member readable.
-  // Reorders `members` (by group).
-  void MarkMembersPresent(std::vector<CompletedMember>& members);
+  // the last one completes the group, which makes every member readable
+  // (one store into the group's record). Reorders `members` (by group).
+  using CompletedMembers = absl::InlinedVector<CompletedMember, 8>;
+  void MarkMembersPresent(CompletedMembers& members);
   Status PutRevokeOne(const ClientId& client, const std::string& key);
   // Frees a staged put of `key` (still carrying `group`). With a null
   // client, only if it is stalled past the put timeout.
@@ -275,12 +294,9 @@ class Master {
                            MemberFn fn);
   // The same over member keys, whether or not their objects exist, plus
   // `extra` (a key that may have left the member list).
-  using MemberKeyFn = absl::FunctionRef<void(Shard&, const std::string&)>;
+  using MemberKeyFn = absl::FunctionRef<void(Shard&, std::string_view)>;
   void ForEachMemberKeyLocked(const GroupMeta& group, const std::string& extra,
                               MemberKeyFn fn);
-  // Sets every member's readability flag.
-  void SetReadableLocked(const std::string& group_id, const GroupMeta& group,
-                         bool readable);
   // Removes every member object of `group` (leases and pins as Remove
   // with `force`); returns OBJECT_LEASED / OBJECT_BUSY without changing
   // anything when a member blocks it.
@@ -420,8 +436,12 @@ class Master {
 
   void RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry);
   // Adds the node's copy to the object (creating it); false when the copy
-  // is stale or already known.
-  bool RestoreObject(NodeId node, const SsdInventoryEntry& entry);
+  // is stale or already known. For a group member, once the copy is known
+  // to be restored, calls join() (under the object's stripe; the caller
+  // holds the group's): the record of the incarnation the group took it
+  // into, or null if the group did not take it.
+  using JoinFn = absl::FunctionRef<GroupRef()>;
+  bool RestoreObject(NodeId node, const SsdInventoryEntry& entry, JoinFn join);
   // Records a complete local_disk replica of `meta` on `node` and its SSD
   // use. REQUIRES: the object's stripe lock is held.
   void AddDiskReplica(ObjectMeta& meta, NodeId node);
@@ -437,6 +457,9 @@ class Master {
         : total_(total), group_(group), before_(group->FillingDramBytes()) {}
     ~FillingDelta() {
       const uint64_t after = group_ ? group_->FillingDramBytes() : 0;
+      // Most changes (a member of a complete group, a retried put) change
+      // nothing here: no atomic write for them.
+      if (after == before_) return;
       total_->fetch_add(static_cast<int64_t>(after) -
                             static_cast<int64_t>(before_),
                         std::memory_order_relaxed);

@@ -47,7 +47,7 @@ size_t Master::ReapStalledPuts() {
       auto it = shard.objects.find(key);
       stalled.emplace_back(key, it == shard.objects.end()
                                     ? std::nullopt
-                                    : it->second.group);
+                                    : it->second.group_spec());
     }
   }
   size_t reaped = 0;

@@ -15,12 +15,10 @@ Status GroupMissing(const std::string& id) {
 
 }  // namespace
 
-Result<ReplicaDescriptor> Master::PutStartGrouped(
+Result<ReplicaDescriptor> Master::PutStartMemberLocked(
+    GroupTable::Shard& gshard, const HashedKey& id,
     const PutStartRequest& request, const HashedKey& key, TimePoint now) {
   const GroupSpec& spec = *request.options.group;
-  const HashedKey id(spec.group_id);
-  GroupTable::Shard& gshard = groups_.ShardFor(id);
-  MutexLock group_lock(&gshard.mu);
   // Most members find their group: one hash for stripe and lookup.
   auto it = gshard.groups.find(id.view(), id.hash);
   const bool created = it == gshard.groups.end();
@@ -45,8 +43,10 @@ Result<ReplicaDescriptor> Master::PutStartGrouped(
   // this attempt fails.
   const bool held = group.Find(spec.group_index) != nullptr;
   Status reserved = group.Reserve(spec, request.key, now);
+  // The object joins the group's current incarnation (Reserve may just
+  // have started it).
   Result<ReplicaDescriptor> placed =
-      reserved.ok() ? PutStartObject(request, key, now)
+      reserved.ok() ? PutStartObject(request, key, now, group.record)
                     : Result<ReplicaDescriptor>(reserved);
   if (placed.ok()) {
     group.BindPut(spec.group_index, placed->id, key.hash, request.size);
@@ -62,45 +62,46 @@ Result<ReplicaDescriptor> Master::PutStartGrouped(
   return placed;
 }
 
-void Master::MarkMembersPresent(std::vector<CompletedMember>& members) {
+void Master::MarkMembersPresent(CompletedMembers& members) {
   // Members of one group next to each other (a batch usually holds a group
-  // in order already: then nothing moves).
+  // in order already: then nothing moves). A group is its record: one per
+  // incarnation.
   const auto by_group = [](const CompletedMember& a,
                            const CompletedMember& b) {
-    return a.group.group_id < b.group.group_id;
+    return std::less<const GroupRecord*>()(a.group.get(), b.group.get());
   };
   if (!std::is_sorted(members.begin(), members.end(), by_group)) {
     std::sort(members.begin(), members.end(), by_group);
   }
   for (size_t first = 0; first < members.size();) {
-    const std::string& group_id = members[first].group.group_id;
+    const GroupRecord& record = *members[first].group;
     size_t end = first + 1;
-    while (end < members.size() && members[end].group.group_id == group_id) {
+    while (end < members.size() && members[end].group.get() == &record) {
       ++end;
     }
-    const HashedKey id(group_id);
+    const HashedKey id = record.hashed_id();
     GroupTable::Shard& gshard = groups_.ShardFor(id);
     MutexLock group_lock(&gshard.mu);
     auto it = gshard.groups.find(id.view(), id.hash);
-    // Gone: the group was removed or expired and collected meanwhile, which
-    // removed its members too (or will, at the next sweep).
-    if (it != gshard.groups.end()) {
+    // Gone, or started afresh: the incarnation these members joined was
+    // removed or expired and collected meanwhile, which removed its members
+    // too (or will, at the next sweep).
+    if (it != gshard.groups.end() && it->second.record.get() == &record) {
       GroupMeta& group = it->second;
       FillingDelta filling(&filling_group_bytes_, &group);
-      bool completed = false;
       for (size_t m = first; m < end; ++m) {
-        const uint32_t index = members[m].group.group_index;
+        const uint32_t index = members[m].index;
         // Replica ids are never reused: a match is this very put.
         const GroupMember* holder = group.Find(index);
         if (holder == nullptr || holder->replica != members[m].replica) {
           continue;  // the index now belongs to another put
         }
-        completed |= group.MarkPresent(index, members[m].completed);
-      }
-      if (completed) {
-        group_counters_.groups_completed.fetch_add(1,
-                                                   std::memory_order_relaxed);
-        SetReadableLocked(group_id, group, true);
+        // The last member makes the group complete, and with it (through
+        // the record) every member readable: no pass over their stripes.
+        if (group.MarkPresent(index, members[m].completed)) {
+          group_counters_.groups_completed.fetch_add(
+              1, std::memory_order_relaxed);
+        }
       }
     }
     first = end;
@@ -129,19 +130,20 @@ Status Master::RevokeGrouped(const std::string& key, const GroupSpec& spec,
 void Master::ForEachMemberKeyLocked(const GroupMeta& group,
                                     const std::string& extra, MemberKeyFn fn)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  std::vector<const std::string*> keys;
-  for (const auto& [index, member] : group.members) keys.push_back(&member.key);
-  if (std::find_if(keys.begin(), keys.end(), [&](const std::string* k) {
-        return *k == extra;
-      }) == keys.end()) {
-    keys.push_back(&extra);
+  std::vector<std::string_view> keys;
+  for (const auto& [index, member] : group.members) {
+    keys.push_back(group.KeyOf(member));
+  }
+  if (std::find(keys.begin(), keys.end(), std::string_view(extra)) ==
+      keys.end()) {
+    keys.push_back(extra);
   }
   std::vector<uint32_t> stripes;
-  for (const std::string* k : keys) stripes.push_back(objects_.ShardIndex(*k));
+  for (std::string_view k : keys) stripes.push_back(objects_.ShardIndex(k));
   std::sort(stripes.begin(), stripes.end());
   stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
   for (uint32_t s : stripes) objects_.shard(s).mu.Lock();
-  for (const std::string* k : keys) fn(objects_.ShardFor(*k), *k);
+  for (std::string_view k : keys) fn(objects_.ShardFor(k), k);
   for (auto s = stripes.rbegin(); s != stripes.rend(); ++s) {
     objects_.shard(*s).mu.Unlock();
   }
@@ -154,9 +156,9 @@ void Master::ForEachMemberLocked(const std::string& group_id,
   absl::InlinedVector<HashedKey, 16> keys;
   absl::InlinedVector<uint32_t, 16> stripes;
   for (const auto& [index, member] : group.members) {
-    keys.push_back(member.key_hash != 0
-                       ? HashedKey(member.key, member.key_hash)
-                       : HashedKey(member.key));
+    const std::string_view key = group.KeyOf(member);
+    keys.push_back(member.key_hash != 0 ? HashedKey(key, member.key_hash)
+                                        : HashedKey(key));
     stripes.push_back(objects_.ShardIndex(keys.back()));
   }
   std::sort(stripes.begin(), stripes.end());
@@ -167,9 +169,10 @@ void Master::ForEachMemberLocked(const std::string& group_id,
     const HashedKey& key = keys[next++];
     Shard& shard = objects_.ShardFor(key);
     auto it = shard.objects.find(key.view(), key.hash);
-    if (it == shard.objects.end() || !it->second.group ||
-        it->second.group->group_id != group_id ||
-        it->second.group->group_index != index) {
+    // The key's object must still be this incarnation's member at this
+    // index (records are per incarnation: a pointer comparison).
+    if (it == shard.objects.end() || it->second.group != group.record ||
+        it->second.group_index != index) {
       continue;  // gone, or the key now holds another object
     }
     fn(shard, it);
@@ -177,14 +180,6 @@ void Master::ForEachMemberLocked(const std::string& group_id,
   for (auto s = stripes.rbegin(); s != stripes.rend(); ++s) {
     objects_.shard(*s).mu.Unlock();
   }
-}
-
-void Master::SetReadableLocked(const std::string& group_id,
-                               const GroupMeta& group, bool readable) {
-  ForEachMemberLocked(group_id, group,
-                      [readable](Shard&, ObjectMap::iterator it) {
-                        it->second.group_readable = readable;
-                      });
 }
 
 Status Master::RemoveMembersLocked(const std::string& group_id,
@@ -229,7 +224,7 @@ Status Master::RemoveGroupOne(const std::string& group_id,
     // Removing through a member: only the group that member belongs to,
     // not a newer group that took the same id since it was looked up.
     const GroupMember* holder = it->second.Find(member_index);
-    if (holder == nullptr || holder->key != *member) {
+    if (holder == nullptr || it->second.KeyOf(*holder) != *member) {
       return GroupMissing(group_id);
     }
   }
@@ -287,12 +282,12 @@ void Master::LoseMembers(
     auto it = gshard.groups.find(spec.group_id);
     if (it == gshard.groups.end()) continue;
     const GroupMember* member = it->second.Find(spec.group_index);
-    if (member == nullptr || member->key != key) continue;
+    if (member == nullptr || it->second.KeyOf(*member) != key) continue;
     FillingDelta filling(&filling_group_bytes_, &it->second);
+    // Breaking the group makes its members unreadable (through the record).
     if (it->second.Lose(spec.group_index, cause, now)) {
       group_counters_.Broken(cause).fetch_add(1, std::memory_order_relaxed);
     }
-    SetReadableLocked(spec.group_id, it->second, false);
   }
 }
 

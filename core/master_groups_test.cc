@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -89,6 +90,45 @@ TEST(MasterGroupsTest, PipelineParallelMembersFromEightThreads) {
   }
   for (std::thread& t : ranks) t.join();
   EXPECT_EQ(h.master().GetStats().get_group_incomplete, 28u);
+}
+
+// A batch holds runs of two groups around a plain key. DRAM is full of old
+// plain objects, so members find no space halfway through a run: the run
+// leaves its group stripe for the eviction round and carries on. Results
+// come back in request order and both groups complete.
+TEST(MasterGroupsTest, BatchedGroupRunsEvictMidRunAndKeepTheirOrder) {
+  MasterHarness h(Config());
+  h.AddNode("n", 64 * kObj);
+  for (int i = 0; i < 64; ++i) {
+    ASSERT_TRUE(h.Put("old" + std::to_string(i), kObj).ok());
+  }
+  h.clock().Advance(h.master().config().lease_ttl);
+  std::vector<PutStartRequest> batch;
+  std::vector<std::string> keys;
+  const auto add = [&](const std::string& key, PutOptions options) {
+    batch.push_back({key, kObj, std::move(options), MasterHarness::kClient});
+    keys.push_back(key);
+  };
+  for (uint32_t i = 0; i < 3; ++i) add(MemberKey("a", i), Member("a", 3, i));
+  add("plain", PutOptions{});
+  for (uint32_t i = 0; i < 2; ++i) add(MemberKey("b", i), Member("b", 2, i));
+  const std::vector<Result<ReplicaDescriptor>> started =
+      h.master().PutStart(batch);
+  ASSERT_EQ(started.size(), batch.size());
+  std::vector<ReplicaId> ids;
+  for (size_t i = 0; i < started.size(); ++i) {
+    ASSERT_TRUE(started[i].ok()) << i << ": " << started[i].status().ToString();
+    ids.push_back(started[i]->id);
+  }
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));  // placed in order
+  EXPECT_GT(h.master().GetStats().evicted_memory_objects, 0u);
+  for (const Status& s : h.master().PutEnd(MasterHarness::kClient, keys)) {
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+  EXPECT_EQ(Describe(h.master(), "a").status.state, GroupState::kComplete);
+  EXPECT_EQ(Describe(h.master(), "b").status.state, GroupState::kComplete);
+  for (const std::string& key : keys) EXPECT_TRUE(h.Get(key).ok()) << key;
+  EXPECT_TRUE(h.master().Audit().consistent());
 }
 
 TEST(MasterGroupsTest, ConcurrentMembersCompleteTheGroupOnce) {
@@ -414,6 +454,28 @@ TEST(MasterGroupsTest, RestartedNodeRestoresGroupsWithTheirState) {
   EXPECT_EQ(Describe(h.master(), "half").status.state, GroupState::kFilling);
   EXPECT_EQ(h.Get(MemberKey("half", 0)).status().reason(),
             ErrorReason::kGroupIncomplete);
+}
+
+// A restored copy whose index the group gave to another key stays out of
+// the group: it never reads as a member of the complete group, and the
+// group is untouched. A second copy of a real member changes nothing.
+TEST(MasterGroupsTest, RestoredCopyTheGroupDoesNotTakeNeverReadsAsAMember) {
+  MasterHarness h(Config());
+  h.AddNode("a", kMiB);
+  PutGroup(h, "g", 2);
+  h.AddNode("b", kMiB, 64 * kMiB,
+            {{"stale", kObj, GroupSpec{"g", 2, 0}},
+             {"orphan", kObj, GroupSpec{"gone", 2, 1}}});
+  EXPECT_EQ(h.Get("stale").status().reason(), ErrorReason::kGroupIncomplete);
+  const GroupDescription g = Describe(h.master(), "g");
+  EXPECT_EQ(g.status.state, GroupState::kComplete);
+  ASSERT_EQ(g.members.size(), 2u);
+  EXPECT_EQ(g.members[0].key, MemberKey("g", 0));
+  EXPECT_TRUE(h.Get(MemberKey("g", 0)).ok());
+  // The other copy started its own group, filling.
+  EXPECT_EQ(Describe(h.master(), "gone").status.state, GroupState::kFilling);
+  EXPECT_EQ(h.Get("orphan").status().reason(), ErrorReason::kGroupIncomplete);
+  EXPECT_TRUE(h.master().Audit().consistent());
 }
 
 }  // namespace

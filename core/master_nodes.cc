@@ -33,41 +33,49 @@ void Master::RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry) 
     return;  // a record the master cannot represent; the node keeps it
   }
   if (!entry.group) {
-    RestoreObject(node, entry);
+    RestoreObject(node, entry, [] { return GroupRef(); });
     return;
   }
   // The member rejoins its group: group stripe first, then the object.
   const GroupSpec& spec = *entry.group;
   GroupTable::Shard& gshard = groups_.ShardFor(spec.group_id);
   MutexLock group_lock(&gshard.mu);
-  if (!RestoreObject(node, entry)) return;
   auto [it, created] = gshard.groups.try_emplace(spec.group_id);
   GroupMeta& group = it->second;
   const TimePoint now = clock_->Now();
-  // Fails harmlessly when the member is already known (another copy).
-  if (group.Reserve(spec, entry.key, now).ok()) {
+  bool reserved = false;
+  const bool restored = RestoreObject(node, entry, [&] {
+    // Fails harmlessly when the member is already known (another copy).
+    reserved = group.Reserve(spec, entry.key, now).ok();
+    return reserved ? group.record : GroupRef();
+  });
+  if (reserved) {
     if (created) {
       group_counters_.groups_created.fetch_add(1, std::memory_order_relaxed);
     }
+    // The last member makes the group complete and every member readable.
     if (group.MarkPresent(spec.group_index, now)) {
       group_counters_.groups_completed.fetch_add(1, std::memory_order_relaxed);
-      SetReadableLocked(spec.group_id, group, true);
     }
-  } else if (group.Empty()) {
+  } else if (group.Empty() && (created || restored)) {
+    // Nothing joined: drop an entry made for this copy, or one that a
+    // failed reservation left empty (a stale copy leaves a kept record,
+    // such as an expired group's, alone).
     gshard.groups.erase(it);
   }
 }
 
-bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry) {
+bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry,
+                           JoinFn join) {
   Shard& shard = objects_.ShardFor(entry.key);
   MutexLock lock(&shard.mu);
   auto [it, inserted] = shard.objects.try_emplace(entry.key);
   ObjectMeta& meta = it->second;
   if (inserted) {
     meta.size = entry.size;
-    meta.group = entry.group;
+    if (entry.group) meta.group_index = entry.group->group_index;
     meta.last_access = clock_->Now();
-  } else if (meta.size != entry.size || meta.group != entry.group ||
+  } else if (meta.size != entry.size || !meta.HasGroup(entry.group) ||
              meta.FindDisk(node) != nullptr) {
     // A different object now owns the key (or it is already known here):
     // the node's copy is stale.
@@ -75,6 +83,19 @@ bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry) {
       tasks_.EnqueueSsdDelete(node, entry.key);
     }
     return false;
+  }
+  if (entry.group) {
+    // The copy is restored: the object joins its group's incarnation if the
+    // group takes it. A new copy the group does not take (its index is
+    // someone else's, or the group is not filling) gets a record of its
+    // own that never completes, so it never reads as a member; a known
+    // object keeps its own.
+    if (GroupRef record = join()) {
+      meta.group = std::move(record);
+    } else if (inserted) {
+      meta.group = GroupRecord::Make(entry.group->group_id,
+                                     entry.group->group_size);
+    }
   }
   AddDiskReplica(meta, node);
   counters_.inventory_restored.fetch_add(1, std::memory_order_relaxed);
@@ -112,7 +133,7 @@ void Master::ReportSsdCorruption(NodeId node,
     nodes_.AddSsdUsed(node, -static_cast<int64_t>(replica.desc.size));
     if (it->second.replicas.empty()) {
       counters_.objects_lost.fetch_add(1, std::memory_order_relaxed);
-      if (it->second.group) lost.emplace_back(*it->second.group, key);
+      if (it->second.group) lost.emplace_back(*it->second.group_spec(), key);
     }
     EraseIfEmptyLocked(shard, it);
   }
@@ -174,7 +195,7 @@ void Master::DropNodeReplicas(NodeId node) {
       if (!meta.PutInFlight()) shard.pending_puts.erase(current->first);
       if (meta.replicas.empty()) {
         counters_.objects_lost.fetch_add(1, std::memory_order_relaxed);
-        if (meta.group) lost.emplace_back(*meta.group, current->first);
+        if (meta.group) lost.emplace_back(*meta.group_spec(), current->first);
         shard.pending_puts.erase(current->first);
         shard.objects.erase(current);
       }

@@ -11,7 +11,7 @@ bool Master::QueueOffloadLocked(Shard& shard, const std::string& key,
   task.kind = TaskKind::kOffload;
   task.node = replica.desc.node;
   task.key = key;
-  task.group = meta.group;
+  task.group = meta.group_spec();
   task.source = replica.desc;
   task.drop_source_on_success = intent == OffloadIntent::kMove;
   task.frees_dram = intent != OffloadIntent::kCopy;

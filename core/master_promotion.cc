@@ -38,6 +38,9 @@ const ReplicaDescriptor* SsdOnlySource(const ObjectMeta& meta) {
 uint64_t UnitHash(const std::string& key, const std::optional<GroupSpec>& g) {
   return HashKey(g ? std::string_view(g->group_id) : std::string_view(key));
 }
+uint64_t UnitHash(const std::string& key, const ObjectMeta& meta) {
+  return meta.group ? meta.group->id_hash() : HashKey(key);
+}
 
 }  // namespace
 
@@ -96,7 +99,7 @@ std::vector<AdmissionVictim> Master::VictimEstimates(uint64_t bytes) {
                 [&](const std::string& key, const ObjectMeta& meta) {
                   if (MemoryEvictable(meta, now)) {
                     sample.push_back({meta.last_access, meta.size,
-                                      UnitHash(key, meta.group)});
+                                      UnitHash(key, meta)});
                   }
                 });
   std::sort(sample.begin(), sample.end(), [](const Victim& a, const Victim& b) {
@@ -152,7 +155,7 @@ Result<TaskId> Master::QueuePromotionLocked(Shard& shard,
   task.kind = TaskKind::kPromotion;
   task.node = source->desc.node;
   task.key = it->first;
-  task.group = meta.group;
+  task.group = meta.group_spec();
   task.source = source->desc;
   task.forced = forced;
   // The table refuses a second task for the key (OBJECT_BUSY: dedup).
@@ -175,7 +178,8 @@ Result<std::vector<TaskId>> Master::QueueObjectPromotion(const std::string& key,
   if (it->second.group) {
     return Status(ErrorReason::kNotApplicable,
                   "'" + key + "' is a member of group '" +
-                      it->second.group->group_id + "': promote the group");
+                      std::string(it->second.group->group_id()) +
+                      "': promote the group");
   }
   if (tasks_.FindByKey(TaskKind::kPromotion, key)) {
     return Status(ErrorReason::kObjectBusy, "a promotion is already queued");
@@ -206,7 +210,7 @@ Result<std::vector<TaskId>> Master::QueueGroupPromotion(
                       std::string(GroupStateName(group.state)));
   }
   for (const auto& [index, member] : group.members) {
-    if (tasks_.FindByKey(TaskKind::kPromotion, member.key)) {
+    if (tasks_.FindByKey(TaskKind::kPromotion, group.KeyOf(member))) {
       return Status(ErrorReason::kObjectBusy, "a promotion is already queued");
     }
   }
@@ -348,7 +352,8 @@ Status Master::NotifyPromotionSuccess(NodeId node, TaskId id) {
   if (g == gshard.groups.end()) return Status::Ok();  // the reaper settles it
   std::vector<Task> staged;
   for (const auto& [index, member] : g->second.members) {
-    std::optional<Task> t = tasks_.FindByKey(TaskKind::kPromotion, member.key);
+    std::optional<Task> t =
+        tasks_.FindByKey(TaskKind::kPromotion, g->second.KeyOf(member));
     if (!t || t->state != TaskState::kStaged) return Status::Ok();  // not yet
     staged.push_back(*t);
   }
@@ -394,7 +399,7 @@ void Master::FailPromotion(const Task& task, std::atomic<uint64_t>& failure) {
       // The whole group's promotion goes: its members' tasks, staged or not.
       uint32_t ended = 0;
       ForEachMemberKeyLocked(g->second, task.key, [&](Shard& shard,
-                                                      const std::string& key)
+                                                      std::string_view key)
                                                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
         std::optional<Task> t = tasks_.FindByKey(TaskKind::kPromotion, key);
         if (!t || !t->group || t->group->group_id != task.group->group_id ||
@@ -506,11 +511,13 @@ size_t Master::PromoteProactively() {
   SampleObjects(kSamplePerStripe * 4, [&](const std::string& key,
                                           const ObjectMeta& meta) {
     if (SsdOnlySource(meta) == nullptr) return;
-    const uint32_t estimate = promotion_.Estimate(UnitHash(key, meta.group));
+    const uint32_t estimate = promotion_.Estimate(UnitHash(key, meta));
     if (estimate == 0) return;  // never read: nothing says it is hot
-    hot.push_back({estimate, meta.group ? meta.group->group_id : key,
-                   meta.group.has_value(),
-                   meta.group ? meta.size * meta.group->group_size : meta.size});
+    hot.push_back({estimate,
+                   meta.group ? std::string(meta.group->group_id()) : key,
+                   meta.group != nullptr,
+                   meta.group ? meta.size * meta.group->group_size()
+                              : meta.size});
   });
   std::sort(hot.begin(), hot.end(), [](const Hot& a, const Hot& b) {
     return a.estimate > b.estimate;

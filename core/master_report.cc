@@ -85,7 +85,7 @@ Result<ObjectDescription> Master::DescribeObject(std::string_view key) const {
   ObjectDescription out;
   out.size = meta.size;
   out.replicas.assign(meta.replicas.begin(), meta.replicas.end());
-  out.group = meta.group;
+  out.group = meta.group_spec();
   out.lease_deadline = meta.lease_deadline;
   out.last_access = meta.last_access;
   out.hard_pin = meta.hard_pin;

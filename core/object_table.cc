@@ -73,6 +73,19 @@ std::optional<Replica> ObjectMeta::Erase(ReplicaId id) {
   return std::nullopt;
 }
 
+std::optional<GroupSpec> ObjectMeta::group_spec() const {
+  if (group == nullptr) return std::nullopt;
+  return GroupSpec{std::string(group->group_id()), group->group_size(),
+                   group_index};
+}
+
+bool ObjectMeta::HasGroup(const std::optional<GroupSpec>& spec) const {
+  if (group == nullptr || !spec) return group == nullptr && !spec;
+  return group_index == spec->group_index &&
+         group->group_size() == spec->group_size &&
+         group->group_id() == spec->group_id;
+}
+
 ObjectTable::ObjectTable(uint32_t shard_count) {
   shards_.reserve(shard_count);
   for (uint32_t i = 0; i < shard_count; ++i) {

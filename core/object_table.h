@@ -24,6 +24,7 @@
 #include "absl/container/inlined_vector.h"
 #include "core/mutex.h"
 #include "core/clock.h"
+#include "core/group_record.h"
 #include "core/hashed_key.h"
 #include "core/types.h"
 
@@ -32,16 +33,24 @@ namespace mooncake_tier {
 struct ObjectMeta {
   uint64_t size = 0;
   absl::InlinedVector<Replica, 2> replicas;
-  std::optional<GroupSpec> group;
+  // Group membership: the record shared with the group (its id, size and
+  // whether it is complete), null for an object that is its own unit; the
+  // member's index in `group_index`.
+  GroupRef group;
+  uint32_t group_index = 0;
   ClientId put_owner;        // client of the put in progress, if any
   TimePoint put_started;     // when the current DRAM put started
   TimePoint lease_deadline;  // readers hold it until then
   TimePoint last_access;     // recency for eviction
   bool hard_pin = false;
-  // For a group member: true only while its group is complete. Written
-  // with both the group stripe and this object's stripe held, so the read
-  // path needs only the object stripe.
-  bool group_readable = false;
+
+  // The membership as a value (null: not a member).
+  std::optional<GroupSpec> group_spec() const;
+  // Whether the object carries exactly `spec` (both null: not a member).
+  bool HasGroup(const std::optional<GroupSpec>& spec) const;
+  // A member of a complete group: readable under all_or_nothing. No lock
+  // beyond the object's stripe (the record's flag is atomic).
+  bool GroupReadable() const { return group != nullptr && group->IsComplete(); }
 
   Replica* Find(ReplicaId id);
   Replica* FindTier(Tier tier, ReplicaState state);

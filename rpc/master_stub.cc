@@ -39,6 +39,11 @@ MasterStub::MasterStub(GrpcChannelOptions options)
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, std::max(backoff_ms, 1));
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
               std::clamp(backoff_ms / 10, 1, 100));
+  // Without this a channel whose master went away waits far longer than
+  // the backoff before it dials again: re-resolving the target is
+  // rate-limited to once per 30 s by default.
+  args.SetInt(GRPC_ARG_DNS_MIN_TIME_BETWEEN_RESOLUTIONS_MS,
+              std::max(backoff_ms, 1));
   stub_ = proto::MasterService::NewStub(grpc::CreateCustomChannel(
       options_.target, grpc::InsecureChannelCredentials(), args));
 }

@@ -1,0 +1,380 @@
+#include "daemon/daemon_options.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <functional>
+#include <memory>
+#include <set>
+
+#include "daemon/option_units.h"
+
+namespace mooncake_tier::daemon {
+namespace {
+
+constexpr const char* kConfigHelp =
+    "Read options from FILE (TOML or INI): one `name = value` per line, "
+    "names being the long flag names without dashes (dram = \"4GiB\", "
+    "offload-mode = \"off\"); lines under a [master], [node] or [standalone] "
+    "section apply only to that subcommand. Flags given on the command line "
+    "win. Default: none.";
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') {
+    return "node";
+  }
+  return name;
+}
+
+// Reads config files for the subcommand being run: lines outside any
+// section and lines in that subcommand's section apply to it, sections of
+// the other subcommands are skipped (so one file may serve all three), and
+// anything else is reported as an unknown option.
+bool IsMode(const std::string& name) {
+  return name == "master" || name == "node" || name == "standalone";
+}
+
+class ModeConfig final : public CLI::ConfigTOML {
+ public:
+  explicit ModeConfig(const CLI::App* root) : root_(root) {}
+
+  std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
+    std::vector<CLI::ConfigItem> items = CLI::ConfigTOML::from_config(input);
+    const std::vector<CLI::App*> selected = root_->get_subcommands();
+    if (selected.empty()) return items;
+    const std::string mode = selected.front()->get_name();
+    std::vector<CLI::ConfigItem> kept;
+    for (CLI::ConfigItem& item : items) {
+      const bool marker = item.name == "++" || item.name == "--";
+      if (item.parents.empty()) {
+        if (marker) continue;
+        item.parents = {mode};
+      } else if (item.parents.front() == mode) {
+        if (marker) continue;
+      } else if (IsMode(item.parents.front())) {
+        continue;  // another subcommand's section
+      }
+      kept.push_back(std::move(item));
+    }
+    return kept;
+  }
+
+ private:
+  const CLI::App* const root_;
+};
+
+template <typename Enum>
+CLI::Option* AddEnumOption(CLI::App* app, const std::string& name,
+                           Enum* target, std::vector<std::string> names,
+                           std::optional<Enum> (*parse)(std::string_view),
+                           std::string_view (*name_of)(Enum),
+                           const std::string& description) {
+  CLI::Option* option = app->add_option_function<std::string>(
+      name, [target, parse](const std::string& v) { *target = *parse(v); },
+      description);
+  option->check(CLI::IsMember(std::move(names)))
+      ->type_name("NAME")
+      ->default_str(std::string(name_of(*target)));
+  return option;
+}
+
+// Refuses 0 (and negative numbers) for counts.
+std::string AtLeastOne(const std::string& value) {
+  try {
+    return std::stoll(value) >= 1 ? std::string() : "must be at least 1";
+  } catch (const std::exception&) {
+    return "must be a whole number of at least 1";
+  }
+}
+
+// A value flag bound straight to its field, default shown.
+template <typename T>
+CLI::Option* AddValue(CLI::App* app, const std::string& name, T* target,
+                      const std::string& description) {
+  return app->add_option(name, *target, description)->capture_default_str();
+}
+
+void AddCommonOptions(CLI::App* root, CLI::App* sub, DaemonOptions* o) {
+  sub->footer(kUnitsHelp);
+  CLI::Option* root_config = root->get_config_ptr();
+  sub->add_option_function<std::string>(
+         "--config",
+         [root_config](const std::string& file) {
+           root_config->add_result(file);
+         },
+         kConfigHelp)
+      ->trigger_on_parse()
+      ->configurable(false)
+      ->type_name("FILE");
+  AddValue(sub, "--log-level", &o->log_level,
+           "Log level (logs go to stderr).")
+      ->check(CLI::IsMember(
+          {"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  sub->add_option("--ready-file", o->ready_file,
+                  "Write this file (atomically; key=value lines: pid, mode, "
+                  "master_address, node_name, node_id) once serving, and "
+                  "remove it at shutdown. Default: none.")
+      ->type_name("PATH");
+}
+
+void AddEngineOptions(CLI::App* sub, MasterConfig* c) {
+  AddEnumOption(sub, "--offload-mode", &c->offload_mode,
+                {"off", "write_through", "on_evict"}, &ParseOffloadMode,
+                &OffloadModeName,
+                "What happens to a DRAM copy on eviction: dropped (off), "
+                "written to SSD at put end (write_through), or written to SSD "
+                "before it is dropped (on_evict).");
+  AddValue(sub, "--eviction-high-watermark", &c->eviction_high_watermark,
+           "DRAM eviction starts at this used/capacity ratio.");
+  AddValue(sub, "--eviction-ratio", &c->eviction_ratio,
+           "DRAM eviction frees down to high watermark minus this ratio.");
+  AddValue(sub, "--ssd-high-watermark", &c->ssd_high_watermark,
+           "Per-node SSD eviction starts at this used/capacity ratio.");
+  AddValue(sub, "--ssd-eviction-ratio", &c->ssd_eviction_ratio,
+           "SSD eviction frees down to its high watermark minus this ratio.");
+  AddDurationOption(sub, "--lease-ttl", &c->lease_ttl,
+                    "How long a read protects an object from eviction.");
+  AddDurationOption(sub, "--put-timeout", &c->put_timeout,
+                    "A put still in flight after this long is revoked.");
+  AddDurationOption(sub, "--node-ttl", &c->node_ttl,
+                    "A node silent this long is dead (half of it: suspect).");
+  AddValue(sub, "--offload-max-per-heartbeat", &c->offload_max_per_heartbeat,
+           "Offload tasks handed to a node per heartbeat.");
+  AddValue(sub, "--offload-queue-limit", &c->offload_queue_limit,
+           "Queued and running offload tasks per node.");
+  AddDurationOption(sub, "--offload-task-timeout", &c->offload_task_timeout,
+                    "An offload not reported within this time is reaped.");
+}
+
+void AddGroupOptions(CLI::App* sub, MasterConfig* c) {
+  AddEnumOption(sub, "--group-visibility", &c->group_visibility,
+                {"all_or_nothing", "best_effort"}, &ParseGroupVisibility,
+                &GroupVisibilityName,
+                "Whether members of an incomplete group are readable.");
+  AddEnumOption(sub, "--group-remove-policy", &c->group_remove_policy,
+                {"group", "member"}, &ParseGroupRemovePolicy,
+                &GroupRemovePolicyName,
+                "Removing one member removes its whole group (group) or only "
+                "it, breaking the group (member).");
+  AddDurationOption(sub, "--group-fill-timeout", &c->group_fill_timeout,
+                    "A group still filling this long expires.");
+  AddDurationOption(sub, "--group-broken-ttl", &c->group_broken_ttl,
+                    "Survivors of a broken group are removed after this.");
+  AddValue(sub, "--group-filling-max-ratio", &c->group_filling_max_ratio,
+           "Share of DRAM that groups still filling may hold before new "
+           "groups are refused.");
+  AddValue(sub, "--max-group-size", &c->max_group_size,
+           "Largest group_size accepted.");
+}
+
+void AddPromotionOptions(CLI::App* sub, PromotionOptions* p) {
+  sub->add_flag("--promotion-on-hit,!--no-promotion-on-hit", p->on_hit,
+                "Copy SSD-only objects back to DRAM when they are read "
+                "often enough. Default: on.");
+  AddEnumOption(sub, "--promotion-policy", &p->policy,
+                {"threshold", "tinylfu"}, &ParsePromotionPolicy,
+                &PromotionPolicyName,
+                "Admission: sketch estimate reaches the threshold "
+                "(threshold), and beats the DRAM victims (tinylfu).");
+  AddValue(sub, "--promotion-admission-threshold", &p->admission_threshold,
+           "Reads (sketch estimate) needed before a promotion.");
+  AddValue(sub, "--promotion-queue-limit", &p->queue_limit,
+           "Promotions in flight across the store.");
+  AddValue(sub, "--promotion-max-per-heartbeat", &p->max_per_heartbeat,
+           "Promotion tasks handed to a node per heartbeat.");
+  AddDurationOption(sub, "--promotion-task-timeout", &p->task_timeout,
+                    "A promotion not finished within this time is reaped.");
+  sub->add_flag("--promotion-drop-source", p->drop_source,
+                "Drop the SSD copy once the DRAM copy is committed. "
+                "Default: off.");
+  AddValue(sub, "--promotion-proactive-low-watermark",
+           &p->proactive_low_watermark,
+           "While DRAM use is below this ratio, hot SSD-only objects are "
+           "promoted without waiting for reads (0: never).");
+}
+
+void AddMasterOptions(CLI::App* sub, MasterProcessOptions* m) {
+  AddValue(sub, "--listen", &m->listen,
+           "Address (host:port) of the gRPC service; port 0 picks one.")
+      ->type_name("HOST:PORT");
+  AddDurationOption(sub, "--tick-interval", &m->tick_interval,
+                    "How often the master's background steps run.");
+  AddDurationOption(sub, "--shutdown-grace", &m->shutdown_grace,
+                    "At shutdown, calls in flight get this long to finish.");
+  AddEngineOptions(sub, &m->config);
+  AddGroupOptions(sub, &m->config);
+  AddPromotionOptions(sub, &m->config.promotion);
+}
+
+void AddNodeOptions(CLI::App* sub, NodeProcessOptions* n, bool with_master) {
+  if (with_master) {
+    AddValue(sub, "--master", &n->master_address,
+             "The master's gRPC address.")
+        ->type_name("HOST:PORT");
+  }
+  AddValue(sub, "--name", &n->node.name,
+           "Node name: its identity across restarts (default: host name).")
+      ->check(
+          [](const std::string& v) {
+            return v.empty() ? std::string("must not be empty") : "";
+          },
+          "", "");
+  AddSizeOption(sub, "--dram", &n->node.dram_bytes,
+                "DRAM contributed to the memory tier.", /*min_bytes=*/1);
+  sub->add_flag("--huge-pages", n->node.huge_pages,
+                "Back the DRAM segment with 2 MiB pages when available. "
+                "Default: off.");
+  AddValue(sub, "--ssd-dir", &n->ssd_dir,
+           "Directory of the SSD store (created if missing; locked while "
+           "in use).")
+      ->type_name("DIR");
+  AddSizeOption(sub, "--ssd-capacity", &n->ssd_capacity,
+                "Cap on the SSD store's files, which grow on demand; 0: no "
+                "SSD tier.");
+  sub->add_flag("--direct-io", n->direct_io,
+                "Open SSD files with O_DIRECT. Default: off.");
+  AddDurationOption(sub, "--heartbeat-interval", &n->node.heartbeat_interval,
+                    "How often the node heartbeats (keep well below the "
+                    "master's --node-ttl).");
+  AddValue(sub, "--io-batch", &n->node.io_batch,
+           "Offloads and promotions per SSD batch.")
+      ->check(AtLeastOne, "", "");
+  AddValue(sub, "--max-pending-tasks", &n->node.max_pending_tasks,
+           "Tasks accepted but not yet run.")
+      ->check(AtLeastOne, "", "");
+  sub->add_option("--ucx-transports", n->ucx_transports,
+                  "UCX transports, as UCX_TLS spells them (tcp, shm,tcp, "
+                  "rc,ud). Default: empty (UCX_TLS, else UCX's choice).")
+      ->type_name("LIST");
+  AddDurationOption(sub, "--ucx-timeout", &n->ucx_timeout,
+                    "Longest a UCX transfer waits.");
+  AddValue(sub, "--ssd-read-threads", &n->ssd_read_threads,
+           "Threads serving SSD-tier reads to clients.")
+      ->check(AtLeastOne, "", "");
+  AddDurationOption(sub, "--rpc-deadline", &n->rpc_deadline,
+                    "Deadline of every call to the master.");
+}
+
+// The flags whose field names a validation message mentions.
+std::string FlagsNamedIn(const std::string& message) {
+  std::set<std::string> flags;
+  std::string word;
+  auto flush = [&] {
+    if (word.find('_') != std::string::npos) {
+      std::string flag = word;
+      for (char& c : flag) c = c == '_' ? '-' : c;
+      const bool promotion = message.rfind("promotion ", 0) == 0;
+      flags.insert("--" + std::string(promotion ? "promotion-" : "") + flag);
+    }
+    word.clear();
+  };
+  for (char c : message) {
+    if (std::islower(static_cast<unsigned char>(c)) || c == '_') {
+      word += c;
+    } else {
+      flush();
+    }
+  }
+  flush();
+  std::string out;
+  for (const std::string& flag : flags) out += (out.empty() ? "" : ", ") + flag;
+  return out;
+}
+
+}  // namespace
+
+std::string_view DaemonModeName(DaemonMode mode) {
+  switch (mode) {
+    case DaemonMode::kMaster: return "master";
+    case DaemonMode::kNode: return "node";
+    case DaemonMode::kStandalone: return "standalone";
+  }
+  return "unknown";
+}
+
+DaemonOptions::DaemonOptions() {
+  master.config.offload_mode = OffloadMode::kOnEvict;
+  node.node.name = HostName();
+}
+
+void RegisterDaemonOptions(CLI::App* app, DaemonOptions* options) {
+  app->require_subcommand(1);
+  app->set_config("--config", "", kConfigHelp)->type_name("FILE");
+  app->config_formatter(std::make_shared<ModeConfig>(app));
+  // A misspelt key in a config file is an error, not silently ignored.
+  app->allow_config_extras(CLI::config_extras_mode::error);
+
+  CLI::App* master = app->add_subcommand(
+      "master", "Metadata service: the engine behind gRPC.");
+  AddCommonOptions(app, master, options);
+  AddMasterOptions(master, &options->master);
+  master->callback([options] { options->mode = DaemonMode::kMaster; });
+
+  CLI::App* node = app->add_subcommand(
+      "node",
+      "Storage node: contributes DRAM (over UCX) and an SSD directory, "
+      "heartbeats to the master, runs offload and promotion tasks.");
+  AddCommonOptions(app, node, options);
+  AddNodeOptions(node, &options->node, /*with_master=*/true);
+  node->callback([options] { options->mode = DaemonMode::kNode; });
+
+  CLI::App* standalone = app->add_subcommand(
+      "standalone",
+      "A master and one node in one process, reachable at --listen exactly "
+      "like a real master.");
+  AddCommonOptions(app, standalone, options);
+  AddMasterOptions(standalone, &options->master);
+  AddNodeOptions(standalone, &options->node, /*with_master=*/false);
+  standalone->callback(
+      [options] { options->mode = DaemonMode::kStandalone; });
+}
+
+std::string ValidateDaemonOptions(const DaemonOptions& options) {
+  if (options.mode == DaemonMode::kNode) return "";
+  const std::string error = options.master.config.Validate();
+  if (error.empty()) return "";
+  const std::string flags = FlagsNamedIn(error);
+  return "invalid master configuration" +
+         (flags.empty() ? std::string() : " (" + flags + ")") + ": " + error;
+}
+
+CommandLine ParseCommandLine(const std::vector<std::string>& argv) {
+  CLI::App app("mooncake-tierd: the mooncake-tier daemon (master, storage "
+               "node, or both in one process).",
+               "mooncake-tierd");
+  auto options = std::make_unique<DaemonOptions>();
+  RegisterDaemonOptions(&app, options.get());
+  std::vector<const char*> args;
+  for (const std::string& arg : argv) args.push_back(arg.c_str());
+  CommandLine result;
+  try {
+    app.parse(static_cast<int>(args.size()), args.data());
+  } catch (const CLI::CallForHelp&) {
+    result.output = app.help();
+    return result;
+  } catch (const CLI::CallForAllHelp&) {
+    result.output = app.help("", CLI::AppFormatMode::All);
+    return result;
+  } catch (const CLI::ParseError& e) {
+    const std::vector<CLI::App*> selected = app.get_subcommands();
+    const std::string command =
+        "mooncake-tierd" +
+        (selected.empty() ? std::string() : " " + selected.front()->get_name());
+    result.exit_code = 2;
+    result.output = command + ": error: " + e.what() + " (see " + command +
+                    " --help)";
+    return result;
+  }
+  if (std::string error = ValidateDaemonOptions(*options); !error.empty()) {
+    result.exit_code = 2;
+    result.output = "mooncake-tierd " +
+                    std::string(DaemonModeName(options->mode)) +
+                    ": error: " + error;
+    return result;
+  }
+  result.options = std::move(*options);
+  return result;
+}
+
+}  // namespace mooncake_tier::daemon

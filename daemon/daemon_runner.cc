@@ -1,0 +1,173 @@
+#include "daemon/daemon_runner.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <thread>
+#include <utility>
+
+#include "daemon/option_units.h"
+#include "daemon/ready_file.h"
+#include "daemon/shutdown_signal.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
+
+namespace mooncake_tier::daemon {
+namespace {
+
+constexpr std::chrono::milliseconds kPoll(50);
+
+void ConfigureLogging(const std::string& level) {
+  std::shared_ptr<spdlog::logger> logger = spdlog::get("mooncake-tierd");
+  if (!logger) logger = spdlog::stderr_color_mt("mooncake-tierd");
+  spdlog::set_default_logger(std::move(logger));
+  spdlog::set_level(spdlog::level::from_str(level));
+}
+
+// The address a node in this process dials to reach a master listening on
+// `listen`: a wildcard host becomes loopback.
+std::string DialAddress(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  const std::string host = listen.substr(0, colon);
+  if (host.empty() || host == "0.0.0.0" || host == "[::]" || host == "::") {
+    return "127.0.0.1" + listen.substr(colon);
+  }
+  return listen;
+}
+
+// The processes of one mode.
+class Roles {
+ public:
+  explicit Roles(const DaemonOptions& options) : options_(options) {}
+
+  Status Start() {
+    if (options_.mode != DaemonMode::kNode) {
+      MT_ASSIGN_OR_RETURN(master_, MasterProcess::Start(options_.master));
+    }
+    if (options_.mode != DaemonMode::kMaster) {
+      NodeProcessOptions node = options_.node;
+      if (master_) node.master_address = DialAddress(master_->address());
+      MT_ASSIGN_OR_RETURN(node_, NodeProcess::Start(std::move(node)));
+    }
+    return Status::Ok();
+  }
+
+  bool Serving() const { return !node_ || node_->registered(); }
+
+  std::vector<std::pair<std::string, std::string>> ReadyFields() const {
+    std::vector<std::pair<std::string, std::string>> fields = {
+        {"pid", std::to_string(::getpid())},
+        {"mode", std::string(DaemonModeName(options_.mode))},
+        {"master_address", MasterAddress()}};
+    if (node_) {
+      fields.emplace_back("node_name", node_->options().node.name);
+      fields.emplace_back("node_id", std::to_string(node_->node().id()));
+    }
+    return fields;
+  }
+
+  std::string ReadyLine() const {
+    const std::string mode(DaemonModeName(options_.mode));
+    if (!node_) return "mooncake-tierd master: serving on " + MasterAddress();
+    const NodeProcessOptions& n = node_->options();
+    const std::string ssd =
+        n.ssd_capacity == 0 ? "no SSD tier"
+                            : "SSD " + FormatSizeHuman(n.ssd_capacity) +
+                                  " at " + n.ssd_dir;
+    const std::string node = "node \"" + n.node.name + "\" registered";
+    const std::string tiers =
+        " (DRAM " + FormatSizeHuman(n.node.dram_bytes) + ", " + ssd + ")";
+    if (master_) {
+      return "mooncake-tierd standalone: master on " + MasterAddress() + ", " +
+             node + tiers;
+    }
+    return "mooncake-tierd node: " + node + " with master " + MasterAddress() +
+           tiers;
+  }
+
+  // Node first (it still talks to the master while it stops), then master.
+  void Shutdown() {
+    if (node_) node_->Shutdown();
+    if (master_) master_->Shutdown();
+    node_.reset();
+    master_.reset();
+  }
+
+ private:
+  std::string MasterAddress() const {
+    return master_ ? master_->address() : options_.node.master_address;
+  }
+
+  const DaemonOptions& options_;
+  std::unique_ptr<MasterProcess> master_;
+  std::unique_ptr<NodeProcess> node_;
+};
+
+int StartFailed(const std::string& mode, const Status& why, Roles& roles) {
+  spdlog::default_logger()->flush();
+  std::fprintf(stderr, "mooncake-tierd %s: error: %s\n", mode.c_str(),
+               why.message().c_str());
+  roles.Shutdown();
+  return 1;
+}
+
+// Shuts down on a thread of its own while this (the main) thread keeps
+// collecting signals: a second one ends the process at once.
+int ShutDown(Roles& roles) {
+  std::atomic<bool> done{false};
+  std::thread stopper([&roles, &done] {
+    roles.Shutdown();
+    done.store(true);
+  });
+  while (!done.load()) {
+    if (std::optional<int> signal = ShutdownSignal::Wait(kPoll)) {
+      spdlog::error("{} during shutdown: exiting at once",
+                    ShutdownSignal::Name(*signal));
+      spdlog::default_logger()->flush();
+      std::fflush(stdout);
+      // Straight to the kernel: no destructors, no atexit handlers, and no
+      // sanitizer end-of-process checks (the shutdown thread is still
+      // running, on purpose).
+      ::syscall(SYS_exit_group, 1);
+    }
+  }
+  stopper.join();
+  spdlog::info("shutdown complete");
+  return 0;
+}
+
+}  // namespace
+
+int RunDaemon(const DaemonOptions& options) {
+  ConfigureLogging(options.log_level);
+  const std::string mode(DaemonModeName(options.mode));
+  ReadyFile ready(options.ready_file);
+  Roles roles(options);
+  if (Status started = roles.Start(); !started.ok()) {
+    return StartFailed(mode, started, roles);
+  }
+  bool published = false;
+  while (true) {
+    if (std::optional<int> signal = ShutdownSignal::Wait(kPoll)) {
+      spdlog::info("{} received: shutting down", ShutdownSignal::Name(*signal));
+      break;
+    }
+    if (!published && roles.Serving()) {
+      if (Status written = ready.Publish(roles.ReadyFields()); !written.ok()) {
+        return StartFailed(mode, written, roles);
+      }
+      published = true;
+      const std::string line = roles.ReadyLine();
+      spdlog::info("ready: {}", line);
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+    }
+  }
+  ready.Withdraw();
+  return ShutDown(roles);
+}
+
+}  // namespace mooncake_tier::daemon

@@ -1,0 +1,100 @@
+#include "daemon/master_process.h"
+
+#include <chrono>
+#include <utility>
+
+#include "rpc/master_service.h"
+#include "rpc/rpc_server.h"
+#include "spdlog/spdlog.h"
+
+namespace mooncake_tier::daemon {
+namespace {
+
+// Node ids of this master's life start at its start time in milliseconds
+// times 4096: a restarted master never hands out an id an earlier one gave
+// a node (unless over 4096 nodes registered per millisecond of uptime), so
+// clients' cached endpoints and nodes' stale reports can never name the
+// wrong node. Ids stay below 2^53 (exact in JSON) until about 2039.
+NodeId FirstNodeIdForThisStart() {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  return (static_cast<NodeId>(ms) << 12) + 1;
+}
+
+}  // namespace
+
+MasterProcess::MasterProcess(MasterProcessOptions options)
+    : options_(std::move(options)) {}
+
+Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
+    MasterProcessOptions options) {
+  if (std::string error = options.config.Validate(); !error.empty()) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "invalid master configuration: " + error);
+  }
+  if (options.tick_interval.count() <= 0) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "tick interval must be positive");
+  }
+  if (options.config.first_node_id == 1) {
+    options.config.first_node_id = FirstNodeIdForThisStart();
+  }
+  std::unique_ptr<MasterProcess> process(new MasterProcess(std::move(options)));
+  process->master_ = std::make_unique<Master>(process->options_.config,
+                                              SystemClock::Default());
+  process->service_ =
+      std::make_unique<rpc::MasterService>(process->master_.get());
+  rpc::RpcServerOptions server_options;
+  server_options.address = process->options_.listen;
+  MT_ASSIGN_OR_RETURN(
+      process->server_,
+      rpc::RpcServer::Start(server_options,
+                            {process->service_->grpc_service()}));
+  process->address_ = process->server_->address();
+  process->ticker_ = std::thread([p = process.get()] { p->TickLoop(); });
+  spdlog::info("master: serving gRPC on {} (offload {}, promotion on hit {})",
+               process->address_,
+               OffloadModeName(process->options_.config.offload_mode),
+               process->options_.config.promotion.on_hit ? "on" : "off");
+  return process;
+}
+
+MasterProcess::~MasterProcess() { Shutdown(); }
+
+void MasterProcess::Shutdown() {
+  if (server_) {
+    spdlog::info("master: shutting down the gRPC server (grace {} ms)",
+                 std::chrono::duration_cast<std::chrono::milliseconds>(
+                     options_.shutdown_grace)
+                     .count());
+    server_->Shutdown(options_.shutdown_grace);
+    server_.reset();
+  }
+  if (ticker_.joinable()) {
+    {
+      MutexLock lock(&mu_);
+      stopping_ = true;
+      stop_cv_.SignalAll();
+    }
+    ticker_.join();
+    spdlog::info("master: background thread stopped");
+  }
+}
+
+void MasterProcess::TickLoop() {
+  while (true) {
+    {
+      MutexLock lock(&mu_);
+      if (stop_cv_.WaitFor(options_.tick_interval,
+                           [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                             return stopping_;
+                           })) {
+        return;
+      }
+    }
+    master_->Tick();
+  }
+}
+
+}  // namespace mooncake_tier::daemon

@@ -1,0 +1,80 @@
+#pragma once
+
+// The master role of mooncake-tierd: a core Master served over gRPC
+// (rpc::MasterService in an rpc::RpcServer), with the master's background
+// steps (Master::Tick: node expiry, put and task reaping, eviction, group
+// sweeps, proactive promotion) on a thread of their own.
+//
+// Used by the `master` and `standalone` subcommands and by tests.
+//
+// Thread safety: master() is thread-safe (Master is). Start, Shutdown and
+// the destructor are called by one owner.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "core/clock.h"
+#include "core/master.h"
+#include "core/master_config.h"
+#include "core/mutex.h"
+
+namespace mooncake_tier::rpc {
+class MasterService;
+class RpcServer;
+}  // namespace mooncake_tier::rpc
+
+namespace mooncake_tier::daemon {
+
+struct MasterProcessOptions {
+  // "host:port" the gRPC service binds; port 0 picks a free port (see
+  // MasterProcess::address()). Default: "127.0.0.1:50051".
+  std::string listen = "127.0.0.1:50051";
+  // The engine's configuration. REQUIRES: config.Validate() is empty.
+  MasterConfig config;
+  // How often the background steps run. REQUIRES: > 0. Default: 100 ms.
+  Duration tick_interval = std::chrono::milliseconds(100);
+  // At shutdown, calls in flight get this long to finish before they are
+  // cancelled. Default: 1 s.
+  Duration shutdown_grace = std::chrono::seconds(1);
+};
+
+class MasterProcess {
+ public:
+  // Validates the options, creates the master and starts serving.
+  // INVALID_ARGUMENT for an invalid configuration (the message says what),
+  // UNAVAILABLE when the address cannot be bound (in use or invalid).
+  static Result<std::unique_ptr<MasterProcess>> Start(
+      MasterProcessOptions options);
+  // Shuts down if not done yet.
+  ~MasterProcess();
+  MasterProcess(const MasterProcess&) = delete;
+  MasterProcess& operator=(const MasterProcess&) = delete;
+
+  // "host:port" actually bound: what clients and nodes dial.
+  const std::string& address() const { return address_; }
+  Master& master() { return *master_; }
+
+  // Stops accepting calls, lets calls in flight finish for up to
+  // shutdown_grace, then stops the background thread. Idempotent.
+  void Shutdown();
+
+ private:
+  explicit MasterProcess(MasterProcessOptions options);
+  void TickLoop();
+
+  const MasterProcessOptions options_;
+  std::string address_;
+  std::unique_ptr<Master> master_;
+  std::unique_ptr<rpc::MasterService> service_;
+  std::unique_ptr<rpc::RpcServer> server_;
+
+  Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  CondVar stop_cv_{&mu_};
+  std::thread ticker_;
+};
+
+}  // namespace mooncake_tier::daemon

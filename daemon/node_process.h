@@ -1,0 +1,106 @@
+#pragma once
+
+// The node role of mooncake-tierd: a StorageNode whose DRAM segment is
+// exported over UCX (UcxSegmentExporter), whose SSD tier is an SsdStore on
+// io_uring files in a directory it locks (SsdDirLock), which reaches the
+// master over gRPC (rpc::GrpcMasterLink), and which writes promotions staged
+// on other nodes through a UcxTransport.
+//
+// Start returns once the node runs; it registers from its heartbeat thread,
+// retrying every heartbeat interval (with a log line) until the master
+// answers, and registers again whenever a restarted master no longer knows
+// it. registered() says whether it has been registered at least once.
+//
+// Used by the `node` and `standalone` subcommands and by tests.
+//
+// Thread safety: registered() and node() are thread-safe. Start, Shutdown
+// and the destructor are called by one owner.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/clock.h"
+#include "mooncake_tier/status.h"
+#include "node/storage_node.h"
+
+namespace mooncake_tier {
+class UcxSegmentExporter;
+class UcxTransport;
+namespace rpc {
+class GrpcMasterLink;
+}  // namespace rpc
+}  // namespace mooncake_tier
+
+namespace mooncake_tier::daemon {
+
+class SsdDirLock;
+
+struct NodeProcessOptions {
+  NodeProcessOptions();  // the daemon's defaults (DRAM 1 GiB)
+
+  // The master's "host:port". Default: "127.0.0.1:50051".
+  std::string master_address = "127.0.0.1:50051";
+  // Name, DRAM, huge pages, heartbeat interval, task queue and I/O batch.
+  // peer_transport is set by Start. REQUIRES: node.name non-empty.
+  StorageNodeOptions node;
+  // Directory of the SSD store; created if missing, locked while in use.
+  // Default: "/var/tmp/mooncake-tier".
+  std::string ssd_dir = "/var/tmp/mooncake-tier";
+  // Cap on the SSD store's files (they grow on demand up to it); 0 means
+  // no SSD tier. Default: 8 GiB.
+  uint64_t ssd_capacity = uint64_t{8} << 30;
+  // Open the SSD files with O_DIRECT. Default: false.
+  bool direct_io = false;
+  // UCX transports as UCX_TLS spells them ("tcp", "shm,tcp", "rc,ud");
+  // empty: UCX_TLS from the environment, else UCX's default. Default: empty.
+  std::string ucx_transports;
+  // Longest a UCX transfer (SSD-read replies, promotion writes) waits.
+  // Default: 5 s.
+  std::chrono::milliseconds ucx_timeout{5000};
+  // Threads serving SSD-tier reads for clients. Default: 2.
+  int ssd_read_threads = 2;
+  // Deadline of every call to the master. Default: 5 s.
+  Duration rpc_deadline = std::chrono::seconds(5);
+};
+
+class NodeProcess {
+ public:
+  // Locks and opens the SSD directory, maps and exports the DRAM segment,
+  // and starts the node's threads. IO_ERROR / UNAVAILABLE when the SSD
+  // directory is unusable or in use, INVALID_ARGUMENT for bad options, the
+  // UCX error when the data plane cannot start. An unreachable master is
+  // not an error (see above).
+  static Result<std::unique_ptr<NodeProcess>> Start(NodeProcessOptions options);
+  // Shuts down if not done yet.
+  ~NodeProcess();
+  NodeProcess(const NodeProcess&) = delete;
+  NodeProcess& operator=(const NodeProcess&) = delete;
+
+  // True once the master accepted a registration of this process.
+  bool registered() const;
+  StorageNode& node() { return *node_; }
+  const NodeProcessOptions& options() const { return options_; }
+
+  // Stops asking for tasks, lets the task batch being executed finish,
+  // joins the node's threads, syncs the SSD store, withdraws the segment
+  // from the data plane and releases the SSD directory. Tasks still queued
+  // are dropped; the master reaps them. Idempotent.
+  void Shutdown();
+
+ private:
+  explicit NodeProcess(NodeProcessOptions options);
+  Status Open();
+
+  const NodeProcessOptions options_;
+  // Declaration order is teardown order in reverse: the node goes first,
+  // then what it uses.
+  std::unique_ptr<SsdDirLock> ssd_lock_;
+  std::unique_ptr<rpc::GrpcMasterLink> link_;
+  std::unique_ptr<UcxTransport> peer_transport_;
+  std::unique_ptr<UcxSegmentExporter> exporter_;
+  std::unique_ptr<StorageNode> node_;
+};
+
+}  // namespace mooncake_tier::daemon
