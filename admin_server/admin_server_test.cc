@@ -219,7 +219,27 @@ TEST_F(AdminServerTest, GroupRoutes) {
   EXPECT_EQ(group.body["members"][1]["tiers"], json::array({"memory"}));
   ExpectError(Get("/api/v1/groups/nope"), 404, "GROUP_NOT_FOUND");
 
-  ExpectError(Get("/api/v1/groups"), 501, "NOT_IMPLEMENTED");
+  PutOptions lone;
+  lone.group = GroupSpec{"blk/2", 2, 0};
+  ASSERT_TRUE(h_.Put("blk/2/k", kObj, lone).ok());
+  const Reply all = Get("/api/v1/groups");
+  ASSERT_EQ(all.status, 200) << all.text;
+  ASSERT_EQ(all.body["groups"].size(), 2u);
+  EXPECT_EQ(all.body["next_cursor"], "");
+  const Reply filling = Get("/api/v1/groups?state=filling");
+  ASSERT_EQ(filling.status, 200) << filling.text;
+  ASSERT_EQ(filling.body["groups"].size(), 1u);
+  EXPECT_EQ(filling.body["groups"][0]["id"], "blk/2");
+  const Reply first = Get("/api/v1/groups?limit=1");
+  ASSERT_EQ(first.status, 200) << first.text;
+  ASSERT_EQ(first.body["groups"].size(), 1u);
+  const std::string cursor = first.body["next_cursor"];
+  ASSERT_FALSE(cursor.empty());
+  const Reply second =
+      Get("/api/v1/groups?limit=1&cursor=" + PercentEncode(cursor));
+  ASSERT_EQ(second.status, 200) << second.text;
+  ASSERT_EQ(second.body["groups"].size(), 1u);
+  EXPECT_NE(second.body["groups"][0]["id"], first.body["groups"][0]["id"]);
   ExpectError(Get("/api/v1/groups?state=bogus"), 400, "INVALID_ARGUMENT");
   ExpectError(Get("/api/v1/groups?limit=x"), 400, "INVALID_ARGUMENT");
 

@@ -13,11 +13,11 @@ Status Unsupported(FacadeOp op) {
 }  // namespace
 
 bool MasterAdminFacade::Supports(FacadeOp op) const {
-  // Each needs a Master call that does not exist yet: a paged group
-  // listing (GroupTable::ListPage is there, Master does not expose it),
-  // eviction of one key or group, and setters for the knobs.
+  // Each needs a Master call that does not exist yet: eviction of one key
+  // or group, and setters for the knobs.
   switch (op) {
     case FacadeOp::kListGroups:
+      return true;
     case FacadeOp::kEvictObject:
     case FacadeOp::kEvictGroup:
     case FacadeOp::kSetRuntimeConfig:
@@ -31,10 +31,10 @@ Result<GroupDescription> MasterAdminFacade::DescribeGroup(
   return std::move(master_->GetGroup({&group_id, 1})[0]);
 }
 
-Result<GroupPage> MasterAdminFacade::ListGroups(std::optional<GroupState>,
-                                                size_t,
-                                                const std::string&) const {
-  return Unsupported(FacadeOp::kListGroups);
+Result<GroupPage> MasterAdminFacade::ListGroups(
+    std::optional<GroupState> filter, size_t limit,
+    const std::string& cursor) const {
+  return master_->ListGroups(filter, limit, cursor);
 }
 
 MasterConfig MasterAdminFacade::Config() const {

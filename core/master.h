@@ -203,6 +203,14 @@ class Master {
   std::vector<NodeView> ListNodes() const;
   Result<ObjectDescription> DescribeObject(std::string_view key) const;
   std::vector<Task> ListTasks(TaskKind kind) const;
+  // Up to `limit` groups with ids after `cursor`, in id order, in state
+  // `filter` if given; GroupPage::next_cursor continues the listing. For
+  // operators: each page scans every group stripe (one at a time, never
+  // holding an object stripe).
+  GroupPage ListGroups(std::optional<GroupState> filter, size_t limit,
+                       std::string_view cursor) const {
+    return groups_.ListPage(filter, limit, cursor);
+  }
 
   // ---- Background steps ----
 

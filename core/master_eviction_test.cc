@@ -69,7 +69,9 @@ TEST(MasterEvictionTest, NeverTouchesLeasedPinnedProcessingOrBusy) {
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->offloads.size(), 3u);  // k0, k2, k3
   for (const Task& t : reply->offloads) {
-    if (t.key != Key(0)) ASSERT_TRUE(h.master().NotifyOffloadSuccess(node, t.id).ok());
+    if (t.key != Key(0)) {
+      ASSERT_TRUE(h.master().NotifyOffloadSuccess(node, t.id).ok());
+    }
   }
   h.clock().Advance(kSec);
   // Fill the rest; everything else is older-or-newer but unprotected.
