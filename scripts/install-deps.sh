@@ -10,6 +10,8 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   prometheus-cpp-dev libcpp-httplib-dev libucx-dev ucx-utils
   libgtest-dev libgmock-dev libbenchmark-dev
+  prometheus  # server and promtool, for the dashboard tests (they run their own)
+  python3 python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy
 )
 
 missing=()
