@@ -10,6 +10,7 @@
 #include <exception>
 #include <iostream>
 
+#include "bench/admin_scenario.h"
 #include "bench/alloc_scenario.h"
 #include "bench/core_scenario.h"
 #include "bench/groups_scenario.h"
@@ -46,6 +47,7 @@ struct Scenarios {
   CLI::App* promotion = nullptr;
   CLI::App* datapath = nullptr;
   CLI::App* metadata = nullptr;
+  CLI::App* admin = nullptr;
 };
 
 // Options of the scenarios that run against a store in other processes.
@@ -110,6 +112,9 @@ Scenarios DefineCli(CLI::App& app, Flags& flags) {
   s.metadata = app.add_subcommand(
       "metadata", "exists and get_replica_list ops/s over gRPC");
   AddRemoteOptions(*s.metadata, flags);
+  s.admin = app.add_subcommand(
+      "admin",
+      "admin API route latency and data-path get p99 under scraping");
   return s;
 }
 
@@ -159,6 +164,9 @@ int RunSelected(const Scenarios& s, const Flags& flags) {
   if (s.metadata->parsed()) {
     return mooncake_tier::bench::RunMetadataScenario(flags.common,
                                                      flags.remote, sink);
+  }
+  if (s.admin->parsed()) {
+    return mooncake_tier::bench::RunAdminScenario(flags.common, sink);
   }
   return kExitUsage;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds mooncake-tier (Release) and runs every
 # benchmark scenario, printing figures as they finish: the in-process
-# engine (core, ssd, alloc, groups, promotion) and the distributed store
+# engine (core, ssd, alloc, groups, promotion, admin) and the distributed store
 # from a client (datapath, metadata) against a mooncake-tierd standalone
 # the benchmark starts itself.
 # SCALE (default 0.25) multiplies the work; SCRATCH_DIR (default /tmp)
@@ -15,7 +15,7 @@ scratch=${SCRATCH_DIR:-/tmp}
 json=()
 [[ ${JSON:-0} != 0 ]] && json=(--json)
 bench=build/bench/mooncake-tier-bench
-for scenario in core ssd alloc groups promotion; do
+for scenario in core ssd alloc groups promotion admin; do
   echo "== mooncake-tier-bench $scenario --scale $scale" >&2
   "$bench" "${json[@]}" --scale "$scale" --scratch-dir "$scratch" "$scenario"
 done
