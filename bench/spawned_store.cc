@@ -87,6 +87,7 @@ Result<std::unique_ptr<SpawnedStore>> SpawnedStore::Start(
   const std::string ready = dir + "/ready";
   std::vector<std::string> args = {options.tierd_path, "standalone",
                                    "--listen",         master,
+                                   "--admin-listen",   "127.0.0.1:0",
                                    "--ssd-dir",        dir + "/ssd",
                                    "--ready-file",     ready};
   args.insert(args.end(), options.flags.begin(), options.flags.end());

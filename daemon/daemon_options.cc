@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 
+#include "admin_server/admin_server.h"
 #include "daemon/option_units.h"
 
 namespace mooncake_tier::daemon {
@@ -113,8 +114,8 @@ void AddCommonOptions(CLI::App* root, CLI::App* sub, DaemonOptions* o) {
           {"trace", "debug", "info", "warn", "error", "critical", "off"}));
   sub->add_option("--ready-file", o->ready_file,
                   "Write this file (atomically; key=value lines: pid, mode, "
-                  "master_address, node_name, node_id) once serving, and "
-                  "remove it at shutdown. Default: none.")
+                  "master_address, node_name, node_id, admin_address) once "
+                  "serving, and remove it at shutdown. Default: none.")
       ->type_name("PATH");
 }
 
@@ -207,6 +208,37 @@ void AddMasterOptions(CLI::App* sub, MasterProcessOptions* m) {
   AddPromotionOptions(sub, &m->config.promotion);
 }
 
+// An admin address: empty (disabled) or HOST:PORT.
+std::string AdminAddressCheck(const std::string& value) {
+  if (value.empty()) return "";
+  Result<HostPort> split = SplitHostPort(value);
+  return split.ok() ? "" : split.status().message();
+}
+
+void AddAdminOptions(CLI::App* sub, AdminOptions* a, bool node) {
+  AddValue(sub, "--admin-listen", &a->listen,
+           node ? "Address (host:port) of the node's admin HTTP server "
+                  "(/healthz, /readyz, /metrics); port 0 picks one; \"\" "
+                  "disables it."
+                : "Address (host:port) of the admin HTTP API and /metrics; "
+                  "port 0 picks one; \"\" disables it. A non-loopback "
+                  "address needs an admin token.")
+      ->type_name("HOST:PORT")
+      ->check(AdminAddressCheck, "", "");
+  CLI::Option* token =
+      sub->add_option("--admin-token", a->token,
+                      "Bearer token required by every mutating admin "
+                      "request (POST, PATCH, DELETE); visible in the process "
+                      "list, prefer --admin-token-file. Default: none.")
+          ->type_name("TOKEN");
+  CLI::Option* file =
+      sub->add_option("--admin-token-file", a->token_file,
+                      "Read the admin token from FILE (surrounding "
+                      "whitespace trimmed). Default: none.")
+          ->type_name("PATH");
+  token->excludes(file);
+}
+
 void AddNodeOptions(CLI::App* sub, NodeProcessOptions* n, bool with_master) {
   if (with_master) {
     AddValue(sub, "--master", &n->master_address,
@@ -296,6 +328,8 @@ std::string_view DaemonModeName(DaemonMode mode) {
 DaemonOptions::DaemonOptions() {
   master.config.offload_mode = OffloadMode::kOnEvict;
   node.node.name = HostName();
+  master_admin.listen = std::string(kMasterAdminListen);
+  node_admin.listen = std::string(kNodeAdminListen);
 }
 
 void RegisterDaemonOptions(CLI::App* app, DaemonOptions* options) {
@@ -309,6 +343,7 @@ void RegisterDaemonOptions(CLI::App* app, DaemonOptions* options) {
       "master", "Metadata service: the engine behind gRPC.");
   AddCommonOptions(app, master, options);
   AddMasterOptions(master, &options->master);
+  AddAdminOptions(master, &options->master_admin, /*node=*/false);
   master->callback([options] { options->mode = DaemonMode::kMaster; });
 
   CLI::App* node = app->add_subcommand(
@@ -317,6 +352,7 @@ void RegisterDaemonOptions(CLI::App* app, DaemonOptions* options) {
       "heartbeats to the master, runs offload and promotion tasks.");
   AddCommonOptions(app, node, options);
   AddNodeOptions(node, &options->node, /*with_master=*/true);
+  AddAdminOptions(node, &options->node_admin, /*node=*/true);
   node->callback([options] { options->mode = DaemonMode::kNode; });
 
   CLI::App* standalone = app->add_subcommand(
@@ -326,11 +362,22 @@ void RegisterDaemonOptions(CLI::App* app, DaemonOptions* options) {
   AddCommonOptions(app, standalone, options);
   AddMasterOptions(standalone, &options->master);
   AddNodeOptions(standalone, &options->node, /*with_master=*/false);
+  AddAdminOptions(standalone, &options->master_admin, /*node=*/false);
   standalone->callback(
       [options] { options->mode = DaemonMode::kStandalone; });
 }
 
 std::string ValidateDaemonOptions(const DaemonOptions& options) {
+  const AdminOptions& admin = options.admin();
+  if (!admin.listen.empty() && admin.token.empty() &&
+      admin.token_file.empty()) {
+    Result<HostPort> bind = SplitHostPort(admin.listen);
+    if (bind.ok() && !admin::IsLoopbackAddress(bind->host)) {
+      return "--admin-listen " + admin.listen +
+             " is not a loopback address: set --admin-token or "
+             "--admin-token-file, or bind 127.0.0.1";
+    }
+  }
   if (options.mode == DaemonMode::kNode) return "";
   const std::string error = options.master.config.Validate();
   if (error.empty()) return "";
@@ -365,6 +412,20 @@ CommandLine ParseCommandLine(const std::vector<std::string>& argv) {
     result.output = command + ": error: " + e.what() + " (see " + command +
                     " --help)";
     return result;
+  }
+  AdminOptions& admin = options->mode == DaemonMode::kNode
+                            ? options->node_admin
+                            : options->master_admin;
+  if (!admin.token_file.empty()) {
+    Result<std::string> token = ReadTokenFile(admin.token_file);
+    if (!token.ok()) {
+      result.exit_code = 2;
+      result.output = "mooncake-tierd " +
+                      std::string(DaemonModeName(options->mode)) +
+                      ": error: " + token.status().message();
+      return result;
+    }
+    admin.token = std::move(*token);
   }
   if (std::string error = ValidateDaemonOptions(*options); !error.empty()) {
     result.exit_code = 2;

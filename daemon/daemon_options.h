@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "daemon/daemon_admin.h"
 #include "daemon/master_process.h"
 #include "daemon/node_process.h"
 
@@ -41,6 +42,18 @@ struct DaemonOptions {
   // The node role (node, standalone; in standalone the node dials the
   // master it runs beside, so master_address is not a flag there).
   NodeProcessOptions node;
+  // The admin HTTP server of the master role (master, standalone: one
+  // server whose /metrics holds master and node metrics). Default listen:
+  // 127.0.0.1:9003.
+  AdminOptions master_admin;
+  // The admin HTTP server of a `node` process (health and metrics).
+  // Default listen: 127.0.0.1:9300.
+  AdminOptions node_admin;
+
+  // The admin options of `mode`.
+  const AdminOptions& admin() const {
+    return mode == DaemonMode::kNode ? node_admin : master_admin;
+  }
 };
 
 // Adds the three subcommands (one of them required) and all their flags to
@@ -50,8 +63,9 @@ struct DaemonOptions {
 void RegisterDaemonOptions(CLI::App* app, DaemonOptions* options);
 
 // What flags alone cannot check: the master configuration, through
-// MasterConfig::Validate. Empty when valid, otherwise one line naming the
-// flags involved.
+// MasterConfig::Validate, and an admin address that is not loopback with
+// no admin token. Empty when valid, otherwise one line naming the flags
+// involved.
 std::string ValidateDaemonOptions(const DaemonOptions& options);
 
 // The outcome of a command line.
@@ -64,7 +78,8 @@ struct CommandLine {
   std::string output;
 };
 
-// Parses `argv` (argv[0] is the program name).
+// Parses `argv` (argv[0] is the program name), reads --admin-token-file
+// into the admin token, and validates (ValidateDaemonOptions).
 CommandLine ParseCommandLine(const std::vector<std::string>& argv);
 
 }  // namespace mooncake_tier::daemon

@@ -230,6 +230,83 @@ TEST(DaemonOptionsTest, InvalidMasterConfigIsRefusedByItsOwnValidation) {
   EXPECT_TRUE(Parse({"node"}).options);
 }
 
+TEST(DaemonOptionsTest, AdminDefaultsDependOnTheRole) {
+  EXPECT_EQ(Registered({"master"}).admin().listen, "127.0.0.1:9003");
+  EXPECT_EQ(Registered({"standalone"}).admin().listen, "127.0.0.1:9003");
+  EXPECT_EQ(Registered({"node"}).admin().listen, "127.0.0.1:9300");
+  EXPECT_TRUE(Registered({"master"}).admin().token.empty());
+}
+
+TEST(DaemonOptionsTest, AdminFlagsMapToTheRoleRunning) {
+  DaemonOptions o = Registered(
+      {"master", "--admin-listen", "127.0.0.1:0", "--admin-token", "t"});
+  EXPECT_EQ(o.master_admin.listen, "127.0.0.1:0");
+  EXPECT_EQ(o.master_admin.token, "t");
+  o = Registered({"node", "--admin-listen", "[::1]:9400"});
+  EXPECT_EQ(o.node_admin.listen, "[::1]:9400");
+  EXPECT_EQ(o.master_admin.listen, "127.0.0.1:9003");  // untouched
+  // An empty address disables the server.
+  const CommandLine off = Parse({"standalone", "--admin-listen", ""});
+  ASSERT_TRUE(off.options) << off.output;
+  EXPECT_TRUE(off.options->admin().listen.empty());
+}
+
+TEST(DaemonOptionsTest, AdminTokenFileIsReadAndTrimmed) {
+  testing::TempDir dir;
+  const std::string file = dir.path() + "/token";
+  std::ofstream(file) << "\n  abc def \t\n";
+  const CommandLine parsed = Parse({"master", "--admin-token-file", file});
+  ASSERT_TRUE(parsed.options) << parsed.output;
+  EXPECT_EQ(parsed.options->admin().token, "abc def");
+  // With a token, a non-loopback address is allowed.
+  const CommandLine wide = Parse({"node", "--admin-listen", "0.0.0.0:9300",
+                                  "--admin-token-file", file});
+  ASSERT_TRUE(wide.options) << wide.output;
+  EXPECT_EQ(wide.options->admin().token, "abc def");
+  EXPECT_TRUE(
+      Parse({"master", "--admin-listen", "localhost:0"}).options);
+}
+
+TEST(DaemonOptionsTest, BadAdminValuesAreUsageErrors) {
+  testing::TempDir dir;
+  const std::string empty = dir.path() + "/empty";
+  std::ofstream(empty) << "  \n";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases =
+      {{{"master", "--admin-listen", "9003"}, "--admin-listen"},
+       {{"master", "--admin-listen", "host:port"}, "0 to 65535"},
+       {{"master", "--admin-listen", "::1:9003"}, "brackets"},
+       {{"node", "--admin-listen", "127.0.0.1:"}, "0 to 65535"},
+       {{"master", "--admin-listen", "10.1.2.3:9003"}, "not a loopback"},
+       {{"standalone", "--admin-listen", "0.0.0.0:9003"}, "--admin-token"},
+       {{"master", "--admin-token", "a", "--admin-token-file", empty},
+        "excludes"},
+       {{"master", "--admin-token-file", empty}, "is empty"},
+       {{"node", "--admin-token-file", dir.path() + "/none"}, "cannot read"}};
+  for (const auto& [args, message] : cases) {
+    const CommandLine parsed = Parse(args);
+    EXPECT_EQ(parsed.exit_code, 2) << args[2];
+    EXPECT_FALSE(parsed.options) << args[2];
+    EXPECT_THAT(parsed.output, HasSubstr(message)) << args[2];
+    EXPECT_EQ(parsed.output.find('\n'), std::string::npos) << parsed.output;
+  }
+}
+
+TEST(DaemonOptionsTest, SplitHostPortReadsV4V6AndNames) {
+  Result<HostPort> v4 = SplitHostPort("127.0.0.1:9003");
+  ASSERT_TRUE(v4.ok());
+  EXPECT_EQ(v4->host, "127.0.0.1");
+  EXPECT_EQ(v4->port, 9003);
+  Result<HostPort> v6 = SplitHostPort("[::1]:0");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->port, 0);
+  EXPECT_EQ(JoinHostPort("::1", 80), "[::1]:80");
+  EXPECT_EQ(JoinHostPort("localhost", 80), "localhost:80");
+  EXPECT_FALSE(SplitHostPort("[::1]").ok());
+  EXPECT_FALSE(SplitHostPort("h:-1").ok());
+  EXPECT_FALSE(SplitHostPort("h:1x").ok());
+}
+
 TEST(DaemonOptionsTest, HelpDocumentsEveryOptionWithItsDefault) {
   CLI::App app("test", "mooncake-tierd");
   DaemonOptions options;

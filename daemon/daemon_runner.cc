@@ -9,6 +9,7 @@
 #include <thread>
 #include <utility>
 
+#include "daemon/daemon_admin.h"
 #include "daemon/option_units.h"
 #include "daemon/ready_file.h"
 #include "daemon/shutdown_signal.h"
@@ -43,6 +44,8 @@ class Roles {
  public:
   explicit Roles(const DaemonOptions& options) : options_(options) {}
 
+  // The admin server starts last (it reads both roles) and answers
+  // /readyz 503 until SetReady.
   Status Start() {
     if (options_.mode != DaemonMode::kNode) {
       MT_ASSIGN_OR_RETURN(master_, MasterProcess::Start(options_.master));
@@ -52,10 +55,21 @@ class Roles {
       if (master_) node.master_address = DialAddress(master_->address());
       MT_ASSIGN_OR_RETURN(node_, NodeProcess::Start(std::move(node)));
     }
+    if (!options_.admin().listen.empty()) {
+      MT_ASSIGN_OR_RETURN(
+          admin_,
+          DaemonAdmin::Start(options_.admin(), master_.get(), node_.get()));
+    }
     return Status::Ok();
   }
 
   bool Serving() const { return !node_ || node_->registered(); }
+
+  // /readyz follows the ready file: 200 once serving, 503 from the start of
+  // a shutdown.
+  void SetReady(bool ready) {
+    if (admin_) admin_->SetReady(ready);
+  }
 
   std::vector<std::pair<std::string, std::string>> ReadyFields() const {
     std::vector<std::pair<std::string, std::string>> fields = {
@@ -66,11 +80,32 @@ class Roles {
       fields.emplace_back("node_name", node_->options().node.name);
       fields.emplace_back("node_id", std::to_string(node_->node().id()));
     }
+    if (admin_) fields.emplace_back("admin_address", admin_->address());
     return fields;
   }
 
   std::string ReadyLine() const {
-    const std::string mode(DaemonModeName(options_.mode));
+    const std::string admin = admin_ ? "; admin " + admin_->url() : "";
+    return RolesLine() + admin;
+  }
+
+  // Node first (it still talks to the master while it stops), then master.
+  // The admin server goes before both: its handlers and collectors read
+  // them.
+  void Shutdown() {
+    if (admin_) {
+      admin_->Shutdown();
+      spdlog::info("admin: stopped");
+    }
+    admin_.reset();
+    if (node_) node_->Shutdown();
+    if (master_) master_->Shutdown();
+    node_.reset();
+    master_.reset();
+  }
+
+ private:
+  std::string RolesLine() const {
     if (!node_) return "mooncake-tierd master: serving on " + MasterAddress();
     const NodeProcessOptions& n = node_->options();
     const std::string ssd =
@@ -88,15 +123,6 @@ class Roles {
            tiers;
   }
 
-  // Node first (it still talks to the master while it stops), then master.
-  void Shutdown() {
-    if (node_) node_->Shutdown();
-    if (master_) master_->Shutdown();
-    node_.reset();
-    master_.reset();
-  }
-
- private:
   std::string MasterAddress() const {
     return master_ ? master_->address() : options_.node.master_address;
   }
@@ -104,6 +130,7 @@ class Roles {
   const DaemonOptions& options_;
   std::unique_ptr<MasterProcess> master_;
   std::unique_ptr<NodeProcess> node_;
+  std::unique_ptr<DaemonAdmin> admin_;
 };
 
 int StartFailed(const std::string& mode, const Status& why, Roles& roles) {
@@ -160,12 +187,14 @@ int RunDaemon(const DaemonOptions& options) {
         return StartFailed(mode, written, roles);
       }
       published = true;
+      roles.SetReady(true);
       const std::string line = roles.ReadyLine();
       spdlog::info("ready: {}", line);
       std::printf("%s\n", line.c_str());
       std::fflush(stdout);
     }
   }
+  roles.SetReady(false);
   ready.Withdraw();
   return ShutDown(roles);
 }

@@ -41,8 +41,8 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
     options.config.first_node_id = FirstNodeIdForThisStart();
   }
   std::unique_ptr<MasterProcess> process(new MasterProcess(std::move(options)));
-  process->master_ = std::make_unique<Master>(process->options_.config,
-                                              SystemClock::Default());
+  process->master_ =
+      std::make_unique<Master>(process->options_.config, process->clock());
   process->service_ =
       std::make_unique<rpc::MasterService>(process->master_.get());
   rpc::RpcServerOptions server_options;
@@ -61,6 +61,12 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
 }
 
 MasterProcess::~MasterProcess() { Shutdown(); }
+
+const Clock* MasterProcess::clock() const { return SystemClock::Default(); }
+
+const rpc::CallRecorder& MasterProcess::rpc_recorder() const {
+  return service_->recorder();
+}
 
 void MasterProcess::Shutdown() {
   if (server_) {

@@ -22,6 +22,7 @@
 #include "core/mutex.h"
 
 namespace mooncake_tier::rpc {
+class CallRecorder;
 class MasterService;
 class RpcServer;
 }  // namespace mooncake_tier::rpc
@@ -56,6 +57,11 @@ class MasterProcess {
   // "host:port" actually bound: what clients and nodes dial.
   const std::string& address() const { return address_; }
   Master& master() { return *master_; }
+  // The master's clock (heartbeat, lease and task ages).
+  const Clock* clock() const;
+  // Every gRPC call served, by method (mooncake_rpc_requests_total,
+  // mooncake_rpc_duration_seconds); valid for the life of this object.
+  const rpc::CallRecorder& rpc_recorder() const;
 
   // Stops accepting calls, lets calls in flight finish for up to
   // shutdown_grace, then stops the background thread. Idempotent.

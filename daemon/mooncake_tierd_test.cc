@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rpc/grpc_master_api.h"
+#include "daemon/tierd_test_support.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -31,56 +33,7 @@ using testing::ExitStatus;
 using testing::Subprocess;
 using testing::SubprocessOptions;
 using testing::TempDir;
-
-constexpr milliseconds kReady(20000);
-constexpr milliseconds kExit(10000);
-
-std::unique_ptr<Subprocess> StartTierd(const std::string& name,
-                                       const std::string& dir,
-                                       std::vector<std::string> args) {
-  SubprocessOptions options;
-  options.binary = MOONCAKE_TIERD_PATH;
-  options.args = std::move(args);
-  options.output_dir = dir;
-  options.name = name;
-  auto started = Subprocess::Start(std::move(options));
-  EXPECT_TRUE(started.ok()) << started.status().ToString();
-  return started.ok() ? std::move(*started) : nullptr;
-}
-
-std::map<std::string, std::string> ReadyFields(const std::string& path) {
-  std::map<std::string, std::string> fields;
-  std::istringstream lines(testing::ReadFileOrEmpty(path));
-  for (std::string line; std::getline(lines, line);) {
-    const size_t eq = line.find('=');
-    if (eq != std::string::npos) fields[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return fields;
-}
-
-std::string Loopback(int port) { return "127.0.0.1:" + std::to_string(port); }
-
-// Node flags that keep a test small and quick.
-std::vector<std::string> SmallNode(const std::string& ssd_dir) {
-  return {"--dram", "64MiB", "--ssd-dir", ssd_dir, "--ssd-capacity",
-          "256MiB", "--heartbeat-interval", "200ms"};
-}
-
-std::vector<std::string> Concat(std::vector<std::string> a,
-                                const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
-// Sends SIGTERM and expects a clean exit.
-void StopCleanly(Subprocess& process) {
-  ASSERT_TRUE(process.Signal(SIGTERM));
-  const std::optional<ExitStatus> status = process.Wait(kExit);
-  ASSERT_TRUE(status.has_value()) << "no exit after SIGTERM\n"
-                                  << process.OutputTail();
-  EXPECT_TRUE(status->exited() && status->code == 0)
-      << status->ToString() << "\n" << process.OutputTail();
-}
+using namespace daemon_test;  // NOLINT(build/namespaces): test helpers
 
 TEST(MooncakeTierdTest, StandaloneServesClientsAndShutsDownCleanly) {
   TempDir dir;
@@ -97,6 +50,7 @@ TEST(MooncakeTierdTest, StandaloneServesClientsAndShutsDownCleanly) {
   EXPECT_EQ(fields.at("mode"), "standalone");
   EXPECT_EQ(fields.at("master_address"), Loopback(port));
   EXPECT_EQ(fields.at("pid"), std::to_string(tierd->pid()));
+  EXPECT_THAT(fields.at("admin_address"), HasSubstr("127.0.0.1:"));
   EXPECT_THAT(tierd->ReadStdout(),
               HasSubstr("mooncake-tierd standalone: master on " +
                         Loopback(port)));

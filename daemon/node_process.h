@@ -81,6 +81,9 @@ class NodeProcess {
   // True once the master accepted a registration of this process.
   bool registered() const;
   StorageNode& node() { return *node_; }
+  // The data plane serving this node's segment (its SSD-read counters);
+  // null before Start and after Shutdown.
+  UcxSegmentExporter* exporter() const { return exporter_.get(); }
   const NodeProcessOptions& options() const { return options_; }
 
   // Stops asking for tasks, lets the task batch being executed finish,

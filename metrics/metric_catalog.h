@@ -172,7 +172,12 @@ namespace mooncake_tier::metrics {
   X(kSsdCompactedBytesTotal, kNode, kCounter, "ssd_compacted_bytes_total", "", \
     "SSD bytes reclaimed by compaction.")                                      \
   X(kTransferSsdRequestsTotal, kNode, kCounter, "transfer_ssd_requests_total", \
-    "result", "SSD-read requests received over the data plane, by result.")
+    "result", "SSD-read requests received over the data plane, by result.")   \
+  X(kNodePendingTasks, kNode, kGauge, "node_pending_tasks", "kind",            \
+    "Work accepted from the master and not yet started, by kind.")            \
+  X(kSsdBatchDurationSeconds, kNode, kHistogram,                               \
+    "ssd_batch_duration_seconds", "op",                                        \
+    "SSD store device time per read batch and per write round.")
 
 enum class MetricId : uint16_t {
 #define MOONCAKE_TIER_METRIC_ENUM(id, scope, type, name, labels, help) id,

@@ -1,6 +1,11 @@
 #include "metrics/node_metrics.h"
 
+#include <array>
+#include <chrono>
+#include <string_view>
+
 #include "metrics/family_set.h"
+#include "node/latency_histogram.h"
 
 namespace mooncake_tier::metrics {
 namespace {
@@ -22,6 +27,19 @@ void AddNodeStats(const StorageNodeStats& s, FamilySet& f) {
   f.Add(M::kNodeSsdReadsTotal, s.ssd_read_errors, {"error"});
   f.Add(M::kNodeSsdReadBytesTotal, s.ssd_read_bytes);
   f.Add(M::kNodeCorruptKeysReportedTotal, s.corrupt_keys_reported);
+  f.Add(M::kNodePendingTasks, s.pending_offloads, {"offload"});
+  f.Add(M::kNodePendingTasks, s.pending_promotions, {"promotion"});
+  f.Add(M::kNodePendingTasks, s.pending_deletes, {"delete"});
+}
+
+void AddLatency(const LatencySnapshot& latency, std::string_view op,
+                FamilySet& f) {
+  std::array<double, kIoLatencyBounds.size()> bounds{};
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    bounds[i] = std::chrono::duration<double>(kIoLatencyBounds[i]).count();
+  }
+  f.AddHistogram(M::kSsdBatchDurationSeconds, {op}, bounds, latency.buckets,
+                 static_cast<double>(latency.sum_ns) / 1e9);
 }
 
 // A node without an SSD tier reports zeros, so its dashboards show 0
@@ -42,6 +60,8 @@ void AddSsdStats(const SsdStoreStats& s, FamilySet& f) {
   f.Add(M::kSsdErrorsTotal, s.torn_records, {"torn"});
   f.Add(M::kSsdCompactionsTotal, s.compactions);
   f.Add(M::kSsdCompactedBytesTotal, s.compacted_bytes_reclaimed);
+  AddLatency(s.read_latency, "read", f);
+  AddLatency(s.write_latency, "write", f);
 }
 
 }  // namespace

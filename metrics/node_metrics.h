@@ -1,9 +1,10 @@
 #pragma once
 
-// A storage node's metrics: on every Collect() it reads StorageNode::stats(),
-// its SSD store's SsdStore::stats() (when the node has one) and, when given,
-// the data plane's SSD-read request counters, and builds the families of
-// the catalog's kNode scope.
+// A storage node's metrics: on every Collect() it reads StorageNode::stats()
+// (counters and the depth of its work queues), its SSD store's
+// SsdStore::stats() (counters and batch latency histograms; zeros when the
+// node has no SSD tier) and, when given, the data plane's SSD-read request
+// counters, and builds the families of the catalog's kNode scope.
 //
 // The data plane's counters come through a callback returning plain
 // figures, so this library does not depend on UCX: the daemon adapts

@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "core/master_link.h"
 #include "metrics/metric_catalog.h"
 #include "metrics/text_exposition.h"
+#include "node/latency_histogram.h"
 #include "node/memory_ssd_device.h"
 #include "tests/support/prometheus_text.h"
 #include "transport/in_process_transport.h"
@@ -70,7 +72,11 @@ TEST_F(NodeMetricsTest, EveryNodeMetricIsRenderedWithItsType) {
     }
     ASSERT_NE(it, text.types.end()) << spec.name;
     EXPECT_EQ(it->second, KindName(spec.kind)) << spec.name;
-    EXPECT_GT(text.Count(spec.name), 0u) << spec.name;
+    if (spec.kind == MetricKind::kHistogram) {
+      EXPECT_GT(text.Count(std::string(spec.name) + "_count"), 0u) << spec.name;
+    } else {
+      EXPECT_GT(text.Count(spec.name), 0u) << spec.name;
+    }
   }
 }
 
@@ -110,6 +116,51 @@ TEST_F(NodeMetricsTest, OffloadAndTransferFiguresFollowTheNode) {
   EXPECT_EQ(text.Value("mooncake_transfer_ssd_requests_total",
                        {{"result", "rejected"}}),
             1);
+  // One write round reached the device; nothing was read.
+  EXPECT_EQ(text.Value("mooncake_ssd_batch_duration_seconds_count",
+                       {{"op", "write"}}),
+            1);
+  EXPECT_EQ(text.Value("mooncake_ssd_batch_duration_seconds_bucket",
+                       {{"op", "write"}, {"le", "+Inf"}}),
+            1);
+  EXPECT_EQ(
+      text.Value("mooncake_ssd_batch_duration_seconds_count", {{"op", "read"}}),
+      0);
+  EXPECT_EQ(text.Value("mooncake_node_pending_tasks", {{"kind", "offload"}}),
+            0);
+}
+
+TEST_F(NodeMetricsTest, PendingTasksCountWorkNotYetStarted) {
+  NodeMetrics metrics(node_.get());
+  for (const std::string key : {"a", "b"}) {
+    PutStartRequest req{key, 4096, {}, "c"};
+    Result<ReplicaDescriptor> d = std::move(master_.PutStart({&req, 1})[0]);
+    ASSERT_TRUE(d.ok());
+    ASSERT_TRUE(master_.PutEnd("c", {&key, 1})[0].ok());
+  }
+  master_.EvictMemory(kMiB);
+  ASSERT_TRUE(node_->HeartbeatOnce().ok());  // takes the offload tasks
+  EXPECT_EQ(Scrape(metrics).Value("mooncake_node_pending_tasks",
+                                  {{"kind", "offload"}}),
+            2);
+  node_->RunTasksOnce();
+  EXPECT_EQ(Scrape(metrics).Value("mooncake_node_pending_tasks",
+                                  {{"kind", "offload"}}),
+            0);
+}
+
+TEST(LatencyHistogramTest, SamplesLandInTheirBucket) {
+  LatencyHistogram histogram;
+  histogram.Record(std::chrono::microseconds(10));  // on the first bound
+  histogram.Record(std::chrono::microseconds(11));
+  histogram.Record(std::chrono::seconds(10));      // beyond the last bound
+  histogram.Record(std::chrono::nanoseconds(-5));  // a clock step: zero
+  const LatencySnapshot s = histogram.Snapshot();
+  EXPECT_EQ(s.count, 4u);
+  EXPECT_EQ(s.buckets[0], 2u);
+  EXPECT_EQ(s.buckets[1], 1u);
+  EXPECT_EQ(s.buckets.back(), 1u);
+  EXPECT_EQ(s.sum_ns, 10000u + 11000u + 10000000000u);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <utility>
@@ -146,7 +147,9 @@ void SsdStore::RunPutRound(std::span<const SsdWrite> writes,
     pending[k].put = &write;
     pending[k].bytes = PutRecordBytes(write);
   }
+  const auto start = std::chrono::steady_clock::now();
   WriteRecords(pending);
+  counters_.write_latency.Record(std::chrono::steady_clock::now() - start);
   for (size_t k = 0; k < indices.size(); ++k) {
     statuses[indices[k]] = pending[k].status;
     if (pending[k].status.ok()) {
@@ -549,6 +552,8 @@ SsdStoreStats SsdStore::stats() const {
   s.compacted_bytes_reclaimed = counters_.compacted_bytes_reclaimed.load(r);
   s.read_errors = counters_.read_errors.load(r);
   s.write_errors = counters_.write_errors.load(r);
+  s.read_latency = counters_.read_latency.Snapshot();
+  s.write_latency = counters_.write_latency.Snapshot();
   return s;
 }
 

@@ -40,6 +40,7 @@
 #include "mooncake_tier/types.h"
 #include "node/aligned_buffer.h"
 #include "node/aligned_buffer_pool.h"
+#include "node/latency_histogram.h"
 #include "node/ssd_device.h"
 
 namespace mooncake_tier {
@@ -102,6 +103,10 @@ struct SsdStoreStats {
   uint64_t compacted_bytes_reclaimed = 0;
   uint64_t read_errors = 0;
   uint64_t write_errors = 0;
+  // Device time of each read batch (ReadBatch) and put round (PutBatch)
+  // that did I/O: one sample per batch, not per record.
+  LatencySnapshot read_latency;
+  LatencySnapshot write_latency;
 };
 
 class SsdStore {
@@ -241,6 +246,8 @@ class SsdStore {
     std::atomic<uint64_t> compacted_bytes_reclaimed{0};
     std::atomic<uint64_t> read_errors{0};
     std::atomic<uint64_t> write_errors{0};
+    LatencyHistogram read_latency;
+    LatencyHistogram write_latency;
   };
 
   struct ScanEntry;

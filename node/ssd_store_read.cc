@@ -4,6 +4,7 @@
 // one ReadBatch per data file, and a checksum check of every record.
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "core/validation.h"
@@ -31,7 +32,13 @@ void SsdStore::ReadBatch(std::span<SsdRead> reads) {
   for (size_t i = 0; i < reads.size(); ++i) {
     if (plans[i].pending) PlanIo(reads[i], plans[i]);
   }
+  bool any_io = false;
+  for (const ReadPlan& plan : plans) any_io = any_io || plan.pending;
+  const auto start = std::chrono::steady_clock::now();
   RunReads(plans);
+  if (any_io) {
+    counters_.read_latency.Record(std::chrono::steady_clock::now() - start);
+  }
   std::vector<CorruptRecord> corrupt;
   for (size_t i = 0; i < reads.size(); ++i) {
     ReadPlan& plan = plans[i];

@@ -44,6 +44,17 @@ TEST_P(SsdStoreTest, RoundTripsValuesOfManySizes) {
   EXPECT_EQ(stats.records_read, 2 * sizes.size());
   EXPECT_GE(stats.file_bytes, total);
   EXPECT_EQ(stats.file_bytes % 4096, 0u);
+  // One latency sample per batch that reached the device: each Put and Get
+  // here is a batch of one.
+  EXPECT_EQ(stats.write_latency.count, sizes.size());
+  EXPECT_EQ(stats.read_latency.count, 2 * sizes.size());
+  uint64_t in_buckets = 0;
+  for (uint64_t n : stats.read_latency.buckets) in_buckets += n;
+  EXPECT_EQ(in_buckets, stats.read_latency.count);
+  // A miss does no I/O and takes no sample.
+  std::vector<std::byte> buffer(16);
+  EXPECT_FALSE(store_->Get("absent", buffer).ok());
+  EXPECT_EQ(store_->stats().read_latency.count, 2 * sizes.size());
 }
 
 TEST_P(SsdStoreTest, BatchesReportPerEntryStatus) {

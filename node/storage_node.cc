@@ -398,6 +398,10 @@ StorageNodeStats StorageNode::stats() const {
   s.ssd_read_bytes = counters_->ssd_read_bytes.load();
   s.ssd_read_errors = counters_->ssd_read_errors.load();
   s.corrupt_keys_reported = counters_->corrupt_keys_reported.load();
+  MutexLock lock(&mu_);
+  s.pending_offloads = offloads_.size();
+  s.pending_promotions = promotions_.size();
+  s.pending_deletes = deletes_.size();
   return s;
 }
 

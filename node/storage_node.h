@@ -54,7 +54,7 @@ struct StorageNodeOptions {
   Transport* peer_transport = nullptr;
 };
 
-// Monotonic counters of one node.
+// Monotonic counters of one node, and the depth of its work queues.
 struct StorageNodeStats {
   uint64_t heartbeats = 0;
   uint64_t heartbeat_failures = 0;
@@ -70,6 +70,11 @@ struct StorageNodeStats {
   uint64_t promotions_done = 0;
   uint64_t promotions_failed = 0;
   uint64_t promotion_bytes = 0;
+  // Gauges, not counters: work accepted from the master and not yet
+  // started (a batch being executed has left these queues).
+  uint64_t pending_offloads = 0;
+  uint64_t pending_promotions = 0;
+  uint64_t pending_deletes = 0;
 };
 
 class StorageNode final : public SsdReadHandler {
@@ -105,7 +110,7 @@ class StorageNode final : public SsdReadHandler {
   const std::string& name() const { return options_.name; }
   const DramSegment& segment() const { return *segment_; }
   SsdStore* ssd() const { return ssd_.get(); }
-  StorageNodeStats stats() const;
+  StorageNodeStats stats() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   StorageNode(StorageNodeOptions options, std::unique_ptr<DramSegment> segment,

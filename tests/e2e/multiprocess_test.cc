@@ -88,6 +88,9 @@ class MultiProcessTest : public ::testing::Test {
     const std::string ready = Path("master.ready");
     std::remove(ready.c_str());
     master_ = Start("master", {"master", "--listen", master_address_,
+                               // Free admin ports: parallel runs never
+                               // collide on the default 9003.
+                               "--admin-listen", "127.0.0.1:0",
                                "--node-ttl", "2s", "--put-timeout", "2s",
                                // Reads here check many keys; short leases
                                // keep them from pinning a full DRAM.
@@ -104,6 +107,7 @@ class MultiProcessTest : public ::testing::Test {
     std::remove(ready.c_str());
     nodes_[name] =
         Start(name, {"node", "--master", master_address_, "--name", name,
+                     "--admin-listen", "127.0.0.1:0",
                      "--dram", "16MiB", "--ssd-dir", Path(name + "-ssd"),
                      "--ssd-capacity", "256MiB", "--heartbeat-interval",
                      "100ms", "--ready-file", ready});

@@ -1,0 +1,199 @@
+#include "daemon/daemon_admin.h"
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "admin_server/admin_server.h"
+#include "admin_server/master_admin_facade.h"
+#include "admin_server/node_admin_server.h"
+#include "daemon/master_process.h"
+#include "daemon/node_process.h"
+#include "metrics/master_metrics.h"
+#include "metrics/node_metrics.h"
+#include "metrics/text_exposition.h"
+#include "rpc/call_recorder.h"
+#include "transport/ucx_segment_exporter.h"
+
+namespace mooncake_tier::daemon {
+namespace {
+
+Status BadAddress(std::string_view text, std::string_view why) {
+  return Status(ErrorReason::kInvalidArgument, "'" + std::string(text) +
+                                                   "' is not HOST:PORT (" +
+                                                   std::string(why) + ")");
+}
+
+// cpp-httplib binds with SO_REUSEPORT, so a second daemon on a port that
+// is already served would bind too and the kernel would split requests
+// between the two. A bind without SO_REUSEPORT fails on a port in use:
+// try one first and refuse the start. (The window between this probe and
+// the server's bind is tiny; a race there is no worse than without it.)
+Status CheckPortFree(const HostPort& bind) {
+  if (bind.port == 0) return Status::Ok();
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(bind.port);
+  if (::getaddrinfo(bind.host.c_str(), port.c_str(), &hints, &found) != 0) {
+    return Status::Ok();  // the server's own bind reports it
+  }
+  int error = 0;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    const int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    const bool bound = ::bind(fd, a->ai_addr, a->ai_addrlen) == 0;
+    error = bound ? 0 : errno;
+    ::close(fd);
+    if (bound) break;
+  }
+  ::freeaddrinfo(found);
+  if (error == EADDRINUSE) {
+    return Status(ErrorReason::kUnavailable,
+                  "cannot bind the admin API to " +
+                      JoinHostPort(bind.host, bind.port) +
+                      ": address in use (another mooncake-tierd? pick "
+                      "another --admin-listen)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<HostPort> SplitHostPort(std::string_view text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos) return BadAddress(text, "no port");
+  std::string_view host = text.substr(0, colon);
+  const std::string_view port = text.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  } else if (host.find(':') != std::string_view::npos) {
+    return BadAddress(text, "write an IPv6 host in brackets: [::1]:9003");
+  }
+  if (host.empty()) return BadAddress(text, "no host");
+  unsigned value = 0;
+  const auto [end, error] =
+      std::from_chars(port.data(), port.data() + port.size(), value);
+  if (port.empty() || error != std::errc() ||
+      end != port.data() + port.size() || value > 65535) {
+    return BadAddress(text, "the port must be a number from 0 to 65535");
+  }
+  return HostPort{std::string(host), static_cast<uint16_t>(value)};
+}
+
+std::string JoinHostPort(const std::string& host, uint16_t port) {
+  const bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+Result<std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "--admin-token-file: cannot read '" + path + "'");
+  }
+  std::ostringstream content;
+  content << in.rdbuf();
+  std::string token = content.str();
+  auto space = [](char c) {
+    return std::isspace(static_cast<unsigned char>(c));
+  };
+  while (!token.empty() && space(token.back())) token.pop_back();
+  size_t first = 0;
+  while (first < token.size() && space(token[first])) ++first;
+  token.erase(0, first);
+  if (token.empty()) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "--admin-token-file: '" + path + "' is empty");
+  }
+  return token;
+}
+
+DaemonAdmin::DaemonAdmin() = default;
+
+DaemonAdmin::~DaemonAdmin() { Shutdown(); }
+
+Result<std::unique_ptr<DaemonAdmin>> DaemonAdmin::Start(
+    const AdminOptions& options, MasterProcess* master, NodeProcess* node) {
+  if (master == nullptr && node == nullptr) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "an admin server needs a master or a node");
+  }
+  MT_ASSIGN_OR_RETURN(const HostPort bind, SplitHostPort(options.listen));
+  MT_RETURN_IF_ERROR(CheckPortFree(bind));
+  admin::AdminServerOptions server_options;
+  server_options.bind_address = bind.host;
+  server_options.port = bind.port;
+  server_options.token = options.token;
+
+  std::unique_ptr<DaemonAdmin> admin(new DaemonAdmin());
+  if (node != nullptr) {
+    UcxSegmentExporter* exporter = node->exporter();
+    const std::string name = node->options().node.name;
+    admin->node_metrics_ =
+        std::make_unique<metrics::NodeMetrics>(&node->node(), [exporter, name] {
+          metrics::TransferRequestCounts counts;
+          if (exporter == nullptr) return counts;
+          Result<UcxSegmentServerStats> stats = exporter->StatsFor(name);
+          if (!stats.ok()) return counts;
+          counts.served = stats->ssd_requests_served;
+          counts.rejected = stats->ssd_requests_rejected;
+          counts.malformed = stats->malformed_requests;
+          return counts;
+        });
+  }
+  DaemonAdmin* self = admin.get();
+  auto render = [self] { return self->RenderMetrics(); };
+  if (master != nullptr) {
+    admin->requests_ =
+        std::make_unique<rpc::CallRecorder>(admin::AdminServer::RouteNames());
+    admin->facade_ = std::make_unique<admin::MasterAdminFacade>(
+        &master->master(), master->clock());
+    admin->master_metrics_ = std::make_unique<metrics::MasterMetrics>(
+        &master->master(), master->clock(), &master->rpc_recorder(),
+        admin->requests_.get());
+    MT_ASSIGN_OR_RETURN(
+        admin->server_,
+        admin::AdminServer::Start(server_options, admin->facade_.get(), render,
+                                  admin->requests_.get()));
+    admin->address_ = JoinHostPort(bind.host, admin->server_->port());
+  } else {
+    MT_ASSIGN_OR_RETURN(admin->node_server_,
+                        admin::NodeAdminServer::Start(
+                            server_options, node->options().node.name, render));
+    admin->address_ = JoinHostPort(bind.host, admin->node_server_->port());
+  }
+  return admin;
+}
+
+std::string DaemonAdmin::url() const { return "http://" + address_; }
+
+void DaemonAdmin::SetReady(bool ready) {
+  if (server_) server_->SetReady(ready);
+  if (node_server_) node_server_->SetReady(ready);
+}
+
+std::string DaemonAdmin::RenderMetrics() const {
+  std::vector<const prometheus::Collectable*> collectors;
+  if (master_metrics_) collectors.push_back(master_metrics_.get());
+  if (node_metrics_) collectors.push_back(node_metrics_.get());
+  return metrics::RenderText(collectors);
+}
+
+void DaemonAdmin::Shutdown() {
+  if (server_) server_->Shutdown();
+  if (node_server_) node_server_->Shutdown();
+}
+
+}  // namespace mooncake_tier::daemon

@@ -1,0 +1,113 @@
+#pragma once
+
+// The admin HTTP server of one mooncake-tierd process and what feeds it:
+//   - master and standalone: admin::AdminServer (the whole admin API of
+//     ARCHITECTURE.md section 8) over a MasterAdminFacade, with /metrics
+//     rendering MasterMetrics (engine stats, the gRPC service's call
+//     recorder, the admin server's own request recorder) and, in
+//     standalone, the node's NodeMetrics too;
+//   - node: admin::NodeAdminServer (/healthz, /readyz, /metrics with the
+//     node's NodeMetrics; /api/... points at the master).
+// /readyz is 503 until SetReady(true) (the runner sets it once the process
+// serves, and clears it when a shutdown starts).
+//
+// Thread safety: Start, SetReady and Shutdown from the runner's threads;
+// the servers call the collectors from their worker threads.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mooncake_tier/status.h"
+
+namespace mooncake_tier {
+namespace rpc {
+class CallRecorder;
+}  // namespace rpc
+namespace metrics {
+class MasterMetrics;
+class NodeMetrics;
+}  // namespace metrics
+namespace admin {
+class AdminServer;
+class MasterAdminFacade;
+class NodeAdminServer;
+}  // namespace admin
+}  // namespace mooncake_tier
+
+namespace mooncake_tier::daemon {
+
+class MasterProcess;
+class NodeProcess;
+
+// The --admin-* flags of one subcommand.
+struct AdminOptions {
+  // "host:port" of the admin HTTP server ("[v6addr]:port" for IPv6); port 0
+  // picks a free port (the ready file names the one bound); empty disables
+  // the server. Default: "127.0.0.1:9003" (master, standalone),
+  // "127.0.0.1:9300" (node).
+  std::string listen;
+  // Bearer token that mutating routes require; empty: none (then only a
+  // loopback address may be bound). Default: empty.
+  std::string token;
+  // File holding the token (surrounding whitespace trimmed); read by
+  // ParseCommandLine into `token`. Excludes `token`. Default: empty.
+  std::string token_file;
+};
+
+inline constexpr std::string_view kMasterAdminListen = "127.0.0.1:9003";
+inline constexpr std::string_view kNodeAdminListen = "127.0.0.1:9300";
+
+struct HostPort {
+  std::string host;  // without brackets
+  uint16_t port = 0;
+};
+// Splits "host:port" or "[v6addr]:port". INVALID_ARGUMENT (saying what is
+// wrong) for a missing host or port, or a port outside 0..65535.
+Result<HostPort> SplitHostPort(std::string_view text);
+// "host:port", with brackets around an IPv6 host.
+std::string JoinHostPort(const std::string& host, uint16_t port);
+
+// Reads a token file: its content with surrounding whitespace trimmed.
+// INVALID_ARGUMENT when it cannot be read or is empty.
+Result<std::string> ReadTokenFile(const std::string& path);
+
+class DaemonAdmin {
+ public:
+  // Starts the admin server of a process holding `master` and/or `node`
+  // (at least one; both must outlive this object, or rather: Shutdown()
+  // must run before either is shut down). REQUIRES: options.listen is not
+  // empty. INVALID_ARGUMENT for a bad address or a non-loopback one without
+  // a token, UNAVAILABLE when it cannot be bound.
+  static Result<std::unique_ptr<DaemonAdmin>> Start(const AdminOptions& options,
+                                                    MasterProcess* master,
+                                                    NodeProcess* node);
+  ~DaemonAdmin();  // Shutdown()
+  DaemonAdmin(const DaemonAdmin&) = delete;
+  DaemonAdmin& operator=(const DaemonAdmin&) = delete;
+
+  // "host:port" actually bound (the port is the real one with port 0).
+  const std::string& address() const { return address_; }
+  // "http://host:port".
+  std::string url() const;
+  void SetReady(bool ready);
+  // The /metrics body (what a scrape gets).
+  std::string RenderMetrics() const;
+  // Stops serving (requests in progress finish). Idempotent.
+  void Shutdown();
+
+ private:
+  DaemonAdmin();
+
+  std::string address_;
+  std::unique_ptr<rpc::CallRecorder> requests_;
+  std::unique_ptr<admin::MasterAdminFacade> facade_;
+  std::unique_ptr<metrics::MasterMetrics> master_metrics_;
+  std::unique_ptr<metrics::NodeMetrics> node_metrics_;
+  std::unique_ptr<admin::AdminServer> server_;
+  std::unique_ptr<admin::NodeAdminServer> node_server_;
+};
+
+}  // namespace mooncake_tier::daemon
