@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "admin_server/admin_routes.h"
+#include "admin_server/http_listener.h"
 #include "httplib.h"
 #include "spdlog/spdlog.h"
 
@@ -92,18 +93,9 @@ AdminServer::~AdminServer() { Shutdown(); }
 Result<std::unique_ptr<AdminServer>> AdminServer::Start(
     AdminServerOptions options, AdminFacade* facade, MetricsSource metrics,
     rpc::CallRecorder* requests) {
-  if (options.token.empty() && !IsLoopbackAddress(options.bind_address)) {
-    return Status(ErrorReason::kInvalidArgument,
-                  "refusing to serve the admin API on '" +
-                      options.bind_address +
-                      "' without an admin token: set --admin-token or bind "
-                      "a loopback address");
-  }
-  if (options.max_body_bytes == 0 || options.max_header_bytes == 0 ||
-      options.threads == 0 || options.keep_alive_seconds <= 0 ||
-      facade == nullptr) {
-    return Status(ErrorReason::kInvalidArgument,
-                  "admin server limits and threads must be positive");
+  MT_RETURN_IF_ERROR(CheckListenerOptions(options, "the admin API"));
+  if (facade == nullptr) {
+    return Status(ErrorReason::kInvalidArgument, "admin server without a facade");
   }
   if (requests != nullptr &&
       requests->method_count() != BuildAdminRoutes().routes().size()) {
@@ -117,16 +109,7 @@ Result<std::unique_ptr<AdminServer>> AdminServer::Start(
 }
 
 void AdminServer::InstallHandlers() {
-  const size_t threads = options_.threads;
-  server_->new_task_queue = [threads] {
-    return new httplib::ThreadPool(threads);
-  };
-  server_->set_payload_max_length(options_.max_body_bytes);
-  server_->set_keep_alive_timeout(options_.keep_alive_seconds);
-  // The server writes headers and body separately; with Nagle on, a small
-  // body waits for the client's delayed ACK (~40 ms on Linux) on every
-  // keep-alive request (measured by bench `admin`).
-  server_->set_tcp_nodelay(true);
+  ConfigureListener(*server_, options_);
   const size_t max_header = options_.max_header_bytes;
   server_->set_pre_routing_handler([max_header](const httplib::Request& req,
                                                 httplib::Response& res) {
@@ -170,24 +153,8 @@ void AdminServer::InstallHandlers() {
 Status AdminServer::Listen() {
   server_ = std::make_unique<httplib::Server>();
   InstallHandlers();
-  int port = options_.port == 0
-                 ? server_->bind_to_any_port(options_.bind_address)
-                 : (server_->bind_to_port(options_.bind_address, options_.port)
-                        ? options_.port
-                        : -1);
-  if (port <= 0) {
-    return Status(ErrorReason::kUnavailable, "cannot bind the admin API to " +
-                                                 options_.bind_address + ":" +
-                                                 std::to_string(options_.port));
-  }
-  port_ = static_cast<uint16_t>(port);
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!server_->is_running() &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  MT_ASSIGN_OR_RETURN(port_, BindAndServe(*server_, options_, "the admin API",
+                                          &thread_));
   spdlog::info("admin: serving on http://{}:{}{}", options_.bind_address, port_,
                options_.token.empty() ? "" : " (token required)");
   return Status::Ok();

@@ -1,11 +1,11 @@
 #include "admin_server/node_admin_server.h"
 
-#include <sys/socket.h>
 
 #include <chrono>
 #include <utility>
 
 #include "admin_server/admin_routes.h"
+#include "admin_server/http_listener.h"
 #include "httplib.h"
 #include "spdlog/spdlog.h"
 
@@ -34,18 +34,7 @@ NodeAdminServer::~NodeAdminServer() { Shutdown(); }
 
 Result<std::unique_ptr<NodeAdminServer>> NodeAdminServer::Start(
     AdminServerOptions options, std::string node_name, MetricsSource metrics) {
-  if (options.token.empty() && !IsLoopbackAddress(options.bind_address)) {
-    return Status(ErrorReason::kInvalidArgument,
-                  "refusing to serve the node's admin port on '" +
-                      options.bind_address +
-                      "' without an admin token: set --admin-token or bind "
-                      "a loopback address");
-  }
-  if (options.max_body_bytes == 0 || options.threads == 0 ||
-      options.keep_alive_seconds <= 0) {
-    return Status(ErrorReason::kInvalidArgument,
-                  "admin server limits and threads must be positive");
-  }
+  MT_RETURN_IF_ERROR(CheckListenerOptions(options, "the node's admin port"));
   std::unique_ptr<NodeAdminServer> server(new NodeAdminServer(
       std::move(options), std::move(node_name), std::move(metrics)));
   MT_RETURN_IF_ERROR(server->Listen());
@@ -54,18 +43,7 @@ Result<std::unique_ptr<NodeAdminServer>> NodeAdminServer::Start(
 
 Status NodeAdminServer::Listen() {
   server_ = std::make_unique<httplib::Server>();
-  const size_t threads = options_.threads;
-  server_->new_task_queue = [threads] {
-    return new httplib::ThreadPool(threads);
-  };
-  // httplib's default also sets SO_REUSEPORT, which would let a second
-  // process bind a port already served and share its requests.
-  server_->set_socket_options([](int sock) {
-    const int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  server_->set_payload_max_length(options_.max_body_bytes);
-  server_->set_keep_alive_timeout(options_.keep_alive_seconds);
+  ConfigureListener(*server_, options_);
   auto dispatch = [this](const httplib::Request& req, httplib::Response& res) {
     Dispatch(req, res);
   };
@@ -75,26 +53,8 @@ Status NodeAdminServer::Listen() {
   server_->Patch(any, dispatch);
   server_->Delete(any, dispatch);
   server_->Put(any, dispatch);
-  const int port =
-      options_.port == 0
-          ? server_->bind_to_any_port(options_.bind_address)
-          : (server_->bind_to_port(options_.bind_address, options_.port)
-                 ? options_.port
-                 : -1);
-  if (port <= 0) {
-    return Status(ErrorReason::kUnavailable,
-                  "cannot bind the node's admin port to " +
-                      options_.bind_address + ":" +
-                      std::to_string(options_.port));
-  }
-  port_ = static_cast<uint16_t>(port);
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!server_->is_running() &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  MT_ASSIGN_OR_RETURN(port_, BindAndServe(*server_, options_,
+                                          "the node's admin port", &thread_));
   spdlog::info(
       "node admin: serving /healthz, /readyz and /metrics on "
       "http://{}:{}",

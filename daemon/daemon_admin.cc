@@ -1,11 +1,7 @@
 #include "daemon/daemon_admin.h"
 
-#include <netdb.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -29,44 +25,6 @@ Status BadAddress(std::string_view text, std::string_view why) {
   return Status(ErrorReason::kInvalidArgument, "'" + std::string(text) +
                                                    "' is not HOST:PORT (" +
                                                    std::string(why) + ")");
-}
-
-// cpp-httplib binds with SO_REUSEPORT, so a second daemon on a port that
-// is already served would bind too and the kernel would split requests
-// between the two. A bind without SO_REUSEPORT fails on a port in use:
-// try one first and refuse the start. (The window between this probe and
-// the server's bind is tiny; a race there is no worse than without it.)
-Status CheckPortFree(const HostPort& bind) {
-  if (bind.port == 0) return Status::Ok();
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  const std::string port = std::to_string(bind.port);
-  if (::getaddrinfo(bind.host.c_str(), port.c_str(), &hints, &found) != 0) {
-    return Status::Ok();  // the server's own bind reports it
-  }
-  int error = 0;
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-    if (fd < 0) continue;
-    const int yes = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    const bool bound = ::bind(fd, a->ai_addr, a->ai_addrlen) == 0;
-    error = bound ? 0 : errno;
-    ::close(fd);
-    if (bound) break;
-  }
-  ::freeaddrinfo(found);
-  if (error == EADDRINUSE) {
-    return Status(ErrorReason::kUnavailable,
-                  "cannot bind the admin API to " +
-                      JoinHostPort(bind.host, bind.port) +
-                      ": address in use (another mooncake-tierd? pick "
-                      "another --admin-listen)");
-  }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -131,7 +89,6 @@ Result<std::unique_ptr<DaemonAdmin>> DaemonAdmin::Start(
                   "an admin server needs a master or a node");
   }
   MT_ASSIGN_OR_RETURN(const HostPort bind, SplitHostPort(options.listen));
-  MT_RETURN_IF_ERROR(CheckPortFree(bind));
   admin::AdminServerOptions server_options;
   server_options.bind_address = bind.host;
   server_options.port = bind.port;
