@@ -1,8 +1,12 @@
 #include "cli/cli_context.h"
 
 #include <cctype>
+#include <exception>
+#include <map>
 #include <ostream>
 #include <utility>
+
+#include "cli/admin_client.h"
 
 namespace mooncake_tier::cli {
 namespace {
@@ -37,13 +41,28 @@ void CliContext::RegisterGlobalOptions(CLI::App& app) {
   // Subcommands created after this inherit it: `kv get K -o json` works.
   app.fallthrough();
   app.add_option("--endpoint", options_.endpoint,
-                 "Admin HTTP API base URL (admin command groups; the kv "
-                 "commands use --master instead)")
+                 "Admin HTTP API base URL, http[s]://HOST:PORT[/PREFIX] (admin "
+                 "command groups; the kv commands use --master instead)")
       ->envname("MOONCAKE_TIER_ENDPOINT")
+      ->type_name("URL")
+      ->check(CLI::Validator(
+          [](std::string& url) {
+            Result<AdminEndpoint> endpoint = ParseEndpoint(url);
+            return endpoint.ok() ? std::string() : endpoint.status().message();
+          },
+          ""))
       ->capture_default_str();
   app.add_option("--token", options_.token,
                  "Bearer token for mutating admin calls")
       ->envname("MOONCAKE_TIER_TOKEN");
+  app.add_option("--timeout", options_.timeout_ms,
+                 "Deadline of each admin HTTP call; a number is milliseconds, "
+                 "or give a unit: 500ms, 2s, 1min")
+      ->type_name("DURATION")
+      ->transform(CLI::AsNumberWithUnit(std::map<std::string, int64_t>{
+          {"ms", 1}, {"s", 1000}, {"min", 60000}}))
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   output_option_ =
       app.add_option("-o,--output", options_.output,
                      "Output format: table (for people) or json (one JSON "
@@ -73,9 +92,18 @@ int CliContext::Execute(std::ostream& out, std::ostream& err,
                            "run 'mooncake-tierctl --help' for the commands");
     return kExitUsage;
   }
-  std::string hint;
-  const Status status = action_(output, &hint);
-  if (!status.ok()) output.PrintError(status, hint);
+  Failure failure;
+  Status status;
+  try {
+    status = action_(output, &failure);
+  } catch (const std::exception& error) {
+    // An answer of a shape no command expected (a JSON type error, ...):
+    // an error, never a crash.
+    status = Status(ErrorReason::kInternal,
+                    std::string("unexpected answer: ") + error.what());
+    failure.hint = "is --endpoint the admin API of a matching mooncake-tierd?";
+  }
+  if (!status.ok()) output.PrintError(status, failure);
   return ExitCodeFor(status);
 }
 

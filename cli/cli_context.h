@@ -20,6 +20,7 @@
 //
 // Thread safety: not thread-safe; used by main's thread only.
 
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <string>
@@ -52,20 +53,41 @@ struct GlobalOptions {
   std::string token;
   // "table" or "json". Default: "table".
   std::string output = "table";
+  // Deadline of each admin HTTP call (connect, send, receive), in
+  // milliseconds; the command line also takes units ("2s", "500ms"). The kv
+  // commands use it unless their own --timeout is given. Default: 5000.
+  int64_t timeout_ms = 5000;
+};
+
+// What a failed command reports beyond its Status. The admin API answers
+// with its own wire names, some of which (TOKEN_REQUIRED, NOT_IMPLEMENTED,
+// ROUTE_NOT_FOUND, ...) are edge reasons with no ErrorReason: those are
+// printed as the server sent them, while the Status (mapped from the HTTP
+// status) decides the exit code.
+struct Failure {
+  // What the user can do; may be empty.
+  std::string hint;
+  // The server's reason and code; empty means those of the Status.
+  std::string reason;
+  std::string code;
+  // The HTTP status of the failed admin call; 0 when there was none.
+  int http_status = 0;
 };
 
 class CliContext {
  public:
   // Runs the selected command, printing its results to `out`. OK, or the
-  // failure; on failure it may set `*hint` to what the user can do.
-  using Action = std::function<Status(Output& out, std::string* hint)>;
+  // failure; on failure it may fill `*failure` (a hint, the server's own
+  // reason).
+  using Action = std::function<Status(Output& out, Failure* failure)>;
 
   CliContext() = default;
   CliContext(const CliContext&) = delete;
   CliContext& operator=(const CliContext&) = delete;
 
-  // Adds --endpoint, --token and -o/--output to `app` (the top-level app)
-  // and makes its subcommands accept them after the command too.
+  // Adds --endpoint, --token, --timeout and -o/--output to `app` (the
+  // top-level app) and makes its subcommands accept them after the command
+  // too.
   void RegisterGlobalOptions(CLI::App& app);
 
   // Valid after a successful parse.

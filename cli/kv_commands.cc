@@ -74,6 +74,14 @@ void AddConnectionFlags(CLI::App& command, ConnectionFlags& flags) {
       ->capture_default_str();
 }
 
+// The global --timeout applies unless the command's own was given.
+void UseGlobalTimeout(const CLI::App& command, const CliContext& context,
+                      ConnectionFlags& flags) {
+  if (command.count("--timeout") == 0) {
+    flags.timeout_ms = context.options().timeout_ms;
+  }
+}
+
 CLI::App& AddKeyCommand(CLI::App& kv, const char* name, const char* description,
                         std::string& key) {
   CLI::App& command = *kv.add_subcommand(name, description);
@@ -459,8 +467,9 @@ void RegisterPut(CLI::App& kv, CliContext& context) {
       "stored; with -o json {\"key\",\"size\",\"group\"}.");
   put.callback([&put, &context, flags] {
     ValidatePut(put, *flags);
-    context.Select([&put, flags](Output& out, std::string* hint) {
-      return RunPut(put, *flags, out, hint);
+    context.Select([&put, &context, flags](Output& out, Failure* failure) {
+      UseGlobalTimeout(put, context, flags->connection);
+      return RunPut(put, *flags, out, &failure->hint);
     });
   });
 }
@@ -478,9 +487,10 @@ void RegisterGet(CLI::App& kv, CliContext& context) {
       "{\"key\",\"size\",\"value\"} where value is base64, or "
       "{\"key\",\"size\",\"out\"} with --out. Exit 3 when KEY does not "
       "exist.");
-  get.callback([&context, flags] {
-    context.Select([flags](Output& out, std::string* hint) {
-      return RunGet(*flags, out, hint);
+  get.callback([&get, &context, flags] {
+    context.Select([&get, &context, flags](Output& out, Failure* failure) {
+      UseGlobalTimeout(get, context, flags->connection);
+      return RunGet(*flags, out, &failure->hint);
     });
   });
 }
@@ -496,9 +506,10 @@ void RegisterExists(CLI::App& kv, CliContext& context) {
       "A missing key is an answer, not an error: it prints exists=false and "
       "exits 0. With -o json: {\"key\",\"exists\",\"size\",\"group\"}, group "
       "{\"id\",\"state\",\"expected\",\"present\"} or null.");
-  exists.callback([&context, flags] {
-    context.Select([flags](Output& out, std::string* hint) {
-      return RunExists(*flags, out, hint);
+  exists.callback([&exists, &context, flags] {
+    context.Select([&exists, &context, flags](Output& out, Failure* failure) {
+      UseGlobalTimeout(exists, context, flags->connection);
+      return RunExists(*flags, out, &failure->hint);
     });
   });
 }
@@ -515,9 +526,10 @@ void RegisterRemove(CLI::App& kv, CliContext& context) {
       "says what became of the group. Exit 3 when KEY does not exist. With "
       "-o json: {\"key\",\"removed\",\"group\"}, group {\"id\",\"state\"} "
       "or null.");
-  rm.callback([&context, flags] {
-    context.Select([flags](Output& out, std::string* hint) {
-      return RunRemove(*flags, out, hint);
+  rm.callback([&rm, &context, flags] {
+    context.Select([&rm, &context, flags](Output& out, Failure* failure) {
+      UseGlobalTimeout(rm, context, flags->connection);
+      return RunRemove(*flags, out, &failure->hint);
     });
   });
 }

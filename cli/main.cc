@@ -5,10 +5,10 @@
 // main builds the app, parses the global options once, lets each command
 // group register its subcommands, and runs the one the parse selected
 // (cli/cli_context.h has the flow and the exit codes). A command group is
-// one file with one Register...Commands function; the admin groups of the
-// operator surface (status, nodes, objects, groups, promotions, offloads,
-// config, metrics, top; over the admin HTTP API) are added to
-// kCommandGroups as they land.
+// one file with one Register...Commands function: kv (data-path checks over
+// gRPC and UCX) and the admin groups of the operator surface (status, nodes,
+// objects, groups, promotions, offloads, config, metrics, top; over the
+// admin HTTP API, cli/admin_commands.h).
 
 #include <unistd.h>
 
@@ -16,6 +16,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/admin_commands.h"
 #include "cli/cli_context.h"
 #include "cli/kv_commands.h"
 
@@ -25,13 +26,26 @@ using mooncake_tier::cli::CliContext;
 
 using RegisterCommandGroup = void (*)(CLI::App&, CliContext&);
 
+// In the order `--help` lists them.
 constexpr RegisterCommandGroup kCommandGroups[] = {
+    &mooncake_tier::cli::RegisterStatusCommands,
+    &mooncake_tier::cli::RegisterNodesCommands,
+    &mooncake_tier::cli::RegisterObjectsCommands,
+    &mooncake_tier::cli::RegisterGroupsCommands,
+    &mooncake_tier::cli::RegisterTasksCommands,
+    &mooncake_tier::cli::RegisterConfigCommands,
+    &mooncake_tier::cli::RegisterMetricsCommands,
+    &mooncake_tier::cli::RegisterTopCommand,
     &mooncake_tier::cli::RegisterKvCommands,
 };
 
 constexpr char kFooter[] =
     "Exit codes: 0 ok, 1 error, 2 usage, 3 not found (the key, group, node "
     "or task does not exist).\n"
+    "The admin commands talk to the admin HTTP API at --endpoint (default "
+    "http://127.0.0.1:9003, the daemon's --admin-listen); mutating ones "
+    "(rm, promote, evict, config set) need --token when the daemon has "
+    "--admin-token.\n"
     "Errors go to stderr as one line: 'error: REASON: message (what to "
     "do)'; with -o json stdout also gets {\"error\":{\"reason\",\"code\","
     "\"message\",\"hint\"}}.\n"

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "cli/cli_context.h"
+
 namespace mooncake_tier::cli {
 
 Output::Output(std::ostream& out, std::ostream& err, OutputFormat format,
@@ -39,19 +41,21 @@ void Output::PrintNote(std::string_view note) {
   err_.flush();
 }
 
-void Output::PrintError(const Status& status, std::string_view hint) {
-  PrintErrorDocument(ReasonName(status.reason()), CodeName(status.code()),
-                     status.message(), hint);
+void Output::PrintError(const Status& status, const Failure& failure) {
+  PrintErrorDocument(
+      failure.reason.empty() ? ReasonName(status.reason()) : failure.reason,
+      failure.code.empty() ? CodeName(status.code()) : failure.code,
+      status.message(), failure.hint, failure.http_status);
 }
 
 void Output::PrintUsageError(std::string_view message, std::string_view hint) {
   PrintErrorDocument("USAGE", CodeName(StatusCode::kInvalidArgument), message,
-                     hint);
+                     hint, /*http_status=*/0);
 }
 
 void Output::PrintErrorDocument(std::string_view reason, std::string_view code,
-                                std::string_view message,
-                                std::string_view hint) {
+                                std::string_view message, std::string_view hint,
+                                int http_status) {
   err_ << "error: " << reason << ": " << message;
   if (!hint.empty()) err_ << " (" << hint << ")";
   err_ << '\n';
@@ -61,6 +65,7 @@ void Output::PrintErrorDocument(std::string_view reason, std::string_view code,
                           {"code", std::string(code)},
                           {"message", std::string(message)}};
   if (!hint.empty()) error["hint"] = std::string(hint);
+  if (http_status != 0) error["http_status"] = http_status;
   PrintJson({{"error", error}});
 }
 

@@ -23,6 +23,8 @@ namespace mooncake_tier::cli {
 
 enum class OutputFormat { kTable, kJson };
 
+struct Failure;  // cli/cli_context.h
+
 class Output {
  public:
   // `out` and `err` must outlive the Output. `out_is_terminal` says whether
@@ -46,15 +48,18 @@ class Output {
 
   // A failed command: stderr gets "error: REASON: message" plus the hint
   // when there is one; in json format stdout also gets
-  // {"error": {"reason", "code", "message", "hint"}}.
-  void PrintError(const Status& status, std::string_view hint);
+  // {"error": {"reason", "code", "message", "hint", "http_status"}}. The
+  // reason and code are the failure's (the server's) when it has them, else
+  // the status's; http_status only when an admin call failed.
+  void PrintError(const Status& status, const Failure& failure);
   // A command line that could not be parsed or broke a rule; reason
   // "USAGE", code "INVALID_ARGUMENT".
   void PrintUsageError(std::string_view message, std::string_view hint);
 
  private:
   void PrintErrorDocument(std::string_view reason, std::string_view code,
-                          std::string_view message, std::string_view hint);
+                          std::string_view message, std::string_view hint,
+                          int http_status);
 
   std::ostream& out_;
   std::ostream& err_;

@@ -1,0 +1,256 @@
+// mooncake-tierctl top: a live view of the store, refreshed every
+// --interval (1 s) from GET /api/v1/status: tier use, get hit ratios, get,
+// promotion and offload rates (the change of the status counters between
+// two successive reads over the time between them), queues, groups by
+// state, nodes. No curses: on a terminal each frame starts by clearing the
+// screen with ANSI codes; otherwise frames follow one another. With
+// -o json each frame is one JSON line (JSON Lines). --iterations N stops
+// after N frames (0: until interrupted).
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+
+#include "cli/admin_commands.h"
+#include "cli/format.h"
+#include "cli/table.h"
+
+namespace mooncake_tier::cli {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kClearScreen[] = "\x1b[H\x1b[2J";
+
+struct TopFlags {
+  int64_t iterations = 0;
+  int64_t interval_ms = 1000;
+};
+
+struct Snapshot {
+  json status;
+  Clock::time_point at;
+};
+
+double Counter(const json& status, const char* section, const char* field) {
+  return Number(Field(status, section), field);
+}
+
+// (now - before) / seconds of a counter, or null when there is no earlier
+// read or the counter went back (the daemon restarted).
+json PerSecond(const std::optional<Snapshot>& before, const Snapshot& now,
+               const char* section, const char* field) {
+  if (!before) return nullptr;
+  const double seconds =
+      std::chrono::duration<double>(now.at - before->at).count();
+  const double delta = Counter(now.status, section, field) -
+                       Counter(before->status, section, field);
+  if (seconds <= 0 || delta < 0) return nullptr;
+  return delta / seconds;
+}
+
+// {"memory_hit","local_disk_hit","miss"} shares of gets; null with none.
+json HitRatios(double memory, double disk, double miss) {
+  const double total = memory + disk + miss;
+  if (total <= 0) return nullptr;
+  return {{"memory_hit", memory / total},
+          {"local_disk_hit", disk / total},
+          {"miss", miss / total},
+          {"hit", (memory + disk) / total}};
+}
+
+// One frame: the levels of `now` and the rates since `before`.
+json Frame(const std::optional<Snapshot>& before, const Snapshot& now) {
+  const json& s = now.status;
+  auto gets = [&](const json& status, const char* field) {
+    return Counter(status, "gets", field);
+  };
+  json interval_ratios = nullptr;
+  double interval_gets = 0;
+  if (before) {
+    const double memory =
+        gets(s, "memory_hit") - gets(before->status, "memory_hit");
+    const double disk =
+        gets(s, "local_disk_hit") - gets(before->status, "local_disk_hit");
+    const double miss = gets(s, "miss") - gets(before->status, "miss");
+    if (memory >= 0 && disk >= 0 && miss >= 0) {
+      interval_ratios = HitRatios(memory, disk, miss);
+      interval_gets = memory + disk + miss;
+    }
+  }
+  json gets_per_second = nullptr;
+  if (before) {
+    const double seconds =
+        std::chrono::duration<double>(now.at - before->at).count();
+    if (seconds > 0) gets_per_second = interval_gets / seconds;
+  }
+  const json& promotions = Field(s, "promotions");
+  const json& offloads = Field(s, "offloads");
+  return {
+      {"interval_seconds",
+       before ? json(std::chrono::duration<double>(now.at - before->at).count())
+              : json(nullptr)},
+      {"tiers", Field(s, "tiers")},
+      {"objects", Field(s, "objects")},
+      {"pending_puts", Field(s, "pending_puts")},
+      {"gets",
+       {{"per_second", gets_per_second},
+        {"interval", interval_ratios},
+        {"since_start",
+         HitRatios(gets(s, "memory_hit"), gets(s, "local_disk_hit"),
+                   gets(s, "miss"))}}},
+      {"promotions",
+       {{"completed_per_second",
+         PerSecond(before, now, "promotions", "completed_total")},
+        {"in_flight", Field(promotions, "in_flight")},
+        {"queued", Field(promotions, "queued")}}},
+      {"offloads",
+       {{"completed_per_second",
+         PerSecond(before, now, "offloads", "completed_total")},
+        {"queued", Field(offloads, "queued")},
+        {"dispatched", Field(offloads, "dispatched")}}},
+      {"groups", Field(s, "groups")},
+      {"nodes", Field(s, "nodes")}};
+}
+
+std::string RateCell(const json& value) {
+  return value.is_number() ? Rate(value.get<double>()) : "-";
+}
+
+std::string RatioCell(const json& ratios, const char* field) {
+  const json& value = Field(ratios, field);
+  return value.is_number() ? Percent(value.get<double>()) : "-";
+}
+
+void PrintFrame(const json& frame, const std::string& endpoint, int64_t number,
+                const TopFlags& flags, Output& out) {
+  std::string title = "mooncake-tier top  " + endpoint + "  every " +
+                      HumanMillis(flags.interval_ms) + "  frame " +
+                      std::to_string(number);
+  if (flags.iterations > 0) title += "/" + std::to_string(flags.iterations);
+  out.PrintLine(title);
+  out.PrintLine("");
+
+  Table tiers({"TIER", "USED", "CAPACITY", "USE"});
+  for (const char* tier : {"memory", "local_disk"}) {
+    const json& t = Field(Field(frame, "tiers"), tier);
+    tiers.AddRow(
+        {tier, HumanBytes(static_cast<uint64_t>(Number(t, "used_bytes"))),
+         HumanBytes(static_cast<uint64_t>(Number(t, "capacity_bytes"))),
+         Percent(Number(t, "used_ratio"))});
+  }
+  out.PrintTable(tiers);
+  out.PrintLine("");
+
+  const json& gets = Field(frame, "gets");
+  Table hits({"GETS", "RATE", "HIT", "MEMORY_HIT", "LOCAL_DISK_HIT", "MISS"});
+  const json& interval = Field(gets, "interval");
+  hits.AddRow({"last interval", RateCell(Field(gets, "per_second")),
+               RatioCell(interval, "hit"), RatioCell(interval, "memory_hit"),
+               RatioCell(interval, "local_disk_hit"),
+               RatioCell(interval, "miss")});
+  const json& total = Field(gets, "since_start");
+  hits.AddRow({"since start", "", RatioCell(total, "hit"),
+               RatioCell(total, "memory_hit"),
+               RatioCell(total, "local_disk_hit"), RatioCell(total, "miss")});
+  out.PrintTable(hits);
+  out.PrintLine("");
+
+  Table tasks({"TASKS", "COMPLETED", "IN_FLIGHT", "QUEUED"});
+  const json& promotions = Field(frame, "promotions");
+  const json& offloads = Field(frame, "offloads");
+  tasks.AddRow({"promotions",
+                RateCell(Field(promotions, "completed_per_second")),
+                Cell(promotions, "in_flight"), Cell(promotions, "queued")});
+  tasks.AddRow({"offloads", RateCell(Field(offloads, "completed_per_second")),
+                Cell(offloads, "dispatched"), Cell(offloads, "queued")});
+  out.PrintTable(tasks);
+  out.PrintLine("");
+
+  const json& groups = Field(frame, "groups");
+  out.PrintLine("groups:   filling " + Cell(groups, "filling") + "  complete " +
+                Cell(groups, "complete") + "  broken " +
+                Cell(groups, "broken") + "  expired " +
+                Cell(groups, "expired"));
+  const json& nodes = Field(frame, "nodes");
+  out.PrintLine("nodes:    alive " + Cell(nodes, "alive") + "  suspect " +
+                Cell(nodes, "suspect"));
+  out.PrintLine("objects:  " + Cell(frame, "objects") + " (" +
+                Cell(frame, "pending_puts") + " puts in progress)");
+  if (!Field(frame, "interval_seconds").is_number()) {
+    out.PrintLine("(rates from the next frame on)");
+  }
+}
+
+Status RunTop(const TopFlags& flags, AdminClient& client, Output& out) {
+  const auto interval = std::chrono::milliseconds(flags.interval_ms);
+  std::optional<Snapshot> before;
+  Clock::time_point next = Clock::now();
+  for (int64_t frame = 1; flags.iterations == 0 || frame <= flags.iterations;
+       ++frame) {
+    if (frame > 1) {
+      // Ticks on a fixed schedule, so slow reads do not stretch it.
+      next += interval;
+      std::this_thread::sleep_until(next);
+    }
+    MT_ASSIGN_OR_RETURN(json status, client.GetStatus());
+    Snapshot now{std::move(status), Clock::now()};
+    const json document = Frame(before, now);
+    if (out.json()) {
+      // One compact document per line (JSON Lines).
+      const std::string line =
+          document.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+      out.PrintRaw(std::as_bytes(std::span(line.data(), line.size())));
+    } else {
+      if (out.out_is_terminal()) {
+        out.PrintRaw(std::as_bytes(std::span(kClearScreen))
+                         .first(sizeof(kClearScreen) - 1));
+      } else if (frame > 1) {
+        out.PrintLine("");
+      }
+      PrintFrame(document, client.options().endpoint, frame, flags, out);
+    }
+    before = std::move(now);
+  }
+  return Status();
+}
+
+}  // namespace
+
+void RegisterTopCommand(CLI::App& app, CliContext& context) {
+  auto flags = std::make_shared<TopFlags>();
+  CLI::App& top = *app.add_subcommand(
+      "top",
+      "Live view: tier use, hit ratios, get/promotion/offload rates, queues, "
+      "groups by state, nodes (refreshes until Ctrl-C)");
+  top.add_option("--iterations", flags->iterations,
+                 "Stop after N frames (0: until interrupted)")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  top.add_option("--interval", flags->interval_ms,
+                 "Time between frames; a number is milliseconds, or give a "
+                 "unit: 500ms, 2s")
+      ->type_name("DURATION")
+      ->transform(CLI::AsNumberWithUnit(std::map<std::string, int64_t>{
+          {"ms", 1}, {"s", 1000}, {"min", 60000}}))
+      ->check(CLI::Range(int64_t{10}, int64_t{3'600'000}))
+      ->capture_default_str();
+  top.footer(
+      "Rates are the change of the status counters between two successive "
+      "reads over the time between them, so the first frame has none. On a "
+      "terminal each frame clears the screen (ANSI codes); otherwise frames "
+      "follow one another, separated by a blank line. With -o json: one "
+      "JSON document per frame and line (JSON Lines).");
+  OnAdminCommand(top, context,
+                 [flags](AdminClient& client, Output& out, Failure*) -> Status {
+                   return RunTop(*flags, client, out);
+                 });
+}
+
+}  // namespace mooncake_tier::cli
