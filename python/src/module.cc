@@ -1,0 +1,306 @@
+// mooncake_tier._native: the compiled half of the mooncake_tier package.
+// Users import mooncake_tier, which re-exports these classes beside the
+// exception hierarchy (errors.py). Docstrings here are what help() shows;
+// mooncake_tier/__init__.pyi repeats the signatures for type checkers.
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <string>
+
+#include "mooncake_tier/remote_client.h"
+#include "mooncake_tier/types.h"
+#include "python/src/py_store.h"
+#include "python/src/status_error.h"
+
+namespace py = pybind11;
+
+namespace mooncake_tier::python {
+namespace {
+
+std::chrono::milliseconds ToMillis(double seconds, const char* what) {
+  if (!(seconds > 0) || !std::isfinite(seconds) || seconds > 86400.0 * 365) {
+    ThrowInvalidArgument(std::string(what) +
+                         " must be a positive number of seconds");
+  }
+  // Round up so that a tiny positive timeout never becomes 0 ms.
+  return std::chrono::milliseconds(
+      static_cast<int64_t>(std::ceil(seconds * 1000.0)));
+}
+
+py::list TierNames(const std::vector<Tier>& tiers) {
+  py::list out;
+  for (Tier t : tiers) out.append(std::string(TierName(t)));
+  return out;
+}
+
+std::string GroupStatusRepr(const GroupStatus& g) {
+  return "GroupStatus(group_id=" +
+         py::repr(py::str(g.group_id)).cast<std::string>() + ", state='" +
+         std::string(GroupStateName(g.state)) +
+         "', expected=" + std::to_string(g.expected) +
+         ", present=" + std::to_string(g.present) + ")";
+}
+
+// Group fields of an ExistsInfo, None when the object is in no group.
+template <typename F>
+py::object GroupField(const ExistsInfo& info, F field) {
+  if (!info.group) return py::none();
+  return py::cast(field(*info.group));
+}
+
+void BindResults(py::module_& m) {
+  py::class_<GroupStatus>(m, "GroupStatus",
+                          "A group's completeness: state is 'filling', "
+                          "'complete', 'broken' or 'expired'; present of "
+                          "expected members have been put.")
+      .def_readonly("group_id", &GroupStatus::group_id)
+      .def_property_readonly("state",
+                             [](const GroupStatus& g) {
+                               return std::string(GroupStateName(g.state));
+                             })
+      .def_readonly("expected", &GroupStatus::expected)
+      .def_readonly("present", &GroupStatus::present)
+      .def_property_readonly(
+          "complete",
+          [](const GroupStatus& g) { return g.state == GroupState::kComplete; },
+          "True when every member is present (state 'complete').")
+      .def("__repr__", &GroupStatusRepr);
+
+  py::class_<ExistsInfo>(
+      m, "ExistsInfo",
+      "Answer of Store.exists(). exists is True when a complete copy is "
+      "stored; for a group member, group (and the state / expected / present "
+      "shortcuts) say whether the whole group is complete. Probes never "
+      "extend leases. Truthy when exists.")
+      .def_readonly("exists", &ExistsInfo::exists)
+      .def_readonly("size", &ExistsInfo::size, "Object size in bytes.")
+      .def_readonly("group", &ExistsInfo::group,
+                    "GroupStatus, or None for an object in no group.")
+      .def_property_readonly("group_id",
+                             [](const ExistsInfo& i) {
+                               return GroupField(i, [](const GroupStatus& g) {
+                                 return g.group_id;
+                               });
+                             })
+      .def_property_readonly(
+          "state",
+          [](const ExistsInfo& i) {
+            return GroupField(i, [](const GroupStatus& g) {
+              return std::string(GroupStateName(g.state));
+            });
+          },
+          "The group's state, or None for an object in no group.")
+      .def_property_readonly("expected",
+                             [](const ExistsInfo& i) {
+                               return GroupField(i, [](const GroupStatus& g) {
+                                 return g.expected;
+                               });
+                             })
+      .def_property_readonly("present",
+                             [](const ExistsInfo& i) {
+                               return GroupField(i, [](const GroupStatus& g) {
+                                 return g.present;
+                               });
+                             })
+      .def("__bool__", [](const ExistsInfo& i) { return i.exists; })
+      .def("__repr__", [](const ExistsInfo& i) {
+        return "ExistsInfo(exists=" + std::string(i.exists ? "True" : "False") +
+               ", size=" + std::to_string(i.size) + ", group=" +
+               (i.group ? GroupStatusRepr(*i.group) : std::string("None")) +
+               ")";
+      });
+
+  py::class_<GroupMemberInfo>(m, "GroupMember",
+                              "One member of a group, as Store.group() "
+                              "reports it; tiers hold a complete copy, "
+                              "'memory' first.")
+      .def_readonly("index", &GroupMemberInfo::index)
+      .def_readonly("key", &GroupMemberInfo::key)
+      .def_readonly("present", &GroupMemberInfo::present)
+      .def_property_readonly(
+          "tiers", [](const GroupMemberInfo& g) { return TierNames(g.tiers); })
+      .def("__repr__", [](const GroupMemberInfo& g) {
+        return "GroupMember(index=" + std::to_string(g.index) +
+               ", key=" + py::repr(py::str(g.key)).cast<std::string>() +
+               ", present=" + (g.present ? "True" : "False") +
+               ", tiers=" + py::repr(TierNames(g.tiers)).cast<std::string>() +
+               ")";
+      });
+
+  py::class_<GroupInfo>(m, "GroupInfo",
+                        "A group by id: its status, members and, for a "
+                        "broken group, why ('removed', 'node_lost', "
+                        "'corrupt').")
+      .def_readonly("status", &GroupInfo::status)
+      .def_property_readonly(
+          "group_id", [](const GroupInfo& g) { return g.status.group_id; })
+      .def_property_readonly(
+          "state",
+          [](const GroupInfo& g) {
+            return std::string(GroupStateName(g.status.state));
+          })
+      .def_property_readonly(
+          "expected", [](const GroupInfo& g) { return g.status.expected; })
+      .def_property_readonly(
+          "present", [](const GroupInfo& g) { return g.status.present; })
+      .def_readonly("break_cause", &GroupInfo::break_cause)
+      .def_readonly("members", &GroupInfo::members)
+      .def("__repr__", [](const GroupInfo& g) {
+        return "GroupInfo(" + GroupStatusRepr(g.status) +
+               ", members=" + std::to_string(g.members.size()) +
+               (g.break_cause.empty()
+                    ? ""
+                    : ", break_cause='" + g.break_cause + "'") +
+               ")";
+      });
+}
+
+void BindStore(py::module_& m) {
+  py::class_<PyStore>(m, "Store", R"doc(
+A client of a mooncake-tier store (master + storage nodes).
+
+Store(master="127.0.0.1:50051", *, rpc_timeout=5.0, transfer_timeout=5.0,
+      ucx_transports="", probe_master=True)
+
+Connects to the master at `master` ("host:port"); raises UnavailableError
+or StoreTimeoutError naming the address when no master answers within
+rpc_timeout seconds. Use it as a context manager, or call close().
+
+Every method releases the GIL while it waits on the network or a disk, and
+one Store may be shared by many threads. Values are anything with the
+buffer protocol (bytes, bytearray, memoryview, C-contiguous numpy arrays).
+Failures raise StoreError subclasses (ObjectNotFoundError,
+GroupIncompleteError, NoSpaceError, ...); the *_batch methods return one
+result per item instead: the value, or the StoreError instance.
+)doc")
+      .def(py::init([](const std::string& master, double rpc_timeout,
+                       double transfer_timeout,
+                       const std::string& ucx_transports, bool probe_master) {
+             RemoteClientOptions options;
+             options.master = master;
+             options.rpc_timeout = ToMillis(rpc_timeout, "rpc_timeout");
+             options.transfer_timeout =
+                 ToMillis(transfer_timeout, "transfer_timeout");
+             options.ucx_transports = ucx_transports;
+             options.probe_master = probe_master;
+             return std::make_unique<PyStore>(options);
+           }),
+           py::arg("master") = "127.0.0.1:50051", py::kw_only(),
+           py::arg("rpc_timeout") = 5.0, py::arg("transfer_timeout") = 5.0,
+           py::arg("ucx_transports") = "", py::arg("probe_master") = true)
+      .def_property_readonly("master", &PyStore::master,
+                             "The master address this store was opened with.")
+      .def_property_readonly("closed", &PyStore::closed)
+      .def("close", &PyStore::Close,
+           "Unregisters every registered buffer and disconnects. Calls "
+           "already running finish; later calls raise StoreError. "
+           "Idempotent.")
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__",
+           [](PyStore& s, py::args) {
+             s.Close();
+             return false;
+           })
+      .def("__repr__",
+           [](const PyStore& s) {
+             return "Store(master='" + s.master() + "'" +
+                    (s.closed() ? ", closed" : "") + ")";
+           })
+      .def("put", &PyStore::Put, py::arg("key"), py::arg("data"),
+           py::arg("group") = py::none(), py::kw_only(),
+           py::arg("preferred_node") = "", py::arg("hard_pin") = false,
+           R"doc(
+Stores `data` (any C-contiguous buffer) under `key` (str or bytes).
+
+group: None, a Group, or (group_id, group_size, group_index) to make the
+object a member of a group the store reports and manages as one unit.
+Raises ObjectExistsError for a key already stored, InvalidKeyError /
+InvalidSizeError / InvalidGroupError for bad input, NoSpaceError when the
+store cannot make room. The bytes are sent from `data` itself, no copy.
+)doc")
+      .def("put_batch", &PyStore::PutBatch, py::arg("keys"), py::arg("values"),
+           py::arg("groups") = py::none(),
+           R"doc(
+Stores values[i] under keys[i] (groups[i] when groups is given, each None
+or a group), in one batch. Returns one entry per key: None when stored,
+else the StoreError instance. Raises (and stores nothing) only when the
+arguments themselves are malformed.
+)doc")
+      .def("get", &PyStore::Get, py::arg("key"), R"doc(
+Returns the value of `key` as bytes.
+
+The bytes object is allocated once at the size an existence probe reports
+and read into directly (one metadata round trip more than get_into, no
+second copy). Raises ObjectNotFoundError, GroupIncompleteError (a member of
+a group not yet complete), ObjectNotReadyError (put in flight), ...
+)doc")
+      .def("get_batch", &PyStore::GetBatch, py::arg("keys"),
+           "Reads many keys. Returns one entry per key: bytes, or the "
+           "StoreError instance.")
+      .def("get_into", &PyStore::GetInto, py::arg("key"), py::arg("buffer"),
+           R"doc(
+Reads the value of `key` straight into `buffer` (writable, C-contiguous:
+bytearray, numpy array, memoryview of one) and returns its size in bytes.
+No copy is made; register the buffer (register_buffer) to also avoid
+per-call registration. Raises BufferTooSmallError (nothing written) when
+the value does not fit, InvalidArgumentError (a ValueError) for a read-only
+or non-contiguous buffer.
+)doc")
+      .def("get_into_batch", &PyStore::GetIntoBatch, py::arg("keys"),
+           py::arg("buffers"),
+           "Reads keys[i] into buffers[i]. Returns one entry per key: the "
+           "size read, or the StoreError instance.")
+      .def("exists", &PyStore::Exists, py::arg("key"), R"doc(
+Probes `key` (without extending its lease). Returns an ExistsInfo:
+exists, size and, for a group member, the group's state, expected and
+present counts. A missing key is ExistsInfo(exists=False), not an error.
+)doc")
+      .def("exists_batch", &PyStore::ExistsBatch, py::arg("keys"),
+           "Probes many keys. Returns one entry per key: ExistsInfo, or the "
+           "StoreError instance (e.g. InvalidKeyError).")
+      .def("group", &PyStore::Group, py::arg("group_id"),
+           "Returns the GroupInfo of `group_id`: state, counts, members. "
+           "Raises GroupNotFoundError.")
+      .def("remove", &PyStore::Remove, py::arg("key"), py::kw_only(),
+           py::arg("force") = false,
+           "Removes `key` (for a group member, the store's group remove "
+           "policy applies). Raises ObjectNotFoundError, ObjectLeasedError "
+           "while a reader holds a lease (unless force), ObjectBusyError "
+           "while a put is in flight.")
+      .def("remove_group", &PyStore::RemoveGroup, py::arg("group_id"),
+           py::kw_only(), py::arg("force") = false,
+           "Removes every member of the group. Raises GroupNotFoundError, "
+           "ObjectLeasedError / ObjectBusyError (nothing removed).")
+      .def("register_buffer", &PyStore::RegisterBuffer, py::arg("buffer"),
+           R"doc(
+Registers `buffer` (C-contiguous) for repeated puts from and get_into
+calls into it, so transfers need no per-call memory registration (on an
+RDMA fabric: pinning). The store keeps a reference to the buffer until
+unregister_buffer() or close(); the exporter cannot be resized meanwhile.
+Raises InvalidArgumentError for an empty buffer or one overlapping a
+registered buffer.
+)doc")
+      .def("unregister_buffer", &PyStore::UnregisterBuffer, py::arg("buffer"),
+           "Unregisters a buffer passed to register_buffer (calls still "
+           "using it finish first) and drops the store's reference.")
+      .def_property_readonly("registered_buffers", &PyStore::RegisteredBuffers,
+                             "The buffers currently registered.")
+      .def("_cpp_get_loop", &PyStore::CppGetLoop, py::arg("keys"),
+           py::arg("buffer"), py::arg("rounds") = 1,
+           "Benchmark reference: the same get_into calls in a C++ loop with "
+           "the GIL released. Returns (seconds, bytes).");
+}
+
+}  // namespace
+}  // namespace mooncake_tier::python
+
+PYBIND11_MODULE(_native, m) {
+  m.doc() =
+      "Compiled half of the mooncake_tier package; import mooncake_tier "
+      "instead.";
+  mooncake_tier::python::RegisterStatusErrors(m);
+  mooncake_tier::python::BindResults(m);
+  mooncake_tier::python::BindStore(m);
+}

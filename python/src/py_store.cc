@@ -1,0 +1,485 @@
+#include "python/src/py_store.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <utility>
+
+#include "python/src/status_error.h"
+
+namespace py = pybind11;
+
+namespace mooncake_tier::python {
+namespace {
+
+// The items of a list or tuple. A lone str/bytes is refused: iterating it
+// would turn "key" into the keys "k", "e", "y".
+std::vector<py::handle> Items(py::handle seq, const char* what) {
+  if (PyUnicode_Check(seq.ptr()) || PyBytes_Check(seq.ptr()) ||
+      !PySequence_Check(seq.ptr())) {
+    throw py::type_error(std::string(what) + " must be a list or tuple, not " +
+                         Py_TYPE(seq.ptr())->tp_name);
+  }
+  py::sequence s = py::reinterpret_borrow<py::sequence>(seq);
+  std::vector<py::handle> out;
+  out.reserve(s.size());
+  for (py::handle item : s) out.push_back(item);
+  return out;
+}
+
+uint32_t ToGroupNumber(py::handle obj, const char* what) {
+  if (!PyLong_Check(obj.ptr())) {
+    throw py::type_error(std::string(what) + " must be an int");
+  }
+  const long long v = PyLong_AsLongLong(obj.ptr());
+  if (v == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    ThrowInvalidArgument(std::string(what) + " is out of range");
+  }
+  if (v < 0 || v > UINT32_MAX) {
+    ThrowInvalidArgument(std::string(what) + " must be in [0, 2^32), got " +
+                         std::to_string(v));
+  }
+  return static_cast<uint32_t>(v);
+}
+
+// None, a (group_id, group_size, group_index) tuple or list, or any object
+// with those three attributes (mooncake_tier.Group).
+std::optional<GroupSpec> ToGroup(py::handle obj) {
+  if (obj.is_none()) return std::nullopt;
+  py::object id, size, index;
+  if (PyTuple_Check(obj.ptr()) || PyList_Check(obj.ptr())) {
+    py::sequence s = py::reinterpret_borrow<py::sequence>(obj);
+    if (s.size() != 3) {
+      ThrowInvalidArgument(
+          "group must be (group_id, group_size, group_index), got " +
+          std::to_string(s.size()) + " items");
+    }
+    id = s[0];
+    size = s[1];
+    index = s[2];
+  } else if (py::hasattr(obj, "group_id") && py::hasattr(obj, "group_size") &&
+             py::hasattr(obj, "group_index")) {
+    id = obj.attr("group_id");
+    size = obj.attr("group_size");
+    index = obj.attr("group_index");
+  } else {
+    throw py::type_error(
+        "group must be None, a Group or a (group_id, group_size, "
+        "group_index) tuple, not " +
+        std::string(Py_TYPE(obj.ptr())->tp_name));
+  }
+  GroupSpec spec;
+  spec.group_id = ToKey(id, "group_id");
+  spec.group_size = ToGroupNumber(size, "group_size");
+  spec.group_index = ToGroupNumber(index, "group_index");
+  return spec;
+}
+
+// Python list of per-item results: the value, or a StoreError instance.
+template <typename T, typename Convert>
+py::list ToResultList(std::vector<Result<T>>& results, Convert convert) {
+  py::list out(results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    out[i] = results[i].ok() ? py::object(convert(*results[i]))
+                             : MakePyError(results[i].status());
+  }
+  return out;
+}
+
+template <typename T>
+T& FirstOrThrow(std::vector<Result<T>>& results) {
+  ThrowIfError(results.at(0).status());
+  return *results[0];
+}
+
+}  // namespace
+
+std::string ToKey(py::handle obj, const char* what) {
+  if (PyUnicode_Check(obj.ptr())) {
+    Py_ssize_t size = 0;
+    const char* data = PyUnicode_AsUTF8AndSize(obj.ptr(), &size);
+    if (data == nullptr) throw py::error_already_set();
+    return std::string(data, static_cast<size_t>(size));
+  }
+  if (PyBytes_Check(obj.ptr())) {
+    return std::string(PyBytes_AS_STRING(obj.ptr()),
+                       static_cast<size_t>(PyBytes_GET_SIZE(obj.ptr())));
+  }
+  throw py::type_error(std::string(what) + " must be str or bytes, not " +
+                       Py_TYPE(obj.ptr())->tp_name);
+}
+
+std::vector<std::string> ToKeys(py::handle seq, const char* what) {
+  std::vector<std::string> keys;
+  for (py::handle item : Items(seq, what)) keys.push_back(ToKey(item, "key"));
+  return keys;
+}
+
+PyStore::PyStore(const RemoteClientOptions& options) : master_(options.master) {
+  std::optional<Result<std::unique_ptr<Client>>> client;
+  {
+    py::gil_scoped_release unlocked;
+    client.emplace(ConnectRemote(options));
+  }
+  ThrowIfError(client->status());
+  client_ = std::move(**client);
+}
+
+PyStore::~PyStore() {
+  // Called from the Python object's deallocation, with the GIL held. At
+  // interpreter exit the GIL must not be released any more.
+  if (_Py_IsFinalizing()) {
+    for (auto& view : registered_) {
+      if (client_) client_->UnregisterBuffer(view->bytes()).IgnoreError();
+    }
+    client_.reset();
+    registered_.clear();
+    return;
+  }
+  Close();
+}
+
+std::shared_ptr<Client> PyStore::Acquire() const {
+  if (client_ == nullptr) {
+    ThrowInvalidArgument("the store is closed");
+  }
+  return client_;
+}
+
+void PyStore::Close() {
+  if (client_ == nullptr) return;
+  std::shared_ptr<Client> client = std::move(client_);
+  client_ = nullptr;
+  std::vector<std::unique_ptr<PyBufferView>> views = std::move(registered_);
+  registered_.clear();
+  {
+    py::gil_scoped_release unlocked;
+    for (auto& view : views) {
+      // Unregistering waits for calls still using the buffer.
+      client->UnregisterBuffer(view->bytes()).IgnoreError();
+    }
+    // Joins the client's threads when this was the last user.
+    client.reset();
+  }
+  // `views` release their Python buffers here, with the GIL held.
+}
+
+std::vector<Status> PyStore::PutAll(py::handle keys, py::handle values,
+                                    py::handle groups,
+                                    const std::string& preferred_node,
+                                    bool hard_pin) {
+  std::vector<std::string> key_list = ToKeys(keys, "keys");
+  std::vector<py::handle> value_list = Items(values, "values");
+  if (value_list.size() != key_list.size()) {
+    ThrowInvalidArgument("got " + std::to_string(key_list.size()) +
+                         " keys but " + std::to_string(value_list.size()) +
+                         " values");
+  }
+  std::vector<py::handle> group_list;
+  if (!groups.is_none()) {
+    group_list = Items(groups, "groups");
+    if (group_list.size() != key_list.size()) {
+      ThrowInvalidArgument("got " + std::to_string(key_list.size()) +
+                           " keys but " + std::to_string(group_list.size()) +
+                           " groups");
+    }
+  }
+  std::vector<PyBufferView> views;
+  views.reserve(key_list.size());
+  std::vector<PutItem> items(key_list.size());
+  for (size_t i = 0; i < key_list.size(); ++i) {
+    views.emplace_back(value_list[i], PyBufferView::Access::kRead, "data");
+    items[i].key = std::move(key_list[i]);
+    items[i].value = views.back().bytes();
+    if (!group_list.empty()) items[i].options.group = ToGroup(group_list[i]);
+    items[i].options.preferred_node = preferred_node;
+    items[i].options.hard_pin = hard_pin;
+  }
+  std::shared_ptr<Client> client = Acquire();
+  py::gil_scoped_release unlocked;
+  return client->PutBatch(items);
+}
+
+void PyStore::Put(py::handle key, py::handle data, py::handle group,
+                  const std::string& preferred_node, bool hard_pin) {
+  py::object groups = py::none();
+  if (!group.is_none()) groups = py::make_tuple(group);
+  ThrowIfError(PutAll(py::make_tuple(key), py::make_tuple(data), groups,
+                      preferred_node, hard_pin)
+                   .at(0));
+}
+
+py::list PyStore::PutBatch(py::handle keys, py::handle values,
+                           py::handle groups) {
+  std::vector<Status> done = PutAll(keys, values, groups, "", false);
+  py::list out(done.size());
+  for (size_t i = 0; i < done.size(); ++i) {
+    out[i] = done[i].ok() ? py::none() : MakePyError(done[i]);
+  }
+  return out;
+}
+
+std::vector<Result<py::object>> PyStore::GetAll(
+    const std::vector<std::string>& keys) {
+  std::shared_ptr<Client> client = Acquire();
+  std::vector<Result<ExistsInfo>> sizes;
+  {
+    py::gil_scoped_release unlocked;
+    sizes = client->ExistsBatch(keys);
+  }
+
+  // Read every object straight into a bytes object of its size.
+  std::vector<Result<py::object>> out;
+  out.reserve(keys.size());
+  std::vector<GetIntoItem> reads;
+  std::vector<size_t> read_of;
+  std::vector<size_t> fallback;  // keys to read the copying way
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!sizes[i].ok()) {
+      out.emplace_back(sizes[i].status());
+      continue;
+    }
+    out.emplace_back(py::none());
+    if (!sizes[i]->exists || sizes[i]->size == 0) {
+      // Not readable now: the read path says why (OBJECT_NOT_FOUND,
+      // OBJECT_NOT_READY, ...), or reads it if it appeared meanwhile.
+      fallback.push_back(i);
+      continue;
+    }
+    const uint64_t size = sizes[i]->size;
+    PyObject* bytes =
+        PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size));
+    if (bytes == nullptr) throw py::error_already_set();
+    out[i] = py::reinterpret_steal<py::object>(bytes);
+    // Only this call references the new object, so it may be written with
+    // the GIL released.
+    reads.push_back(
+        {keys[i],
+         std::span<std::byte>(
+             reinterpret_cast<std::byte*>(PyBytes_AS_STRING(bytes)), size)});
+    read_of.push_back(i);
+  }
+  std::vector<Result<uint64_t>> got;
+  if (!reads.empty()) {
+    py::gil_scoped_release unlocked;
+    got = client->GetIntoBatch(reads);
+  }
+  for (size_t r = 0; r < reads.size(); ++r) {
+    const size_t i = read_of[r];
+    if (got[r].ok()) {
+      if (*got[r] == reads[r].buffer.size()) continue;
+      // Replaced by a smaller object since the probe: shrink in place.
+      PyObject* bytes = out[i]->release().ptr();
+      if (_PyBytes_Resize(&bytes, static_cast<Py_ssize_t>(*got[r])) != 0) {
+        throw py::error_already_set();
+      }
+      out[i] = py::reinterpret_steal<py::object>(bytes);
+    } else if (got[r].status().reason() == ErrorReason::kBufferTooSmall) {
+      fallback.push_back(i);  // replaced by a larger object since the probe
+    } else {
+      out[i] = got[r].status();
+    }
+  }
+  if (fallback.empty()) return out;
+
+  std::vector<std::string> fallback_keys;
+  for (size_t i : fallback) fallback_keys.push_back(keys[i]);
+  std::vector<Result<std::vector<std::byte>>> copies;
+  {
+    py::gil_scoped_release unlocked;
+    copies = client->GetBatch(fallback_keys);
+  }
+  for (size_t f = 0; f < fallback.size(); ++f) {
+    if (!copies[f].ok()) {
+      out[fallback[f]] = copies[f].status();
+      continue;
+    }
+    out[fallback[f]] =
+        py::reinterpret_steal<py::object>(PyBytes_FromStringAndSize(
+            reinterpret_cast<const char*>(copies[f]->data()),
+            static_cast<Py_ssize_t>(copies[f]->size())));
+    if (!(*out[fallback[f]])) throw py::error_already_set();
+  }
+  return out;
+}
+
+py::object PyStore::Get(py::handle key) {
+  std::vector<Result<py::object>> got = GetAll({ToKey(key, "key")});
+  return std::move(FirstOrThrow(got));
+}
+
+py::list PyStore::GetBatch(py::handle keys) {
+  std::vector<Result<py::object>> got = GetAll(ToKeys(keys, "keys"));
+  return ToResultList(got, [](py::object& v) { return v; });
+}
+
+std::vector<Result<uint64_t>> PyStore::GetIntoAll(py::handle keys,
+                                                  py::handle buffers) {
+  std::vector<std::string> key_list = ToKeys(keys, "keys");
+  std::vector<py::handle> buffer_list = Items(buffers, "buffers");
+  if (buffer_list.size() != key_list.size()) {
+    ThrowInvalidArgument("got " + std::to_string(key_list.size()) +
+                         " keys but " + std::to_string(buffer_list.size()) +
+                         " buffers");
+  }
+  std::vector<PyBufferView> views;
+  views.reserve(key_list.size());
+  std::vector<GetIntoItem> items(key_list.size());
+  for (size_t i = 0; i < key_list.size(); ++i) {
+    views.emplace_back(buffer_list[i], PyBufferView::Access::kWrite, "buffer");
+    items[i].key = std::move(key_list[i]);
+    items[i].buffer = views.back().bytes();
+  }
+  std::shared_ptr<Client> client = Acquire();
+  py::gil_scoped_release unlocked;
+  return client->GetIntoBatch(items);
+}
+
+uint64_t PyStore::GetInto(py::handle key, py::handle buffer) {
+  std::vector<Result<uint64_t>> got =
+      GetIntoAll(py::make_tuple(key), py::make_tuple(buffer));
+  return FirstOrThrow(got);
+}
+
+py::list PyStore::GetIntoBatch(py::handle keys, py::handle buffers) {
+  std::vector<Result<uint64_t>> got = GetIntoAll(keys, buffers);
+  return ToResultList(got, [](uint64_t n) { return py::int_(n); });
+}
+
+ExistsInfo PyStore::Exists(py::handle key) {
+  std::vector<std::string> keys{ToKey(key, "key")};
+  std::shared_ptr<Client> client = Acquire();
+  std::vector<Result<ExistsInfo>> got;
+  {
+    py::gil_scoped_release unlocked;
+    got = client->ExistsBatch(keys);
+  }
+  return std::move(FirstOrThrow(got));
+}
+
+py::list PyStore::ExistsBatch(py::handle keys) {
+  std::vector<std::string> key_list = ToKeys(keys, "keys");
+  std::shared_ptr<Client> client = Acquire();
+  std::vector<Result<ExistsInfo>> got;
+  {
+    py::gil_scoped_release unlocked;
+    got = client->ExistsBatch(key_list);
+  }
+  return ToResultList(got, [](ExistsInfo& info) { return py::cast(info); });
+}
+
+GroupInfo PyStore::Group(py::handle group_id) {
+  std::vector<std::string> ids{ToKey(group_id, "group_id")};
+  std::shared_ptr<Client> client = Acquire();
+  std::vector<Result<GroupInfo>> got;
+  {
+    py::gil_scoped_release unlocked;
+    got = client->GetGroupBatch(ids);
+  }
+  return std::move(FirstOrThrow(got));
+}
+
+void PyStore::Remove(py::handle key, bool force) {
+  std::vector<std::string> keys{ToKey(key, "key")};
+  std::shared_ptr<Client> client = Acquire();
+  std::vector<Status> done;
+  {
+    py::gil_scoped_release unlocked;
+    done = client->RemoveBatch(keys, RemoveOptions{.force = force});
+  }
+  ThrowIfError(done.at(0));
+}
+
+void PyStore::RemoveGroup(py::handle group_id, bool force) {
+  std::vector<std::string> ids{ToKey(group_id, "group_id")};
+  std::shared_ptr<Client> client = Acquire();
+  std::vector<Status> done;
+  {
+    py::gil_scoped_release unlocked;
+    done = client->RemoveGroupBatch(ids, RemoveOptions{.force = force});
+  }
+  ThrowIfError(done.at(0));
+}
+
+void PyStore::RegisterBuffer(py::handle buffer) {
+  auto view = std::make_unique<PyBufferView>(
+      buffer, PyBufferView::Access::kRead, "buffer");
+  std::shared_ptr<Client> client = Acquire();
+  Status status;
+  {
+    py::gil_scoped_release unlocked;
+    status = client->RegisterBuffer(view->bytes());
+  }
+  ThrowIfError(status);
+  if (client_ == client) {
+    registered_.push_back(std::move(view));
+  } else {
+    // Closed meanwhile: the registration went with the client.
+    ThrowInvalidArgument("the store is closed");
+  }
+}
+
+void PyStore::UnregisterBuffer(py::handle buffer) {
+  PyBufferView probe(buffer, PyBufferView::Access::kRead, "buffer");
+  const std::span<std::byte> bytes = probe.bytes();
+  const auto same = [&](const std::unique_ptr<PyBufferView>& v) {
+    return v->bytes().data() == bytes.data() &&
+           v->bytes().size() == bytes.size();
+  };
+  std::shared_ptr<Client> client = Acquire();
+  if (std::find_if(registered_.begin(), registered_.end(), same) ==
+      registered_.end()) {
+    ThrowInvalidArgument("buffer is not registered with this store");
+  }
+  Status status;
+  {
+    py::gil_scoped_release unlocked;
+    status = client->UnregisterBuffer(bytes);
+  }
+  ThrowIfError(status);
+  // Another thread may have changed the list while the GIL was released.
+  auto it = std::find_if(registered_.begin(), registered_.end(), same);
+  if (it != registered_.end()) registered_.erase(it);
+}
+
+py::list PyStore::RegisteredBuffers() const {
+  py::list out;
+  for (const auto& view : registered_) {
+    out.append(py::reinterpret_borrow<py::object>(view->object()));
+  }
+  return out;
+}
+
+py::tuple PyStore::CppGetLoop(py::handle keys, py::handle buffer,
+                              int64_t rounds) {
+  std::vector<std::string> key_list = ToKeys(keys, "keys");
+  PyBufferView view(buffer, PyBufferView::Access::kWrite, "buffer");
+  if (rounds < 1) ThrowInvalidArgument("rounds must be >= 1");
+  std::shared_ptr<Client> client = Acquire();
+  uint64_t bytes = 0;
+  Status failed;
+  double seconds = 0;
+  {
+    py::gil_scoped_release unlocked;
+    const auto start = std::chrono::steady_clock::now();
+    for (int64_t r = 0; r < rounds && failed.ok(); ++r) {
+      for (const std::string& key : key_list) {
+        // A batch of one, as Store.get_into issues it.
+        Result<uint64_t> got = client->GetInto(key, view.bytes());
+        if (!got.ok()) {
+          failed = got.status();
+          break;
+        }
+        bytes += *got;
+      }
+    }
+    seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+  }
+  ThrowIfError(failed);
+  return py::make_tuple(seconds, bytes);
+}
+
+}  // namespace mooncake_tier::python

@@ -1,0 +1,109 @@
+#pragma once
+
+// PyStore: the object behind mooncake_tier.Store. It owns a remote client
+// (ConnectRemote) and turns Python arguments into client batches:
+//
+// - Every call is a batch; the single-key methods are batches of one that
+//   raise the item's error, the *_batch methods return one result per item
+//   (the value, or a StoreError instance), so one bad key never hides the
+//   others.
+// - Arguments are checked and converted with the GIL held, before the store
+//   sees anything: a bad argument raises and changes nothing. Buffers are
+//   held through PyBufferView for the whole call.
+// - The GIL is released around every client call (each waits on the network
+//   or a disk), so other Python threads run meanwhile.
+// - get() allocates the bytes object once, at the size an existence probe
+//   reported, and reads straight into it: no intermediate buffer and no
+//   second copy, at the cost of one more metadata round trip (see
+//   python/README.md).
+//
+// Thread safety: the remote client is thread-safe, and PyStore's own state
+// (the client pointer, the registered buffers) is only touched with the GIL
+// held, so one Store may be shared by any number of Python threads. close()
+// waits for no one: calls already running keep the client alive (shared
+// ownership) and finish; later calls raise StoreError.
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mooncake_tier/client.h"
+#include "mooncake_tier/remote_client.h"
+#include "python/src/py_buffer.h"
+
+namespace mooncake_tier::python {
+
+class PyStore {
+ public:
+  // Connects with the GIL released; throws StatusError (UNAVAILABLE or
+  // TIMEOUT naming the address when no master answers).
+  explicit PyStore(const RemoteClientOptions& options);
+  ~PyStore();  // closes
+
+  PyStore(const PyStore&) = delete;
+  PyStore& operator=(const PyStore&) = delete;
+
+  const std::string& master() const { return master_; }
+  bool closed() const { return client_ == nullptr; }
+  // Unregisters every registered buffer and drops the client. Idempotent.
+  void Close();
+
+  void Put(pybind11::handle key, pybind11::handle data, pybind11::handle group,
+           const std::string& preferred_node, bool hard_pin);
+  pybind11::list PutBatch(pybind11::handle keys, pybind11::handle values,
+                          pybind11::handle groups);
+
+  pybind11::object Get(pybind11::handle key);
+  pybind11::list GetBatch(pybind11::handle keys);
+
+  uint64_t GetInto(pybind11::handle key, pybind11::handle buffer);
+  pybind11::list GetIntoBatch(pybind11::handle keys, pybind11::handle buffers);
+
+  ExistsInfo Exists(pybind11::handle key);
+  pybind11::list ExistsBatch(pybind11::handle keys);
+
+  GroupInfo Group(pybind11::handle group_id);
+  void Remove(pybind11::handle key, bool force);
+  void RemoveGroup(pybind11::handle group_id, bool force);
+
+  void RegisterBuffer(pybind11::handle buffer);
+  void UnregisterBuffer(pybind11::handle buffer);
+  // Buffers currently registered, as the objects passed in.
+  pybind11::list RegisteredBuffers() const;
+
+  // Benchmark reference: `rounds` passes of GetInto over `keys` into
+  // `buffer`, in a C++ loop with the GIL released throughout. Returns
+  // (seconds, bytes read); raises the first error.
+  pybind11::tuple CppGetLoop(pybind11::handle keys, pybind11::handle buffer,
+                             int64_t rounds);
+
+ private:
+  // The client, or StoreError (INVALID_ARGUMENT) once closed.
+  // REQUIRES: GIL held.
+  std::shared_ptr<Client> Acquire() const;
+
+  std::vector<Status> PutAll(pybind11::handle keys, pybind11::handle values,
+                             pybind11::handle groups,
+                             const std::string& preferred_node, bool hard_pin);
+  // One bytes object (or error) per key.
+  std::vector<Result<pybind11::object>> GetAll(
+      const std::vector<std::string>& keys);
+  std::vector<Result<uint64_t>> GetIntoAll(pybind11::handle keys,
+                                           pybind11::handle buffers);
+
+  const std::string master_;
+  // Both guarded by the GIL.
+  std::shared_ptr<Client> client_;
+  std::vector<std::unique_ptr<PyBufferView>> registered_;
+};
+
+// Converts a key or group id: str (UTF-8) or bytes. TypeError otherwise.
+std::string ToKey(pybind11::handle obj, const char* what);
+// Converts a list (or tuple) of keys; a lone str or bytes is a TypeError,
+// not a sequence of one-character keys.
+std::vector<std::string> ToKeys(pybind11::handle seq, const char* what);
+
+}  // namespace mooncake_tier::python
