@@ -1,5 +1,7 @@
 // GET and PATCH /api/v1/config against a real server and master.
 
+#include <thread>
+
 #include "admin_server/admin_test_fixture.h"
 
 namespace mooncake_tier::admin {
@@ -73,18 +75,98 @@ TEST_F(AdminServerTest, PatchRejectsMalformedInputAndChangesNothing) {
   EXPECT_EQ(h_.master().promotion_options().admission_threshold, 2u);
 }
 
-TEST_F(AdminServerTest, PatchOfOtherRuntimeKnobsIsNotImplementedYet) {
+TEST_F(AdminServerTest, PatchChangesRuntimeKnobsAndShowsThem) {
   const std::string path = "/api/v1/config";
-  ExpectError(Call("PATCH", path, R"({"eviction_high_watermark": 0.8})"), 501,
-              "NOT_IMPLEMENTED");
+  const json patch = {{"eviction_high_watermark", 0.8},
+                      {"eviction_ratio", 0.1},
+                      {"ssd_high_watermark", 0.7},
+                      {"ssd_eviction_ratio", 0.2},
+                      {"group_fill_timeout_ms", 1000},
+                      {"group_broken_ttl_ms", 2000},
+                      {"offload_max_per_heartbeat", 4},
+                      {"offload_queue_limit", 100},
+                      {"promotion", {{"admission_threshold", 9}}}};
+  ExpectError(Call("PATCH", path, patch.dump(), false), 401, "TOKEN_REQUIRED");
+  EXPECT_EQ(h_.master().config().eviction_high_watermark, 0.9);
+
+  const Reply reply = Call("PATCH", path, patch.dump());
+  ASSERT_EQ(reply.status, 200) << reply.text;
+  for (const auto& [name, value] : patch.items()) {
+    if (name != "promotion") EXPECT_EQ(reply.body[name], value) << name;
+  }
+  EXPECT_EQ(reply.body["promotion"]["admission_threshold"], 9);
+  const MasterConfig c = h_.master().config();
+  EXPECT_EQ(c.eviction_high_watermark, 0.8);
+  EXPECT_EQ(c.eviction_ratio, 0.1);
+  EXPECT_EQ(c.ssd_high_watermark, 0.7);
+  EXPECT_EQ(c.ssd_eviction_ratio, 0.2);
+  EXPECT_EQ(c.group_fill_timeout, std::chrono::seconds(1));
+  EXPECT_EQ(c.group_broken_ttl, std::chrono::seconds(2));
+  EXPECT_EQ(c.offload_max_per_heartbeat, 4u);
+  EXPECT_EQ(c.offload_queue_limit, 100u);
+  EXPECT_EQ(c.promotion.admission_threshold, 9u);
+  const Reply shown = Get(path);
+  EXPECT_EQ(shown.body["group_fill_timeout_ms"], 1000);
+  EXPECT_EQ(shown.body["offload_queue_limit"], 100);
+}
+
+TEST_F(AdminServerTest, PatchOfRuntimeKnobsIsAllOrNothing) {
+  const std::string path = "/api/v1/config";
   ExpectError(Call("PATCH", path, R"({"eviction_high_watermark": "high"})"),
               400, "INVALID_ARGUMENT");
-  // Nothing of a patch applies when part of it cannot.
+  ExpectError(Call("PATCH", path, R"({"offload_queue_limit": -3})"), 400,
+              "INVALID_ARGUMENT");
+  ExpectError(Call("PATCH", path, R"({"offload_queue_limit": 0})"), 400,
+              "INVALID_ARGUMENT");
+  // Valid alone, invalid with the watermark that stays (0.9).
   ExpectError(Call("PATCH", path,
-                   R"({"group_fill_timeout_ms": 1000,
+                   R"({"eviction_ratio": 0.95,
+                       "group_fill_timeout_ms": 1000,
                        "promotion": {"admission_threshold": 9}})"),
-              501, "NOT_IMPLEMENTED");
-  EXPECT_EQ(h_.master().promotion_options().admission_threshold, 2u);
+              400, "INVALID_ARGUMENT");
+  // A valid knob beside an invalid promotion value.
+  ExpectError(Call("PATCH", path,
+                   R"({"eviction_high_watermark": 0.5,
+                       "promotion": {"admission_threshold": 0}})"),
+              400, "INVALID_ARGUMENT");
+  const MasterConfig c = h_.master().config();
+  EXPECT_EQ(c.eviction_ratio, 0.05);
+  EXPECT_EQ(c.eviction_high_watermark, 0.9);
+  EXPECT_EQ(c.group_fill_timeout, std::chrono::seconds(60));
+  EXPECT_EQ(c.offload_queue_limit, 4096u);
+  EXPECT_EQ(c.promotion.admission_threshold, 2u);
+  // The pair changes together.
+  const Reply both = Call("PATCH", path,
+                          R"({"eviction_high_watermark": 0.99,
+                              "eviction_ratio": 0.95})");
+  ASSERT_EQ(both.status, 200) << both.text;
+  EXPECT_EQ(h_.master().config().eviction_ratio, 0.95);
+}
+
+// Two operators patching different promotion knobs at once: each PATCH
+// applies over the other's, so both last values stay (a read-modify-write
+// at the edge would let one PATCH restore the other's old value).
+TEST_F(AdminServerTest, ConcurrentPatchesOfDifferentFieldsAreNotLost) {
+  constexpr int kPatches = 40;
+  auto patcher = [this](const std::string& field, int first) {
+    httplib::Client client("127.0.0.1", server_->port());
+    httplib::Headers headers{
+        {"Authorization", std::string("Bearer ") + kToken}};
+    for (int i = 0; i < kPatches; ++i) {
+      const json patch = {{"promotion", {{field, first + i}}}};
+      auto res = client.Patch("/api/v1/config", headers, patch.dump(),
+                              "application/json");
+      ASSERT_TRUE(res);
+      ASSERT_EQ(res->status, 200) << res->body;
+    }
+  };
+  std::thread a(patcher, "admission_threshold", 3);
+  std::thread b(patcher, "max_per_heartbeat", 10);
+  a.join();
+  b.join();
+  const PromotionOptions now = h_.master().promotion_options();
+  EXPECT_EQ(now.admission_threshold, 3u + kPatches - 1);
+  EXPECT_EQ(now.max_per_heartbeat, 10u + kPatches - 1);
 }
 
 }  // namespace

@@ -16,10 +16,4 @@ std::string_view FacadeOpName(FacadeOp op) {
   return "this operation";
 }
 
-bool RuntimeConfigChange::empty() const {
-  return !eviction_high_watermark && !eviction_ratio && !ssd_high_watermark &&
-         !ssd_eviction_ratio && !group_fill_timeout && !group_broken_ttl &&
-         !offload_max_per_heartbeat && !offload_queue_limit;
-}
-
 }  // namespace mooncake_tier::admin

@@ -8,10 +8,9 @@
 //
 // Reads here never grant leases nor count as accesses.
 //
-// An engine may lack an operation (the master does not list groups by page
-// yet, for instance): Supports() says so and the handler answers
-// 501 NOT_IMPLEMENTED without calling it. Calling an unsupported operation
-// anyway returns UNAVAILABLE.
+// An engine may lack an operation (a read-only or older engine, say):
+// Supports() says so and the handler answers 501 NOT_IMPLEMENTED without
+// calling it. Calling an unsupported operation anyway returns UNAVAILABLE.
 //
 // Thread safety: implementations are thread-safe; the admin server calls
 // them from its worker threads concurrently.
@@ -38,29 +37,18 @@ enum class FacadeOp : uint8_t {
   kListGroups,        // ListGroups
   kEvictObject,       // EvictObject
   kEvictGroup,        // EvictGroup
-  kSetRuntimeConfig,  // SetRuntimeConfig (knobs other than promotion)
+  kSetRuntimeConfig,  // UpdateConfig with knobs other than promotion's
 };
 std::string_view FacadeOpName(FacadeOp op);
 
-// What a forced eviction did.
-struct EvictionOutcome {
-  uint64_t bytes_freed = 0;      // DRAM freed now
-  std::vector<TaskId> offloads;  // offloads queued first (offload on)
-};
-
-// Runtime-tunable knobs other than promotion's; unset fields stay as they
-// are. Validated as MasterConfig::Validate() would.
-struct RuntimeConfigChange {
-  std::optional<double> eviction_high_watermark;
-  std::optional<double> eviction_ratio;
-  std::optional<double> ssd_high_watermark;
-  std::optional<double> ssd_eviction_ratio;
-  std::optional<Duration> group_fill_timeout;
-  std::optional<Duration> group_broken_ttl;
-  std::optional<uint32_t> offload_max_per_heartbeat;
-  std::optional<uint32_t> offload_queue_limit;
-  bool empty() const;
-};
+// What a forced eviction did (core/master.h).
+using EvictionOutcome = ForcedEviction;
+// Run-time knobs other than promotion's; unset fields stay as they are
+// (core/master_config.h).
+using RuntimeConfigChange = ::mooncake_tier::RuntimeConfigChange;
+using RuntimeConfigUpdate = ::mooncake_tier::RuntimeConfigUpdate;
+// Edits promotion options in place; an error leaves them unchanged.
+using PromotionEdit = Master::PromotionEdit;
 
 class AdminFacade {
  public:
@@ -97,12 +85,20 @@ class AdminFacade {
   virtual Result<std::vector<TaskId>> PromoteObject(const std::string& key) = 0;
   virtual Result<std::vector<TaskId>> PromoteGroup(
       const std::string& group_id) = 0;
-  // Forced eviction from DRAM (offloading first when offload is on).
+  // Forced eviction from DRAM (offloading first when offload is on), as
+  // Master::EvictObject / EvictGroup: OBJECT_NOT_FOUND / GROUP_NOT_FOUND,
+  // NOT_APPLICABLE, OBJECT_BUSY, OBJECT_LEASED, QUEUE_FULL.
   virtual Result<EvictionOutcome> EvictObject(const std::string& key) = 0;
   virtual Result<EvictionOutcome> EvictGroup(const std::string& group_id) = 0;
-  // INVALID_ARGUMENT (nothing changes) when invalid.
-  virtual Status SetPromotionOptions(const PromotionOptions& options) = 0;
-  virtual Status SetRuntimeConfig(const RuntimeConfigChange& change) = 0;
+  // Changes run-time knobs in one step, as Master::UpdateRuntimeConfig:
+  // `change`, then `edit_promotion` (when set) applied to the promotion
+  // options as they are at that moment, so concurrent partial changes
+  // never undo each other. All or nothing: INVALID_ARGUMENT (or the edit's
+  // error) and nothing changes. Returns the configuration before and
+  // after. A non-empty `change` needs Supports(kSetRuntimeConfig).
+  virtual Result<RuntimeConfigUpdate> UpdateConfig(
+      const RuntimeConfigChange& change,
+      const PromotionEdit& edit_promotion) = 0;
 };
 
 }  // namespace mooncake_tier::admin

@@ -188,17 +188,6 @@ TEST_F(AdminServerTest, ForcedPromotionQueuesATaskOr409) {
               "OBJECT_NOT_FOUND");
 }
 
-TEST_F(AdminServerTest, ForcedEvictionIsNotImplementedYet) {
-  h_.AddNode("n1", kMiB, 64 * kMiB);
-  ASSERT_TRUE(h_.Put("k", kObj).ok());
-  ExpectError(Call("POST", ObjectPath("k", "/evict"), "", false), 401,
-              "TOKEN_REQUIRED");
-  const Reply reply = Call("POST", ObjectPath("k", "/evict"));
-  ExpectError(reply, 501, "NOT_IMPLEMENTED");
-  EXPECT_EQ(reply.body["error"]["code"], "NOT_IMPLEMENTED");
-  ExpectError(Call("POST", "/api/v1/groups/g/evict"), 501, "NOT_IMPLEMENTED");
-}
-
 TEST_F(AdminServerTest, GroupRoutes) {
   h_.AddNode("n1", kMiB, 64 * kMiB);
   PutOptions k, v;

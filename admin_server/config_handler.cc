@@ -1,11 +1,13 @@
 // GET /api/v1/config and PATCH /api/v1/config.
 //
 // PATCH takes a JSON object in the shape GET returns, holding only the
-// fields to change (a merge patch). Promotion knobs ("promotion": {...})
-// change at once; the other run-time knobs need engine support (501 until
-// the facade supports them); fields fixed at start and unknown fields are
-// 400. The whole patch is checked before anything changes, and every
-// change is logged.
+// fields to change (a merge patch): promotion knobs ("promotion": {...})
+// and the run-time knobs of kRuntimeKnobs; fields fixed at start and
+// unknown fields are 400. Names and types are checked here; the engine
+// then applies the whole patch in one step over the configuration as it is
+// at that moment (validated whole, all or nothing), so two concurrent
+// PATCHes of different fields never undo each other. Every change is
+// logged.
 
 #include <algorithm>
 #include <chrono>
@@ -58,7 +60,8 @@ Result<bool> BoolField(const json& value, const std::string& name) {
   return value.get<bool>();
 }
 
-// Overlays the "promotion" object of a patch on `options`.
+// Overlays the "promotion" object of a patch on `options`. Checks names
+// and types; the engine validates the values (as a whole).
 Status PatchPromotion(const json& patch, PromotionOptions& o) {
   if (!patch.is_object()) return Invalid("promotion must be an object");
   for (const auto& [name, value] : patch.items()) {
@@ -92,8 +95,6 @@ Status PatchPromotion(const json& patch, PromotionOptions& o) {
       return Invalid("unknown field '" + field + "'");
     }
   }
-  const std::string problem = o.Validate();
-  if (!problem.empty()) return Invalid(problem);
   return Status::Ok();
 }
 
@@ -135,12 +136,17 @@ Status PatchRuntimeKnob(const std::string& name, const json& value,
   return Status::Ok();
 }
 
-// Every field of `patch` that changed, "promotion.x": [old, new].
-json Changes(const json& before, const json& after) {
+// Every field that changed, as "name": [old, new] ("promotion.x" for
+// promotion's).
+json Changes(const json& before, const json& after,
+             const std::string& prefix = "") {
   json out = json::object();
   for (const auto& [name, value] : after.items()) {
-    if (before.contains(name) && before.at(name) != value) {
-      out[name] = json::array({before.at(name), value});
+    if (!before.contains(name) || before.at(name) == value) continue;
+    if (value.is_object()) {
+      out.update(Changes(before.at(name), value, prefix + name + "."));
+    } else {
+      out[prefix + name] = json::array({before.at(name), value});
     }
   }
   return out;
@@ -157,11 +163,13 @@ AdminResponse PatchConfig(const AdminRequest& request, AdminContext& context) {
   AdminFacade& facade = *context.facade;
   const MasterConfig current = facade.Config();
   const json known = ConfigJson(current);
-  PromotionOptions promotion = current.promotion;
   RuntimeConfigChange change;
   for (const auto& [name, value] : patch.items()) {
     if (name == "promotion") {
-      MT_RESPOND_IF_ERROR(PatchPromotion(value, promotion));
+      // Names and types now, on a scratch copy: the edit itself runs in
+      // the engine over the options as they are then.
+      PromotionOptions scratch = current.promotion;
+      MT_RESPOND_IF_ERROR(PatchPromotion(value, scratch));
       continue;
     }
     if (IsRuntimeKnob(name)) {
@@ -174,25 +182,23 @@ AdminResponse PatchConfig(const AdminRequest& request, AdminContext& context) {
       return AdminResponse::BadRequest("unknown field '" + name + "'");
     }
   }
-  if (!change.empty()) {
-    if (!facade.Supports(FacadeOp::kSetRuntimeConfig)) {
-      return AdminResponse::NotImplemented(FacadeOp::kSetRuntimeConfig);
-    }
-    MT_RESPOND_IF_ERROR(facade.SetRuntimeConfig(change));
+  if (!change.empty() && !facade.Supports(FacadeOp::kSetRuntimeConfig)) {
+    return AdminResponse::NotImplemented(FacadeOp::kSetRuntimeConfig);
   }
-  if (patch.contains("promotion")) {
-    MT_RESPOND_IF_ERROR(facade.SetPromotionOptions(promotion));
+  PromotionEdit edit;
+  if (auto it = patch.find("promotion"); it != patch.end()) {
+    edit = [&promotion_patch = *it](PromotionOptions& options) {
+      return PatchPromotion(promotion_patch, options);
+    };
   }
-  const MasterConfig updated = facade.Config();
-  json changed = Changes(known, ConfigJson(updated));
-  const json promotion_changes =
-      Changes(known.at("promotion"), PromotionOptionsJson(updated.promotion));
-  for (const auto& [name, value] : promotion_changes.items()) {
-    changed["promotion." + name] = value;
+  MT_ASSIGN_OR_RESPOND(const RuntimeConfigUpdate update,
+                       facade.UpdateConfig(change, edit));
+  const json after = ConfigJson(update.after);
+  const json changed = Changes(ConfigJson(update.before), after);
+  if (!changed.empty()) {
+    spdlog::info("admin: config changed: {}", changed.dump());
   }
-  changed.erase("promotion");
-  spdlog::info("admin: config changed: {}", changed.dump());
-  return AdminResponse::Json(200, ConfigJson(updated));
+  return AdminResponse::Json(200, after);
 }
 
 }  // namespace

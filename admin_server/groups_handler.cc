@@ -98,8 +98,10 @@ void AddGroupRoutes(RouteTable& table) {
              "tasks.",
              true, PromoteGroup});
   table.Add({"POST", "/api/v1/groups/{id}/evict",
-             "Forced eviction of a group from DRAM, as one unit.", true,
-             EvictGroup});
+             "Forced eviction of a group from DRAM, as one unit: 200 with "
+             "bytes_freed, or 202 with the offloads queued first (the DRAM "
+             "copies go when the last lands).",
+             true, EvictGroup});
   table.Add({"DELETE", "/api/v1/groups/{id}",
              "Removes every member and the group. ?force=true removes leased "
              "members too.",

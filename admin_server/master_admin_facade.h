@@ -1,9 +1,7 @@
 #pragma once
 
-// AdminFacade over an in-process core::Master, using only what Master
-// offers today. Group listing by page, forced eviction and runtime changes
-// of knobs other than promotion's need engine calls the master does not
-// have yet: Supports() reports them false (501 at the HTTP edge).
+// AdminFacade over an in-process core::Master. The master has every
+// operation: Supports() is true for all of them.
 //
 // Thread safety: thread-safe (Master is).
 
@@ -46,12 +44,17 @@ class MasterAdminFacade final : public AdminFacade {
       const std::string& group_id) override {
     return master_->PromoteGroup(group_id);
   }
-  Result<EvictionOutcome> EvictObject(const std::string& key) override;
-  Result<EvictionOutcome> EvictGroup(const std::string& group_id) override;
-  Status SetPromotionOptions(const PromotionOptions& options) override {
-    return master_->SetPromotionOptions(options);
+  Result<EvictionOutcome> EvictObject(const std::string& key) override {
+    return master_->EvictObject(key);
   }
-  Status SetRuntimeConfig(const RuntimeConfigChange& change) override;
+  Result<EvictionOutcome> EvictGroup(const std::string& group_id) override {
+    return master_->EvictGroup(group_id);
+  }
+  Result<RuntimeConfigUpdate> UpdateConfig(
+      const RuntimeConfigChange& change,
+      const PromotionEdit& edit_promotion) override {
+    return master_->UpdateRuntimeConfig(change, edit_promotion);
+  }
 
  private:
   Master* const master_;

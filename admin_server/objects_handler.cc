@@ -70,7 +70,9 @@ void AddObjectRoutes(RouteTable& table) {
              "Forced promotion of an SSD-only object: 202 with the task.", true,
              PromoteObject});
   table.Add({"POST", "/api/v1/objects/{key}/evict",
-             "Forced eviction from DRAM (offloads first when offload is on).",
+             "Forced eviction from DRAM (a group member: its group): 200 with "
+             "bytes_freed when dropped now, 202 with the offloads queued "
+             "first when offload is on and it has no SSD copy.",
              true, EvictObject});
 }
 

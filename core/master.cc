@@ -32,6 +32,7 @@ MasterConfig CheckedConfig(MasterConfig config) {
 
 Master::Master(MasterConfig config, const Clock* clock)
     : config_(CheckedConfig(std::move(config))),
+      knobs_(config_),
       clock_(clock),
       objects_(config_.shard_count),
       nodes_(clock, config_.dram_alignment,
@@ -39,6 +40,42 @@ Master::Master(MasterConfig config, const Clock* clock)
       tasks_(clock),
       groups_(config_.group_shard_count),
       promotion_(config_.promotion) {}
+
+MasterConfig Master::config() const {
+  MasterConfig config = config_;
+  knobs_.CopyTo(config);
+  config.promotion = promotion_.options();
+  return config;
+}
+
+Result<RuntimeConfigUpdate> Master::UpdateRuntimeConfig(
+    const RuntimeConfigChange& change, const PromotionEdit& edit_promotion) {
+  MutexLock update(&config_update_mu_);
+  RuntimeConfigUpdate out;
+  out.before = config();
+  MasterConfig next = out.before;
+  change.ApplyTo(next);
+  if (edit_promotion) MT_RETURN_IF_ERROR(edit_promotion(next.promotion));
+  // The whole configuration, as at start: a pair may be wrong only
+  // together (a ratio above a watermark that stays).
+  if (std::string error = next.Validate(); !error.empty()) {
+    return Status(ErrorReason::kInvalidArgument, error);
+  }
+  // Validated whole: neither store below can fail, so it is all or nothing.
+  if (edit_promotion) MT_RETURN_IF_ERROR(promotion_.SetOptions(next.promotion));
+  knobs_.Store(next);
+  out.after = std::move(next);
+  return out;
+}
+
+Status Master::SetPromotionOptions(const PromotionOptions& options) {
+  return UpdateRuntimeConfig({},
+                             [&](PromotionOptions& o) {
+                               o = options;
+                               return Status::Ok();
+                             })
+      .status();
+}
 
 std::vector<Result<ReplicaDescriptor>> Master::PutStart(
     std::span<const PutStartRequest> requests) {
@@ -262,7 +299,10 @@ Status Master::CompletePut(const ClientId& client, const std::string& key,
   }
   if (config_.offload_mode == OffloadMode::kWriteThrough &&
       NodeHasSsd(staged->desc.node)) {
-    QueueOffloadLocked(shard, key, meta, *staged, OffloadIntent::kCopy);
+    // Not queued (QUEUE_FULL, counted): the object stays in DRAM only.
+    QueueOffloadLocked(shard, key, meta, *staged, OffloadIntent::kCopy)
+        .status()
+        .IgnoreError();
   }
   return Status::Ok();
 }

@@ -14,11 +14,13 @@
 //
 // Lock order (see docs/design/core.md): eviction round -> object shard ->
 // node registry -> task table -> detached replicas. At most one shard lock
-// is held at once.
+// is held at once. The configuration-change mutex is taken alone, before
+// the run-time knobs and the promotion options (leaves).
 //
 // Thread safety: every public method is thread-safe.
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -36,6 +38,7 @@
 #include "core/node_registry.h"
 #include "core/object_table.h"
 #include "core/promotion_gate.h"
+#include "core/runtime_knobs.h"
 #include "core/task_table.h"
 #include "core/types.h"
 #include "mooncake_tier/status.h"
@@ -89,6 +92,12 @@ struct SsdInventoryEntry {
   std::optional<GroupSpec> group;
 };
 
+// What a forced eviction (Master::EvictObject, EvictGroup) did.
+struct ForcedEviction {
+  uint64_t bytes_freed = 0;      // DRAM freed now
+  std::vector<TaskId> offloads;  // offloads queued first (offload on)
+};
+
 // What a node gets back from a heartbeat.
 struct HeartbeatReply {
   std::vector<Task> offloads;
@@ -105,7 +114,27 @@ class Master {
   Master(const Master&) = delete;
   Master& operator=(const Master&) = delete;
 
-  const MasterConfig& config() const { return config_; }
+  // The effective configuration: the start values, with the run-time
+  // knobs and the promotion options as they are now. A copy.
+  MasterConfig config() const;
+
+  // ---- Run-time configuration ----
+
+  // Edits promotion options in place; an error leaves them unchanged.
+  using PromotionEdit = std::function<Status(PromotionOptions&)>;
+  // Applies `change` and then, when given, `edit_promotion` to the
+  // promotion options as they are at that moment, in one step: changes are
+  // applied one after another, each over the last (no lost update between
+  // two concurrent partial changes), and all or nothing. INVALID_ARGUMENT
+  // (or the edit's error) when the result would not pass
+  // MasterConfig::Validate(), and nothing changes. Returns the effective
+  // configuration before and after, for the caller to log.
+  Result<RuntimeConfigUpdate> UpdateRuntimeConfig(
+      const RuntimeConfigChange& change,
+      const PromotionEdit& edit_promotion = nullptr);
+  Status SetRuntimeConfig(const RuntimeConfigChange& change) {
+    return UpdateRuntimeConfig(change).status();
+  }
 
   // ---- Client calls ----
 
@@ -190,10 +219,31 @@ class Master {
   // SSD-only objects among a bounded sample. Returns promotions queued.
   size_t PromoteProactively();
   PromotionOptions promotion_options() const { return promotion_.options(); }
-  // INVALID_ARGUMENT (nothing changes) when `options` is invalid.
-  Status SetPromotionOptions(const PromotionOptions& options) {
-    return promotion_.SetOptions(options);
-  }
+  // INVALID_ARGUMENT (nothing changes) when `options` is invalid. Replaces
+  // every promotion option; UpdateRuntimeConfig changes some atomically.
+  Status SetPromotionOptions(const PromotionOptions& options);
+
+  // ---- Forced eviction (master_forced_eviction.cc) ----
+
+  // Operator: evicts an object's DRAM copy now; a group member's group is
+  // evicted whole (as EvictGroup). With offload off, or when an SSD copy
+  // exists, the DRAM copy is dropped now (an object with no other copy
+  // leaves the store, as eviction does). With offload on (on_evict or
+  // write_through) and no SSD copy, an offload is queued first and the DRAM
+  // copy goes when it lands (bytes_freed 0, the task in offloads); a node
+  // without an SSD tier drops it now. Not an access.
+  // INVALID_KEY, OBJECT_NOT_FOUND; NOT_APPLICABLE when it has no DRAM copy
+  // or is hard-pinned; OBJECT_BUSY while a put, an offload or a promotion
+  // of it is in flight; OBJECT_LEASED while a reader holds a lease;
+  // QUEUE_FULL when the offload cannot be queued.
+  Result<ForcedEviction> EvictObject(const std::string& key);
+  // The same for a whole group, as one unit (docs/design/groups.md): its
+  // DRAM copies go together, and with offload on, not before every member
+  // has an SSD copy: the missing offloads are queued and the last one to
+  // land drops them all (unless a member is leased or pinned by then).
+  // GROUP_NOT_FOUND; NOT_APPLICABLE when it is filling or no member is in
+  // DRAM; the other reasons as EvictObject for any member.
+  Result<ForcedEviction> EvictGroup(const std::string& group_id);
 
   // ---- Lookups for clients and operators ----
 
@@ -350,9 +400,11 @@ class Master {
     kGroupMove,  // dropped with its group's once every member is on SSD
   };
   // Queues an offload of `replica`'s bytes to its node's SSD, pinning it.
-  bool QueueOffloadLocked(Shard& shard, const std::string& key,
-                          ObjectMeta& meta, Replica& replica,
-                          OffloadIntent intent)
+  // `forced`: by an operator's group eviction (Task::forced). QUEUE_FULL or
+  // NODE_NOT_FOUND when it cannot be queued.
+  Result<TaskId> QueueOffloadLocked(Shard& shard, const std::string& key,
+                                    ObjectMeta& meta, Replica& replica,
+                                    OffloadIntent intent, bool forced = false)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   // Every offload leaves the task table under its object's stripe lock, so
   // its exit (unpin, SSD copy kept or deleted) is ordered with any later
@@ -366,6 +418,10 @@ class Master {
   // a copy no replica points at (`delete_copy`), tells it to drop it.
   void SettleUncommittedLocked(Shard& shard, const Task& task, bool delete_copy)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // The stripe half of NotifyOffloadSuccess: adds the SSD replica; names
+  // in *finish_group the group of a forced eviction the task belongs to.
+  Status CommitOffload(NodeId node, TaskId task_id,
+                       std::optional<std::string>* finish_group);
   // Runs `fn(shard, task)` for a booked offload under its stripe lock after
   // removing it from the table; TASK_NOT_FOUND if it is no longer booked.
   // (The analysis cannot map the stripe onto the callback's parameter; the
@@ -378,6 +434,10 @@ class Master {
   // Frees (or schedules the freeing of) an object's DRAM copy. Returns the
   // bytes freed or scheduled; 0 if nothing happened.
   uint64_t EvictMemoryLocked(Shard& shard, ObjectMap::iterator it)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // Drops an object's complete DRAM copy now (the object too when it was
+  // its last replica; `it` is then invalid). Returns the bytes freed.
+  uint64_t DropMemoryCopyLocked(Shard& shard, ObjectMap::iterator it)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   uint64_t EvictSsdOf(NodeId node, TierUsage usage);
 
@@ -403,8 +463,15 @@ class Master {
   bool EvictGroupLocked(const std::string& id, GroupMeta& group, Tier tier,
                         const GroupUnit& unit);
   // on_evict: queues offloads for the members without an SSD copy; false
-  // when a member's node has no SSD tier.
-  bool QueueGroupOffloadLocked(const std::string& id, GroupMeta& group);
+  // when a member's node has no SSD tier. With `forced` (an operator's
+  // eviction) the tasks are marked so that the last to land finishes the
+  // eviction, their ids go to *queued, and the first that cannot be queued
+  // is returned in *failed (the others stay queued: their copies are
+  // harmless and a retry queues only what is missing).
+  bool QueueGroupOffloadLocked(const std::string& id, GroupMeta& group,
+                               bool forced = false,
+                               std::vector<TaskId>* queued = nullptr,
+                               Status* failed = nullptr);
   void CountEviction(Tier tier, uint64_t bytes);
 
   // ---- Promotion (master_promotion.cc) ----
@@ -485,7 +552,23 @@ class Master {
   ReplicaId NextReplicaId() { return next_replica_id_.fetch_add(1) + 1; }
   bool NodeHasSsd(NodeId node) const;
 
+  // Why `meta`'s DRAM copy cannot be evicted by an operator now (OK when
+  // it can).
+  Status ForcedEvictable(const std::string& key, const ObjectMeta& meta,
+                         TimePoint now) const;
+  // A forced eviction of a group whose offloads were queued ends here when
+  // its last offload lands: with every member on SSD and none leased or
+  // pinned, the DRAM copies go together.
+  void FinishForcedGroupEviction(const std::string& group_id);
+
+  // Start-time configuration. Its run-time knobs (RuntimeConfigChange) and
+  // promotion options are the start values only: read knobs_ and
+  // promotion_ for those.
   const MasterConfig config_;
+  RuntimeKnobs knobs_;
+  // Serializes run-time configuration changes (knobs and promotion
+  // options), so a partial change is applied over the one before it.
+  Mutex config_update_mu_;
   const Clock* const clock_;
   ObjectTable objects_;
   NodeRegistry nodes_;

@@ -70,9 +70,9 @@ uint64_t Master::EvictMemory(uint64_t need_free) {
   // DRAM that queued offloads will free anyway does not count as used.
   const uint64_t pending = pending_offload_drop_bytes_.load();
   usage.used -= std::min(usage.used, pending);
+  const RuntimeKnobs::Watermarks marks = knobs_.memory();
   const uint64_t need =
-      BytesOverTarget(usage, config_.eviction_high_watermark,
-                      config_.eviction_ratio, need_free);
+      BytesOverTarget(usage, marks.high, marks.ratio, need_free);
   if (need == 0) return 0;
 
   const TimePoint now = clock_->Now();
@@ -112,15 +112,22 @@ uint64_t Master::EvictMemoryLocked(Shard& shard, ObjectMap::iterator it) {
   ObjectMeta& meta = it->second;
   Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
   if (memory == nullptr) return 0;
-  const uint64_t size = meta.size;
   if (config_.offload_mode == OffloadMode::kOnEvict &&
       !meta.HasComplete(Tier::kLocalDisk) && NodeHasSsd(memory->desc.node)) {
     // Write to SSD first; the DRAM copy goes when the node reports success.
-    return QueueOffloadLocked(shard, it->first, meta, *memory,
-                              OffloadIntent::kMove)
-               ? size
-               : 0;
+    const bool queued = QueueOffloadLocked(shard, it->first, meta, *memory,
+                                           OffloadIntent::kMove)
+                            .ok();
+    return queued ? meta.size : 0;
   }
+  return DropMemoryCopyLocked(shard, it);
+}
+
+uint64_t Master::DropMemoryCopyLocked(Shard& shard, ObjectMap::iterator it) {
+  ObjectMeta& meta = it->second;
+  Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
+  if (memory == nullptr) return 0;
+  const uint64_t size = meta.size;
   const Replica dropped = *memory;
   meta.Erase(dropped.desc.id);
   ReleaseReplicaLocked(shard, it->first, dropped, /*node_alive=*/true);
@@ -144,8 +151,8 @@ uint64_t Master::EvictSsd() {
 }
 
 uint64_t Master::EvictSsdOf(NodeId node, TierUsage usage) {
-  const uint64_t need = BytesOverTarget(usage, config_.ssd_high_watermark,
-                                        config_.ssd_eviction_ratio, 0);
+  const RuntimeKnobs::Watermarks marks = knobs_.ssd();
+  const uint64_t need = BytesOverTarget(usage, marks.high, marks.ratio, 0);
   if (need == 0) return 0;
   const TimePoint now = clock_->Now();
   const auto evictable = [&](ObjectMeta& meta) -> Replica* {

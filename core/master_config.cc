@@ -45,4 +45,25 @@ std::string MasterConfig::Validate() const {
   return "";
 }
 
+bool RuntimeConfigChange::empty() const {
+  return !eviction_high_watermark && !eviction_ratio && !ssd_high_watermark &&
+         !ssd_eviction_ratio && !group_fill_timeout && !group_broken_ttl &&
+         !offload_max_per_heartbeat && !offload_queue_limit;
+}
+
+void RuntimeConfigChange::ApplyTo(MasterConfig& config) const {
+  if (eviction_high_watermark) {
+    config.eviction_high_watermark = *eviction_high_watermark;
+  }
+  if (eviction_ratio) config.eviction_ratio = *eviction_ratio;
+  if (ssd_high_watermark) config.ssd_high_watermark = *ssd_high_watermark;
+  if (ssd_eviction_ratio) config.ssd_eviction_ratio = *ssd_eviction_ratio;
+  if (group_fill_timeout) config.group_fill_timeout = *group_fill_timeout;
+  if (group_broken_ttl) config.group_broken_ttl = *group_broken_ttl;
+  if (offload_max_per_heartbeat) {
+    config.offload_max_per_heartbeat = *offload_max_per_heartbeat;
+  }
+  if (offload_queue_limit) config.offload_queue_limit = *offload_queue_limit;
+}
+
 }  // namespace mooncake_tier

@@ -1,10 +1,14 @@
 #pragma once
 
 // Options of the metadata engine (Master). Defaults are the production
-// defaults of ARCHITECTURE.md; the daemon exposes each as a flag.
+// defaults of ARCHITECTURE.md; the daemon exposes each as a flag. Fixed at
+// start, except the knobs marked "Run-time tunable" (RuntimeConfigChange,
+// Master::UpdateRuntimeConfig) and the promotion options.
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "core/clock.h"
 #include "core/promotion_options.h"
@@ -26,18 +30,22 @@ struct MasterConfig {
   // DRAM eviction starts when used/capacity >= high watermark and frees
   // until used/capacity <= high watermark - eviction ratio.
   // Default: 0.90 and 0.05. REQUIRES: 0 < ratio < high <= 1.
+  // Run-time tunable (both).
   double eviction_high_watermark = 0.90;
   double eviction_ratio = 0.05;
-  // The same for each node's SSD tier. Default: 0.90 and 0.05.
+  // The same for each node's SSD tier. Default: 0.90 and 0.05. Run-time
+  // tunable (both).
   double ssd_high_watermark = 0.90;
   double ssd_eviction_ratio = 0.05;
 
   // What happens to an object's DRAM copy on eviction. Default: kOff.
   OffloadMode offload_mode = OffloadMode::kOff;
-  // Offload tasks handed to a node per heartbeat. Default: 16.
+  // Offload tasks handed to a node per heartbeat. Default: 16. Run-time
+  // tunable.
   uint32_t offload_max_per_heartbeat = 16;
   // Queued + in-flight offload tasks per node; more is QUEUE_FULL (the
-  // object simply stays in DRAM). Default: 4096.
+  // object simply stays in DRAM). Default: 4096. Run-time tunable (a
+  // lower limit refuses new tasks; those booked stay).
   uint32_t offload_queue_limit = 4096;
   // An offload not reported within this time is reaped and unpinned.
   // Default: 60 s.
@@ -65,10 +73,11 @@ struct MasterConfig {
   // Removing one member of a group. Default: kGroup.
   GroupRemovePolicy group_remove_policy = GroupRemovePolicy::kGroup;
   // A group still filling this long after its first member's PutStart
-  // expires and its members are removed. Default: 60 s.
+  // expires and its members are removed. Default: 60 s. Run-time tunable
+  // (applies to groups already filling at the next sweep).
   Duration group_fill_timeout = std::chrono::seconds(60);
   // The surviving members of a broken group are removed this long after it
-  // broke. Default: 60 s.
+  // broke. Default: 60 s. Run-time tunable.
   Duration group_broken_ttl = std::chrono::seconds(60);
   // Largest group_size accepted: bounds one eviction unit. Default: 4096.
   uint32_t max_group_size = 4096;
@@ -86,6 +95,31 @@ struct MasterConfig {
 
   // Empty when valid, otherwise what is wrong.
   std::string Validate() const;
+};
+
+// A change of the knobs of MasterConfig that may change while the master
+// runs (Master::UpdateRuntimeConfig), promotion's aside; unset fields stay
+// as they are. Everything else is fixed at start.
+struct RuntimeConfigChange {
+  std::optional<double> eviction_high_watermark;
+  std::optional<double> eviction_ratio;
+  std::optional<double> ssd_high_watermark;
+  std::optional<double> ssd_eviction_ratio;
+  std::optional<Duration> group_fill_timeout;
+  std::optional<Duration> group_broken_ttl;
+  std::optional<uint32_t> offload_max_per_heartbeat;
+  std::optional<uint32_t> offload_queue_limit;
+
+  bool empty() const;
+  // Sets the fields this change sets in `config`.
+  void ApplyTo(MasterConfig& config) const;
+};
+
+// What one run-time change did: the effective configuration just before
+// and just after it (promotion options included).
+struct RuntimeConfigUpdate {
+  MasterConfig before;
+  MasterConfig after;
 };
 
 }  // namespace mooncake_tier

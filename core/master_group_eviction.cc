@@ -113,7 +113,9 @@ bool Master::EvictGroupLocked(const std::string& id, GroupMeta& group,
   return true;
 }
 
-bool Master::QueueGroupOffloadLocked(const std::string& id, GroupMeta& group) {
+bool Master::QueueGroupOffloadLocked(const std::string& id, GroupMeta& group,
+                                     bool forced, std::vector<TaskId>* queued,
+                                     Status* failed) {
   bool possible = true;
   ForEachMemberLocked(id, group, [&](Shard&, ObjectMap::iterator it) {
     const Replica* memory =
@@ -129,8 +131,13 @@ bool Master::QueueGroupOffloadLocked(const std::string& id, GroupMeta& group) {
     ObjectMeta& meta = it->second;
     if (meta.HasComplete(Tier::kLocalDisk)) return;
     Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
-    QueueOffloadLocked(shard, it->first, meta, *memory,
-                       OffloadIntent::kGroupMove);
+    Result<TaskId> task = QueueOffloadLocked(shard, it->first, meta, *memory,
+                                             OffloadIntent::kGroupMove, forced);
+    if (task.ok()) {
+      if (queued != nullptr) queued->push_back(*task);
+    } else if (failed != nullptr && failed->ok()) {
+      *failed = task.status();
+    }
   });
   return true;
 }

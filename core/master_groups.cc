@@ -301,7 +301,7 @@ size_t Master::SweepGroups() {
       auto current = it++;
       GroupMeta& group = current->second;
       FillingDelta filling(&filling_group_bytes_, &group);
-      if (group.Expire(now, config_.group_fill_timeout)) {
+      if (group.Expire(now, knobs_.group_fill_timeout())) {
         group_counters_.groups_expired.fetch_add(1, std::memory_order_relaxed);
         ++swept;
       }
@@ -310,7 +310,7 @@ size_t Master::SweepGroups() {
       if (!ended) continue;
       // Expired groups lose their members at once; broken groups keep the
       // survivors for group_broken_ttl (an operator may still look).
-      const bool collect = now - group.state_since >= config_.group_broken_ttl;
+      const bool collect = now - group.state_since >= knobs_.group_broken_ttl();
       if (group.state == GroupState::kBroken && !collect) continue;
       if (!RemoveMembersLocked(current->first, group, /*force=*/true).ok()) {
         continue;  // a member's put is still in flight: next sweep

@@ -105,7 +105,7 @@ bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry,
 Result<HeartbeatReply> Master::Heartbeat(NodeId node, uint32_t max_tasks) {
   MT_RETURN_IF_ERROR(nodes_.Heartbeat(node));
   TaskTable::NodeWork work = tasks_.DispatchNodeWork(
-      node, std::min(max_tasks, config_.offload_max_per_heartbeat),
+      node, std::min(max_tasks, knobs_.offload_max_per_heartbeat()),
       config_.ssd_deletes_per_heartbeat);
   HeartbeatReply reply;
   reply.ssd_deletes = std::move(work.ssd_deletes);

@@ -64,6 +64,25 @@ TEST(MasterNodesTest, ExpiryDropsReplicasRemovesOrphansAndReleasesPins) {
   EXPECT_EQ(h.master().Heartbeat(a).status().reason(), ErrorReason::kNodeNotFound);
 }
 
+TEST(MasterNodesTest, DeadNodesAreCountedUntilTheyComeBack) {
+  MasterHarness h;
+  h.AddNode("a", kMiB);
+  const NodeId b = h.AddNode("b", kMiB);
+  h.AddNode("c", kMiB);
+  EXPECT_EQ(h.master().GetStats().nodes_dead, 0u);
+  h.clock().Advance(h.master().config().node_ttl);
+  ASSERT_TRUE(h.master().Heartbeat(b).ok());
+  EXPECT_EQ(h.master().ExpireNodes(), 2u);
+  MasterStats s = h.master().GetStats();
+  EXPECT_EQ(s.nodes_dead, 2u);
+  EXPECT_EQ(s.nodes_alive, 1u);
+  EXPECT_EQ(s.nodes_expired, 2u);
+  h.AddNode("a", kMiB);  // a restarted and registered again
+  s = h.master().GetStats();
+  EXPECT_EQ(s.nodes_dead, 1u);
+  EXPECT_EQ(s.nodes_alive, 2u);
+}
+
 TEST(MasterNodesTest, InventoryOnRegistrationRebuildsSsdObjects) {
   MasterHarness h;
   std::vector<SsdInventoryEntry> inventory = {

@@ -4,9 +4,9 @@
 
 namespace mooncake_tier {
 
-bool Master::QueueOffloadLocked(Shard& shard, const std::string& key,
-                                ObjectMeta& meta, Replica& replica,
-                                OffloadIntent intent) {
+Result<TaskId> Master::QueueOffloadLocked(Shard& shard, const std::string& key,
+                                          ObjectMeta& meta, Replica& replica,
+                                          OffloadIntent intent, bool forced) {
   Task task;
   task.kind = TaskKind::kOffload;
   task.node = replica.desc.node;
@@ -15,20 +15,21 @@ bool Master::QueueOffloadLocked(Shard& shard, const std::string& key,
   task.source = replica.desc;
   task.drop_source_on_success = intent == OffloadIntent::kMove;
   task.frees_dram = intent != OffloadIntent::kCopy;
-  Result<TaskId> queued = tasks_.Enqueue(std::move(task),
-                                         config_.offload_queue_limit);
+  task.forced = forced;
+  Result<TaskId> queued =
+      tasks_.Enqueue(std::move(task), knobs_.offload_queue_limit());
   if (!queued.ok()) {
     if (queued.status().reason() == ErrorReason::kQueueFull) {
       counters_.offload_queue_full.fetch_add(1, std::memory_order_relaxed);
     }
-    return false;
+    return queued.status();
   }
   ++replica.refcnt;
   if (intent != OffloadIntent::kCopy) {
     pending_offload_drop_bytes_.fetch_add(replica.desc.size);
   }
   counters_.offload_queued.fetch_add(1, std::memory_order_relaxed);
-  return true;
+  return *queued;
 }
 
 Result<Task> Master::CompleteOffloadLocked(Shard& shard, NodeId node,
@@ -85,6 +86,16 @@ void Master::SettleUncommittedLocked(Shard& shard, const Task& task,
 }
 
 Status Master::NotifyOffloadSuccess(NodeId node, TaskId task_id) {
+  // A forced group eviction is finished once the stripe is released (group
+  // stripes rank first).
+  std::optional<std::string> finish_group;
+  Status done = CommitOffload(node, task_id, &finish_group);
+  if (finish_group) FinishForcedGroupEviction(*finish_group);
+  return done;
+}
+
+Status Master::CommitOffload(NodeId node, TaskId task_id,
+                             std::optional<std::string>* finish_group) {
   return WithCompletedOffload(node, task_id, [&](Shard& shard, const Task& task)
                                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
     auto it = shard.objects.find(task.key);
@@ -99,6 +110,7 @@ Status Master::NotifyOffloadSuccess(NodeId node, TaskId task_id) {
     ObjectMeta& meta = it->second;
     if (source->refcnt > 0) --source->refcnt;
     if (meta.FindDisk(node) == nullptr) AddDiskReplica(meta, node);
+    if (task.forced && task.group) *finish_group = task.group->group_id;
     counters_.offload_completed.fetch_add(1, std::memory_order_relaxed);
     counters_.offload_bytes.fetch_add(meta.size, std::memory_order_relaxed);
     source = meta.Find(task.source.id);  // push_back may have moved it

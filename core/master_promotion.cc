@@ -61,7 +61,7 @@ void Master::MaybePromote(const PromotionCandidate& c) {
   }
   const TierUsage usage = nodes_.MemoryUsage();
   if (usage.capacity == 0 ||
-      usage.used >= config_.eviction_high_watermark * usage.capacity) {
+      usage.used >= knobs_.eviction_high_watermark() * usage.capacity) {
     counters_.promotion_watermark_gated.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -83,8 +83,8 @@ void Master::MaybePromote(const PromotionCandidate& c) {
 
 std::vector<AdmissionVictim> Master::VictimEstimates(uint64_t bytes) {
   const TierUsage usage = nodes_.MemoryUsage();
-  const double target = (config_.eviction_high_watermark -
-                         config_.eviction_ratio) * usage.capacity;
+  const RuntimeKnobs::Watermarks marks = knobs_.memory();
+  const double target = (marks.high - marks.ratio) * usage.capacity;
   if (usage.used + bytes <= target) return {};  // room: nothing displaced
   // The least recently used of a sample stand for what the next eviction
   // round would take (eviction itself is approximately LRU too).
@@ -470,11 +470,19 @@ void Master::CountPromotionDone(const Task& task) {
   counters_.promotion_completed.fetch_add(1, std::memory_order_relaxed);
   counters_.promotion_bytes.fetch_add(task.source.size,
                                       std::memory_order_relaxed);
-  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
-      clock_->Now() - task.created);
+  const Duration took =
+      std::max(Duration::zero(), clock_->Now() - task.created);
   counters_.promotion_duration_us.fetch_add(
-      static_cast<uint64_t>(std::max<int64_t>(0, took.count())),
+      static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(took).count()),
       std::memory_order_relaxed);
+  size_t bucket = 0;
+  while (bucket < kPromotionDurationBounds.size() &&
+         took > kPromotionDurationBounds[bucket]) {
+    ++bucket;
+  }
+  counters_.promotion_duration_buckets[bucket].fetch_add(
+      1, std::memory_order_relaxed);
 }
 
 size_t Master::ReapPromotionTasks() {

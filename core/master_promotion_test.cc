@@ -94,6 +94,24 @@ TEST_F(PromotionTest, RepeatedReadsPromoteAndTheNextReadGetsDram) {
   ExpectNoPins();
 }
 
+TEST_F(PromotionTest, LatencyIsBucketedFromQueuedToCommitted) {
+  const NodeId node = AddNode("n", {OnSsd("a"), OnSsd("b")});
+  Read("a", 2);
+  EXPECT_EQ(Run(node), 1u);  // at once: the first bucket
+  Read("b", 2);
+  h_.clock().Advance(std::chrono::milliseconds(30));
+  EXPECT_EQ(Run(node), 1u);  // 30 ms: the bucket up to 50 ms
+  const MasterStats s = Stats();
+  uint64_t counted = 0;
+  for (uint64_t n : s.promotion_duration_buckets) counted += n;
+  EXPECT_EQ(counted, s.promotion_completed);
+  EXPECT_EQ(s.promotion_duration_buckets[0], 1u);
+  ASSERT_EQ(kPromotionDurationBounds[5], std::chrono::milliseconds(50));
+  EXPECT_EQ(s.promotion_duration_buckets[5], 1u);
+  EXPECT_EQ(s.promotion_duration_us, 30000u);
+  ExpectNoPins();
+}
+
 TEST_F(PromotionTest, TheGetPathNeverWaitsAndRepeatsAreDeduplicated) {
   const NodeId node = AddNode("n", {OnSsd("k")});
   Read("k", 5);  // the 2nd queues, the 3rd to 5th find it queued

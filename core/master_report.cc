@@ -17,6 +17,11 @@ MasterStats Master::GetStats() const {
     stats.objects += shard.objects.size();
     stats.pending_puts += shard.pending_puts.size();
   }
+  for (size_t i = 0; i < stats.promotion_duration_buckets.size(); ++i) {
+    stats.promotion_duration_buckets[i] =
+        counters_.promotion_duration_buckets[i].load(std::memory_order_relaxed);
+  }
+  stats.nodes_dead = nodes_.DeadCount();
   stats.memory = nodes_.MemoryUsage();
   stats.local_disk = nodes_.SsdUsage();
   for (const NodeView& node : nodes_.List()) {

@@ -4,10 +4,13 @@
 // once (MOONCAKE_TIER_MASTER_COUNTERS); the live atomics, the plain snapshot
 // and the visitor the metrics layer uses are all generated from it.
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string_view>
 
+#include "core/clock.h"
 #include "core/group_table.h"
 #include "core/node_registry.h"
 
@@ -62,11 +65,30 @@ namespace mooncake_tier {
   X(promotion_proactive)     /* units queued by proactive promotion */    \
   X(promotion_dropped_sources) /* SSD copies dropped after promotion */
 
+// Upper bounds of the buckets of promotion latency (queued to committed);
+// a last bucket holds what is above them. Fixed: a histogram's buckets
+// may not change while Prometheus scrapes it.
+inline constexpr std::array<Duration, 14> kPromotionDurationBounds = {
+    std::chrono::milliseconds(1),    std::chrono::milliseconds(2),
+    std::chrono::milliseconds(5),    std::chrono::milliseconds(10),
+    std::chrono::milliseconds(25),   std::chrono::milliseconds(50),
+    std::chrono::milliseconds(100),  std::chrono::milliseconds(250),
+    std::chrono::milliseconds(500),  std::chrono::seconds(1),
+    std::chrono::milliseconds(2500), std::chrono::seconds(5),
+    std::chrono::seconds(10),        std::chrono::seconds(30)};
+// Per-bucket (not cumulative) counts for those bounds plus +Inf.
+using PromotionDurationBuckets =
+    std::array<uint64_t, kPromotionDurationBounds.size() + 1>;
+
 // Live counters; relaxed atomics (monotonic, read for reporting only).
 struct MasterCounters {
 #define MOONCAKE_TIER_COUNTER_FIELD(name) std::atomic<uint64_t> name{0};
   MOONCAKE_TIER_MASTER_COUNTERS(MOONCAKE_TIER_COUNTER_FIELD)
 #undef MOONCAKE_TIER_COUNTER_FIELD
+  // Completed promotions by latency (sum and count: promotion_duration_us
+  // and promotion_completed).
+  std::array<std::atomic<uint64_t>, kPromotionDurationBounds.size() + 1>
+      promotion_duration_buckets{};
 };
 
 // A point-in-time copy: counters plus gauges.
@@ -81,12 +103,14 @@ struct MasterStats {
   TierUsage local_disk;
   uint64_t nodes_alive = 0;
   uint64_t nodes_suspect = 0;
+  uint64_t nodes_dead = 0;  // declared dead and not registered again since
   uint64_t offload_tasks_queued = 0;
   uint64_t offload_tasks_in_flight = 0;  // dispatched, not yet reported
   uint64_t ssd_deletes_pending = 0;
   uint64_t promotion_tasks_queued = 0;
   uint64_t promotion_in_flight = 0;  // tasks alive (queued to committed)
   uint64_t promotion_sketch_halvings = 0;
+  PromotionDurationBuckets promotion_duration_buckets{};
   uint64_t filling_group_bytes = 0;  // DRAM held by groups still filling
   GroupStateCounts groups;              // groups by state, now
   GroupCounterSnapshot group_counters;  // group events so far

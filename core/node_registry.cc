@@ -62,6 +62,7 @@ Result<NodeId> NodeRegistry::Register(
     *replaced = it->second;
     RetireLocked(it->second);
   }
+  dead_names_.erase(spec.name);  // back: no longer lost
   const NodeId id = next_id_++;
   if (before_visible) before_visible(id);
   {
@@ -119,8 +120,19 @@ std::vector<NodeId> NodeRegistry::ExpireSilent(Duration ttl) {
       node->placeable.store(false, std::memory_order_relaxed);
     }
   }
-  for (NodeId id : died) RetireLocked(id);
+  for (NodeId id : died) {
+    if (dead_names_.size() >= kDeadNamesLimit) {
+      dead_names_.erase(dead_names_.begin());
+    }
+    dead_names_.insert(nodes_.at(id)->name);
+    RetireLocked(id);
+  }
   return died;
+}
+
+size_t NodeRegistry::DeadCount() const {
+  ReaderMutexLock lock(&map_mu_);
+  return dead_names_.size();
 }
 
 bool NodeRegistry::Retire(NodeId id) {

@@ -21,6 +21,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "core/mutex.h"
 #include "core/allocation_strategy.h"
 #include "core/clock.h"
@@ -106,6 +107,12 @@ class NodeRegistry {
   // The most recently retired nodes (at most kDeadHistory), newest last.
   std::vector<NodeView> ListDead() const;
   static constexpr size_t kDeadHistory = 64;
+  // Nodes declared dead by silence (ExpireSilent) whose name has not
+  // registered again since: the nodes an operator has lost now. Counts up
+  // to kDeadNamesLimit names (beyond that an arbitrary one is forgotten,
+  // so that names never reused cannot grow the set without bound).
+  size_t DeadCount() const;
+  static constexpr size_t kDeadNamesLimit = 4096;
   TierUsage MemoryUsage() const;       // over alive and suspect nodes
   // Size of the largest DRAM segment of any registered node.
   uint64_t LargestSegment() const;
@@ -146,6 +153,7 @@ class NodeRegistry {
       ABSL_GUARDED_BY(map_mu_);
   absl::flat_hash_map<std::string, NodeId> by_name_ ABSL_GUARDED_BY(map_mu_);
   std::deque<NodeView> dead_ ABSL_GUARDED_BY(map_mu_);
+  absl::flat_hash_set<std::string> dead_names_ ABSL_GUARDED_BY(map_mu_);
 };
 
 }  // namespace mooncake_tier

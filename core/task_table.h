@@ -45,7 +45,9 @@ struct Task {
   // Promotion: the processing MEMORY replica staged for the bytes (id 0
   // until PromotionAllocStart); pinned by the task like the source.
   ReplicaDescriptor target;
-  // Promotion: asked for by an operator (admission bypassed).
+  // Promotion: asked for by an operator (admission bypassed). Offload:
+  // queued by an operator's group eviction, which the last member's
+  // offload to land finishes (Master::EvictGroup).
   bool forced = false;
   // Offload: drop the DRAM copy once the SSD copy is committed.
   bool drop_source_on_success = false;

@@ -21,10 +21,11 @@ void AddStore(const MasterStats& s, FamilySet& f) {
   }
   f.Add(M::kObjects, s.objects);
   f.Add(M::kPutsPending, s.pending_puts);
-  // Dead nodes are retired from the registry; the master keeps no gauge of
-  // them (nodes_expired_total counts them).
+  // Dead: declared dead by silence and not registered again since
+  // (nodes_expired_total counts every death, replacements included).
   f.Add(M::kNodes, s.nodes_alive, {NodeStateName(NodeState::kAlive)});
   f.Add(M::kNodes, s.nodes_suspect, {NodeStateName(NodeState::kSuspect)});
+  f.Add(M::kNodes, s.nodes_dead, {NodeStateName(NodeState::kDead)});
   f.Add(M::kNodesRegisteredTotal, s.nodes_registered);
   f.Add(M::kNodesExpiredTotal, s.nodes_expired);
   f.Add(M::kObjectsLostTotal, s.objects_lost);
@@ -90,6 +91,13 @@ void AddPromotion(const MasterStats& s, FamilySet& f) {
   f.Add(M::kPromotionBytesTotal, s.promotion_bytes);
   f.Add(M::kPromotionDurationSecondsTotal,
         static_cast<double>(s.promotion_duration_us) / 1e6);
+  std::array<double, kPromotionDurationBounds.size()> bounds{};
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    bounds[i] = Seconds(kPromotionDurationBounds[i]);
+  }
+  f.AddHistogram(M::kPromotionDurationSeconds, {}, bounds,
+                 s.promotion_duration_buckets,
+                 static_cast<double>(s.promotion_duration_us) / 1e6);
   f.Add(M::kPromotionForcedTotal, s.promotion_forced);
   f.Add(M::kPromotionProactiveTotal, s.promotion_proactive);
   f.Add(M::kPromotionDroppedSourcesTotal, s.promotion_dropped_sources);

@@ -134,6 +134,22 @@ TEST_F(MasterMetricsTest, TierNodeAndDataPathValuesFollowTheMaster) {
   EXPECT_EQ(Value(text, "mooncake_objects"), stats.objects);
 }
 
+TEST_F(MasterMetricsTest, DeadNodesAreCountedUntilTheyComeBack) {
+  h_.AddNode("n1", kMiB);
+  const NodeId n2 = h_.AddNode("n2", kMiB);
+  h_.clock().Advance(h_.master().config().node_ttl);
+  ASSERT_TRUE(h_.master().Heartbeat(n2).ok());
+  ASSERT_EQ(h_.master().ExpireNodes(), 1u);
+  PromText text = Scrape();
+  EXPECT_EQ(Value(text, "mooncake_nodes", {{"state", "dead"}}), 1);
+  EXPECT_EQ(Value(text, "mooncake_nodes", {{"state", "alive"}}), 1);
+  EXPECT_EQ(Value(text, "mooncake_nodes_expired_total"), 1);
+  h_.AddNode("n1", kMiB);
+  text = Scrape();
+  EXPECT_EQ(Value(text, "mooncake_nodes", {{"state", "dead"}}), 0);
+  EXPECT_EQ(Value(text, "mooncake_nodes", {{"state", "alive"}}), 2);
+}
+
 TEST_F(MasterMetricsTest, PromotionCountersFollowATaskThroughItsLife) {
   const NodeId node =
       h_.AddNode("n1", kMiB, 64 * kMiB, {SsdInventoryEntry{"p", kObj, {}}});
@@ -154,10 +170,22 @@ TEST_F(MasterMetricsTest, PromotionCountersFollowATaskThroughItsLife) {
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->promotions.size(), 1u);
   const TaskId task = reply->promotions[0].id;
+  h_.clock().Advance(std::chrono::milliseconds(300));  // queued to commit
   ASSERT_TRUE(h_.master().PromotionAllocStart(node, task).ok());
   ASSERT_TRUE(h_.master().NotifyPromotionSuccess(node, task).ok());
   text = Scrape();
   EXPECT_EQ(Value(text, "mooncake_promotion_completed_total"), 1);
+  EXPECT_EQ(Value(text, "mooncake_promotion_duration_seconds_count"), 1);
+  EXPECT_DOUBLE_EQ(Value(text, "mooncake_promotion_duration_seconds_sum"), 0.3);
+  EXPECT_EQ(Value(text, "mooncake_promotion_duration_seconds_bucket",
+                  {{"le", "0.25"}}),
+            0);
+  EXPECT_EQ(Value(text, "mooncake_promotion_duration_seconds_bucket",
+                  {{"le", "0.5"}}),
+            1);
+  EXPECT_EQ(Value(text, "mooncake_promotion_duration_seconds_bucket",
+                  {{"le", "+Inf"}}),
+            1);
   EXPECT_EQ(Value(text, "mooncake_promotion_in_flight"), 0);
   EXPECT_EQ(Value(text, "mooncake_promotion_bytes_total"), kObj);
 }

@@ -110,6 +110,9 @@ namespace mooncake_tier::metrics {
   X(kPromotionSketchHalvingsTotal, kMaster, kCounter,                          \
     "promotion_sketch_halvings_total", "",                                     \
     "Times the admission sketch halved its counters.")                         \
+  X(kPromotionDurationSeconds, kMaster, kHistogram,                            \
+    "promotion_duration_seconds", "",                                          \
+    "Queue-to-commit time of completed promotions.")                           \
   /* ---- groups (master) ---- */                                              \
   X(kGroups, kMaster, kGauge, "groups", "state", "Groups by state.")           \
   X(kGroupFillingBytes, kMaster, kGauge, "group_filling_bytes", "",            \
