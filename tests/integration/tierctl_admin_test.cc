@@ -314,28 +314,35 @@ TEST_F(TierctlAdminTest, ObjectsPromoteQueuesATaskOrSaysWhyNot) {
   EXPECT_EQ(Admin({"objects", "promote", "nope"}).exit_code, kNotFound);
 }
 
-// Forced eviction answers 501 on this server today (the master has no call
-// for it yet): the CLI must say so and exit 1. Once the server gains it,
-// tighten this to check "freed" / the offload tasks of a 202.
-TEST_F(TierctlAdminTest, EvictOfAServerWithoutItIsAClearError) {
-  h_.AddNode("n1", kMiB, 64 * kMiB);
+// Forced eviction: with the SSD copies in place (write_through offloads
+// completed) the DRAM copies go at once and the CLI says what was freed; a
+// filling group cannot be evicted (409, exit 1, nothing changes).
+TEST_F(TierctlAdminTest, EvictObjectsAndGroups) {
+  const NodeId node = h_.AddNode("n1", kMiB, 64 * kMiB);
   ASSERT_TRUE(h_.Put("k", kObj).ok());
   LoadGroups();
-  for (const std::vector<std::string>& args :
-       std::vector<std::vector<std::string>>{{"objects", "evict", "k"},
-                                             {"groups", "evict", "blk/1"}}) {
-    CommandResult result = Admin(args);
-    EXPECT_EQ(result.exit_code, kError) << args[0];
-    EXPECT_TRUE(Contains(result.err, "NOT_IMPLEMENTED")) << result.err;
-    EXPECT_TRUE(Contains(result.err, "does not support")) << result.err;
-    EXPECT_TRUE(Contains(result.err, "nothing changed")) << result.err;
+  h_.CompleteOffloads(node);
+
+  CommandResult object = Admin({"objects", "evict", "k"});
+  ASSERT_EQ(object.exit_code, kOk) << object.err;
+  EXPECT_TRUE(Contains(object.out, "evicted 'k' from DRAM: freed")) << object.out;
+  EXPECT_EQ(h_.Tiers("k"), std::vector<Tier>{Tier::kLocalDisk});
+
+  const json group = Json(Admin({"groups", "evict", "blk/1", "-o", "json"}));
+  EXPECT_EQ(group["bytes_freed"], 2 * kObj) << group.dump();
+  for (const char* member : {"blk/1/0", "blk/1/1"}) {
+    EXPECT_EQ(h_.Tiers(member), std::vector<Tier>{Tier::kLocalDisk}) << member;
   }
-  const json error =
-      Json(Admin({"objects", "evict", "k", "-o", "json"}))["error"];
-  EXPECT_EQ(error["reason"], "NOT_IMPLEMENTED");
-  EXPECT_EQ(error["http_status"], 501);
-  EXPECT_TRUE(h_.Exists("k")->exists);
-  EXPECT_EQ(h_.Tiers("k"), std::vector<Tier>{Tier::kMemory});
+
+  CommandResult filling = Admin({"groups", "evict", "blk/3"});
+  EXPECT_EQ(filling.exit_code, kError);
+  EXPECT_TRUE(Contains(filling.err, "NOT_APPLICABLE")) << filling.err;
+  EXPECT_EQ(h_.Tiers("blk/3/0"),
+            (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
+  EXPECT_EQ(Admin({"objects", "evict", "nope"}).exit_code, kNotFound);
+  EXPECT_EQ(Ctl({"objects", "evict", "blk/2/0"}).exit_code, kError);  // token
+  EXPECT_EQ(h_.Tiers("blk/2/0"),
+            (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
 }
 
 TEST_F(TierctlAdminTest, GroupsListGetPromoteAndRemove) {
@@ -448,12 +455,11 @@ TEST_F(TierctlAdminTest, ConfigGetAndSet) {
             json::array({3, 4}));
   EXPECT_EQ(changed["config"]["promotion"]["admission_threshold"], 4);
 
-  // Non-promotion run-time knobs answer 501 on this server today; once it
-  // gains them, tighten this to check the change.
-  CommandResult later = Admin({"config", "set", "eviction_high_watermark=0.8"});
-  EXPECT_EQ(later.exit_code, kError);
-  EXPECT_TRUE(Contains(later.err, "NOT_IMPLEMENTED")) << later.err;
-  EXPECT_TRUE(Contains(later.err, "nothing was changed")) << later.err;
+  CommandResult watermark =
+      Admin({"config", "set", "eviction_high_watermark=0.8"});
+  ASSERT_EQ(watermark.exit_code, kOk) << watermark.err;
+  EXPECT_TRUE(Contains(watermark.out, "eviction_high_watermark")) << watermark.out;
+  EXPECT_DOUBLE_EQ(h_.master().config().eviction_high_watermark, 0.8);
 
   CommandResult fixed = Admin({"config", "set", "shard_count=4"});
   EXPECT_EQ(fixed.exit_code, kError);
