@@ -17,9 +17,16 @@ std::string Quoted(std::string_view s) {
 
 constexpr uint32_t kMembersReservedUpFront = 64;
 
-// The first slot of `members` whose index is >= `index`.
+// The first slot of `members` whose index is >= `index`. Members usually
+// arrive in index order and rarely leave, so the list is mostly dense:
+// slot `index` holding `index` (a lookup) and an index past the last one (a
+// put appending) are answered without a search.
 template <typename List>
 auto LowerBound(List& members, uint32_t index) {
+  if (index < members.size() && members[index].first == index) {
+    return members.begin() + index;
+  }
+  if (members.empty() || members.back().first < index) return members.end();
   return std::lower_bound(
       members.begin(), members.end(), index,
       [](const auto& slot, uint32_t i) { return slot.first < i; });
@@ -80,7 +87,7 @@ std::string_view BreakCauseName(BreakCause cause) {
 }
 
 Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
-                          TimePoint now) {
+                          TimePoint now, size_t id_hash) {
   const uint32_t index = spec.group_index;
   if (index >= spec.group_size) {
     return Status(ErrorReason::kInvalidGroup,
@@ -124,7 +131,10 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
     created = now;
     state_since = now;
     // A new incarnation: objects of an earlier one keep their own record.
-    record = GroupRecord::Make(spec.group_id, spec.group_size);
+    record = id_hash != 0
+                 ? GroupRecord::Make(HashedKey(spec.group_id, id_hash),
+                                     spec.group_size)
+                 : GroupRecord::Make(spec.group_id, spec.group_size);
     // Room for every member at once, bounded so a huge group_size from
     // outside input reserves nothing unreasonable.
     // (Empty, so `slot` is end() again after the reserve.)
@@ -137,7 +147,7 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
   }
   GroupMember member;
   member.key_offset = static_cast<uint32_t>(member_keys.size());
-  member.key_size = static_cast<uint32_t>(key.size());
+  member.key_size = static_cast<uint16_t>(key.size());
   member_keys += key;
   members.emplace(slot, index, member);
   return Status::Ok();

@@ -48,11 +48,14 @@ enum class MemberState : uint8_t {
   kPresent = 1,   // the member's put completed
 };
 
+// Packed (32 bytes; 40 with its index in GroupMeta::members): a group
+// costs its members' slots, and a put pays for them in memory.
 struct GroupMember {
   MemberState state = MemberState::kReserved;
   // Where the member's key sits in GroupMeta::member_keys (GroupMeta::KeyOf).
+  // Keys are at most kMaxKeyBytes (1024) long.
+  uint16_t key_size = 0;
   uint32_t key_offset = 0;
-  uint32_t key_size = 0;
   // The DRAM replica the member's put staged; 0 for a member rebuilt from
   // an SSD inventory. Lets a PutEnd that completed its object outside the
   // group stripe check that the index still belongs to that put.
@@ -63,6 +66,9 @@ struct GroupMember {
   // DRAM the member's put staged (0 for a member rebuilt from SSD).
   uint64_t dram_bytes = 0;
 };
+
+static_assert(kMaxKeyBytes <= UINT16_MAX, "GroupMember::key_size is 16 bits");
+static_assert(sizeof(GroupMember) == 32, "GroupMember is meant to stay packed");
 
 // A member as reported to callers (GetGroup, the admin API).
 struct GroupMemberView {
@@ -88,9 +94,9 @@ struct GroupMeta {
   uint32_t expected = 0;  // group_size; 0 until the first reservation
   uint32_t present = 0;   // members in kPresent
   GroupState state = GroupState::kFilling;
+  std::optional<BreakCause> break_cause;  // set iff state == kBroken
   TimePoint created;      // first reservation; the fill timeout counts from it
   TimePoint state_since;  // last state change (or `created`)
-  std::optional<BreakCause> break_cause;  // set iff state == kBroken
   uint64_t dram_bytes = 0;  // sum of the members' dram_bytes
   // What the member objects of this incarnation share (group_record.h):
   // made afresh by the Reserve that starts the group, kept in step with
@@ -111,10 +117,13 @@ struct GroupMeta {
   // A group without members, in any state, is as good as new: its next
   // Reserve makes it filling and sets `expected` and `created` afresh, with
   // a new `record`.
+  // `id_hash`, when not 0, is HashKey(spec.group_id), which a new record
+  // then need not compute again.
   // REQUIRES: the caller validated spec (ValidateGroupSpec) and key, and
   // ensures a key holds at most one index (the object table refuses a
   // second put of a key).
-  Status Reserve(const GroupSpec& spec, std::string_view key, TimePoint now);
+  Status Reserve(const GroupSpec& spec, std::string_view key, TimePoint now,
+                 size_t id_hash = 0);
 
   // Records the replica the reserved member's put staged, its key's hash
   // and the DRAM it holds. No-op for an index that is not reserved.

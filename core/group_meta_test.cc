@@ -360,3 +360,73 @@ TEST_F(GroupMetaTest, KeyBufferStaysBoundedUnderRevokeAndRetry) {
 
 }  // namespace
 }  // namespace mooncake_tier
+
+namespace mooncake_tier {
+namespace {
+
+// Lookups take a shortcut when slot i holds index i; a sparse list, where
+// slot i holds another index, must still find every member and only them.
+TEST(GroupMetaLookupTest, SparseAndOutOfOrderMembersAreFound) {
+  ManualClock clock;
+  GroupMeta g;
+  for (uint32_t index : {5u, 1u, 2u, 7u}) {
+    ASSERT_TRUE(g.Reserve(Spec(8, index), Key(index), clock.Now()).ok());
+  }
+  for (uint32_t index = 0; index < 8; ++index) {
+    const GroupMember* m = g.Find(index);
+    const bool member = index == 1 || index == 2 || index == 5 || index == 7;
+    ASSERT_EQ(m != nullptr, member) << index;
+    if (member) {
+      EXPECT_EQ(g.KeyOf(*m), Key(index));
+    }
+  }
+  ASSERT_TRUE(g.Reserve(Spec(8, 0), Key(0), clock.Now()).ok());
+  std::vector<uint32_t> order;
+  for (const GroupMemberView& m : g.Members()) order.push_back(m.index);
+  EXPECT_EQ(order, (std::vector<uint32_t>{0, 1, 2, 5, 7}));
+  EXPECT_FALSE(g.MarkPresent(3, clock.Now()));  // not a member
+  EXPECT_FALSE(g.MarkPresent(6, clock.Now()));
+  EXPECT_EQ(g.present, 0u);
+}
+
+TEST(GroupRecordTest, CompleteStatusIsSharedAndKeepsTheRecordAlive) {
+  GroupRef record = GroupRecord::Make("block-9", 4);
+  SharedGroupStatus a = record->CompleteStatus();
+  SharedGroupStatus b = record->CompleteStatus();
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(&*a, &*b);  // one status, not a copy per answer
+  EXPECT_EQ(a->group_id, "block-9");
+  EXPECT_EQ(a->state, GroupState::kComplete);
+  EXPECT_EQ(a->expected, 4u);
+  EXPECT_EQ(a->present, 4u);
+  record = nullptr;  // the answers keep the record (and its status) alive
+  EXPECT_EQ(b->group_id, "block-9");
+  EXPECT_EQ(a, b);
+}
+
+TEST(SharedGroupStatusTest, ReadsLikeAnOptional) {
+  SharedGroupStatus none;
+  EXPECT_FALSE(none.has_value());
+  EXPECT_FALSE(none);
+  EXPECT_TRUE(none == std::nullopt);
+  EXPECT_THROW(none.value(), std::bad_optional_access);
+
+  const GroupStatus status{"g", GroupState::kFilling, 3, 1};
+  SharedGroupStatus owned = status;  // owns a copy
+  SharedGroupStatus copy = owned;
+  EXPECT_EQ(&*copy, &*owned);
+  EXPECT_EQ(*owned, status);
+  EXPECT_EQ(owned, SharedGroupStatus(GroupStatus(status)));  // by value
+  EXPECT_FALSE(owned == none);
+  std::optional<GroupStatus> as_optional = copy;
+  EXPECT_EQ(as_optional, status);
+
+  copy.reset();
+  EXPECT_FALSE(copy.has_value());
+  EXPECT_EQ(owned->present, 1u);  // the other copy still holds it
+  owned = std::optional<GroupStatus>();
+  EXPECT_FALSE(owned.has_value());
+}
+
+}  // namespace
+}  // namespace mooncake_tier

@@ -17,13 +17,20 @@
 // A record and its id's bytes are one allocation (the id follows the
 // record), owned through GroupRef, an intrusive reference count: the group
 // table and every member object hold a reference; whichever lets go last
-// frees it.
+// frees it. The same count lets an existence probe share the record's
+// "complete" answer (CompleteStatus: the id, complete, size of size) with
+// its caller: a reference, not a copy of the id per answer. That answer is
+// made by the first probe that needs it, not by the put: a record costs no
+// more than its id until a probe asks.
 //
-// Thread safety: group_id(), group_size() and id_hash() never change.
-// The complete flag is written (SetComplete) only by GroupMeta, under the
-// stripe lock of the GroupTable shard that holds the group, and read
-// (IsComplete) with no lock at all. GroupRef is a value: copies of one
-// record may be made and dropped concurrently on any threads.
+// Thread safety: group_id(), group_size() and id_hash() never change;
+// CompleteStatus() may be called concurrently (the first calls race to
+// make the answer; one wins, the others drop theirs). The complete flag is
+// written (SetComplete) only by GroupMeta, under the stripe lock of the
+// GroupTable shard that holds the group, and read (IsComplete) with no lock
+// at all. GroupRef and the SharedGroupStatus of CompleteStatus() are
+// values: copies of one record may be made and dropped concurrently on any
+// threads.
 
 #include <atomic>
 #include <cstddef>
@@ -32,15 +39,18 @@
 #include <utility>
 
 #include "core/hashed_key.h"
+#include "mooncake_tier/types.h"
 
 namespace mooncake_tier {
 
 class GroupRef;
 
-class GroupRecord {
+class GroupRecord final : public GroupStatusOwner {
  public:
   // A new record (complete: false) for group `id` of `size` members.
   static GroupRef Make(std::string_view id, uint32_t size);
+  // The same with the id already hashed (id.hash == HashKey(id.key)).
+  static GroupRef Make(const HashedKey& id, uint32_t size);
 
   GroupRecord(const GroupRecord&) = delete;
   GroupRecord& operator=(const GroupRecord&) = delete;
@@ -53,6 +63,11 @@ class GroupRecord {
   // The id as the group table looks it up: hashed once, at Make.
   HashedKey hashed_id() const { return HashedKey(group_id(), id_hash_); }
 
+  // What an existence probe reports for a member while IsComplete(): the
+  // group complete with every member present. Shares this record (one
+  // reference); made once, by the first call.
+  SharedGroupStatus CompleteStatus() const;
+
   // The group is complete: under all_or_nothing its members are readable.
   // (Acquire: pairs with the release store of SetComplete.)
   bool IsComplete() const { return complete_.load(std::memory_order_acquire); }
@@ -61,14 +76,21 @@ class GroupRecord {
     complete_.store(complete, std::memory_order_release);
   }
 
- private:
-  friend class GroupRef;
-  GroupRecord(std::string_view id, uint32_t size);
-  ~GroupRecord() = default;
+  // GroupStatusOwner: the record's reference count.
+  void Ref() const noexcept override {
+    refs_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void Unref() const noexcept override;
 
-  std::atomic<uint32_t> refs_{0};
+ private:
+  GroupRecord(std::string_view id, uint32_t size, size_t id_hash);
+  ~GroupRecord();
+
+  mutable std::atomic<uint32_t> refs_{0};
   const uint32_t group_size_;
   const size_t id_hash_;
+  // CompleteStatus()'s answer once made (owned; freed with the record).
+  mutable std::atomic<const GroupStatus*> complete_status_{nullptr};
   const uint32_t id_size_;
   std::atomic<bool> complete_{false};
   // The id's bytes follow.
@@ -104,11 +126,11 @@ class GroupRef {
   friend class GroupRecord;
   explicit GroupRef(GroupRecord* record) : record_(record) { Acquire(); }
   void Acquire() {
-    if (record_ != nullptr) {
-      record_->refs_.fetch_add(1, std::memory_order_relaxed);
-    }
+    if (record_ != nullptr) record_->Ref();
   }
-  void Release();
+  void Release() {
+    if (record_ != nullptr) std::exchange(record_, nullptr)->Unref();
+  }
 
   GroupRecord* record_ = nullptr;
 };

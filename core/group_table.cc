@@ -8,12 +8,6 @@
 namespace mooncake_tier {
 namespace {
 
-// Debian's abseil is built with ABSL_OPTION_USE_STD_STRING_VIEW 0: the
-// maps' heterogeneous lookup takes absl::string_view.
-absl::string_view AbslView(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
-
 bool IdLess(const GroupStatus& a, const GroupStatus& b) {
   return a.group_id < b.group_id;
 }
@@ -46,11 +40,15 @@ uint32_t GroupTable::ShardIndex(std::string_view id) const {
 }
 
 std::optional<GroupStatus> GroupTable::Find(std::string_view id) const {
-  const Shard& s = ShardFor(id);
+  return Find(HashedKey(id));
+}
+
+std::optional<GroupStatus> GroupTable::Find(const HashedKey& id) const {
+  const Shard& s = *shards_[ShardIndex(id)];
   MutexLock lock(&s.mu);
-  auto it = s.groups.find(AbslView(id));
+  auto it = s.groups.find(id.view(), id.hash);
   if (it == s.groups.end()) return std::nullopt;
-  return it->second.ToStatus(id);
+  return it->second.ToStatus(id.key);
 }
 
 GroupStateCounts GroupTable::CountsByState() const {

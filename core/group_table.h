@@ -75,6 +75,7 @@ class GroupTable {
 
   // The group's status, or nullopt if there is no such group.
   std::optional<GroupStatus> Find(std::string_view id) const;
+  std::optional<GroupStatus> Find(const HashedKey& id) const;
 
   // Groups per state; takes each stripe lock in turn.
   GroupStateCounts CountsByState() const;

@@ -141,13 +141,19 @@ std::vector<Status> Master::Remove(std::span<const std::string> keys,
       keys, [&](const std::string& key) { return RemoveOne(key, options); });
 }
 
-Status Master::ValidatePutStart(const PutStartRequest& request) const {
+Status Master::ValidatePutStart(const PutStartRequest& request,
+                                const Status* group_id_valid) const {
   MT_RETURN_IF_ERROR(ValidateKey(request.key));
   if (request.size == 0) {
     return Status(ErrorReason::kInvalidSize, "object size must be > 0");
   }
   if (request.options.group) {
-    MT_RETURN_IF_ERROR(ValidateGroupSpec(*request.options.group));
+    if (group_id_valid != nullptr) {
+      MT_RETURN_IF_ERROR(*group_id_valid);
+      MT_RETURN_IF_ERROR(ValidateGroupShape(*request.options.group));
+    } else {
+      MT_RETURN_IF_ERROR(ValidateGroupSpec(*request.options.group));
+    }
     if (request.options.group->group_size > config_.max_group_size) {
       return Status(ErrorReason::kInvalidGroup,
                     "group_size " +
@@ -193,11 +199,15 @@ Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
 
 void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
                               std::vector<Result<ReplicaDescriptor>>& out) {
+  // Every request of the run carries the same group id: checked and hashed
+  // once for all of them.
+  const std::string& group_id = run.front().options.group->group_id;
+  const Status id_valid = ValidateGroupId(group_id);
   absl::InlinedVector<Status, 8> valid;
   for (const PutStartRequest& request : run) {
-    valid.push_back(ValidatePutStart(request));
+    valid.push_back(ValidatePutStart(request, &id_valid));
   }
-  const HashedKey id(run.front().options.group->group_id);
+  const HashedKey id(group_id);
   GroupTable::Shard& gshard = groups_.ShardFor(id);
   // As PutStartOne, one retry after making room, and no lock held across
   // the eviction round: the run leaves the group stripe for it and comes
@@ -440,17 +450,16 @@ Result<ExistsInfo> Master::ExistsOne(const std::string& key) {
     info.exists = meta.HasComplete();
     info.size = meta.size;
     if (meta.GroupReadable()) {
-      // Readable means complete: every member present. No second lookup.
-      info.group = GroupStatus{std::string(meta.group->group_id()),
-                               GroupState::kComplete, meta.group->group_size(),
-                               meta.group->group_size()};
+      // Readable means complete: every member present. No second lookup,
+      // and no copy of the id: the answer shares the record's.
+      info.group = meta.group->CompleteStatus();
       return info;
     }
     group = meta.group;
   }
   // Read after the object's stripe is released (groups rank first); the two
   // halves may be a moment apart, which a probe tolerates.
-  if (group) info.group = groups_.Find(group->group_id());
+  if (group) info.group = groups_.Find(group->hashed_id());
   return info;
 }
 

@@ -286,7 +286,10 @@ class Master {
   using ObjectMap = decltype(Shard::objects);
 
   // Why `request` cannot be put at all (OK when it may be tried).
-  Status ValidatePutStart(const PutStartRequest& request) const;
+  // `group_id_valid`, if given, is ValidateGroupId of the request's group
+  // id, checked once for a run of members sharing it.
+  Status ValidatePutStart(const PutStartRequest& request,
+                          const Status* group_id_valid = nullptr) const;
   // Books a put start's outcome in the counters and returns it.
   Result<ReplicaDescriptor> CountPutStart(Result<ReplicaDescriptor> placed);
   // A put of an object that is no group member.

@@ -42,7 +42,7 @@ Result<ReplicaDescriptor> Master::PutStartMemberLocked(
   // A reservation this key already holds is a retried put: keep it even if
   // this attempt fails.
   const bool held = group.Find(spec.group_index) != nullptr;
-  Status reserved = group.Reserve(spec, request.key, now);
+  Status reserved = group.Reserve(spec, request.key, now, id.hash);
   // The object joins the group's current incarnation (Reserve may just
   // have started it).
   Result<ReplicaDescriptor> placed =

@@ -18,13 +18,21 @@ Status ValidateKey(std::string_view key) {
 }
 
 Status ValidateGroupSpec(const GroupSpec& group) {
-  const std::string_view id = group.group_id;
+  MT_RETURN_IF_ERROR(ValidateGroupId(group.group_id));
+  return ValidateGroupShape(group);
+}
+
+Status ValidateGroupId(std::string_view id) {
   if (id.empty() || id.size() > kMaxGroupIdBytes ||
       id.find('\0') != std::string_view::npos) {
     return Status(ErrorReason::kInvalidGroup,
                   "group_id must be 1.." + std::to_string(kMaxGroupIdBytes) +
                       " bytes without NUL");
   }
+  return Status::Ok();
+}
+
+Status ValidateGroupShape(const GroupSpec& group) {
   if (group.group_size == 0) {
     return Status(ErrorReason::kInvalidGroup, "group_size must be > 0");
   }

@@ -15,5 +15,11 @@ Status ValidateKey(std::string_view key);
 // INVALID_GROUP unless the id is 1..kMaxGroupIdBytes bytes without NUL,
 // group_size > 0 and group_index < group_size.
 Status ValidateGroupSpec(const GroupSpec& group);
+// The two halves of ValidateGroupSpec, for callers that check an id shared
+// by many specs (a run of one group's members) once:
+// INVALID_GROUP unless the id is 1..kMaxGroupIdBytes bytes without NUL;
+Status ValidateGroupId(std::string_view id);
+// INVALID_GROUP unless group_size > 0 and group_index < group_size.
+Status ValidateGroupShape(const GroupSpec& group);
 
 }  // namespace mooncake_tier

@@ -1,11 +1,14 @@
 #pragma once
 
-// Vocabulary types shared by the client API and the engine. Plain values.
+// Vocabulary types shared by the client API and the engine. Plain values,
+// except SharedGroupStatus, a value with shared (reference-counted) state.
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mooncake_tier {
@@ -57,7 +60,107 @@ struct GroupStatus {
   GroupState state = GroupState::kFilling;
   uint32_t expected = 0;
   uint32_t present = 0;  // members whose put completed
+  friend bool operator==(const GroupStatus&, const GroupStatus&) = default;
 };
+
+// Keeps a GroupStatus shared by SharedGroupStatus alive: a reference count
+// owned by whoever made the status (the engine's group record, or a
+// SharedGroupStatus made from a value). Ref and Unref are thread-safe.
+class GroupStatusOwner {
+ public:
+  virtual void Ref() const noexcept = 0;
+  // Drops a reference; the last one frees the owner.
+  virtual void Unref() const noexcept = 0;
+
+ protected:
+  GroupStatusOwner() = default;
+  GroupStatusOwner(const GroupStatusOwner&) = default;
+  GroupStatusOwner& operator=(const GroupStatusOwner&) = default;
+  ~GroupStatusOwner() = default;
+};
+
+// No status, or one immutable GroupStatus shared by every copy. Reads like
+// std::optional<GroupStatus> (has_value, bool, *, ->, value, reset, ==
+// compares the statuses). Why shared: every member of a complete group
+// answers an existence probe with the same status, which the engine keeps
+// with the group, so a probe takes a reference instead of copying the group
+// id into each answer. Made from a value, it holds its own copy.
+// Thread safety: a value; copies may be made and dropped on any threads.
+class SharedGroupStatus {
+ public:
+  SharedGroupStatus() noexcept = default;
+  SharedGroupStatus(std::nullopt_t) noexcept {}  // NOLINT: as optional
+  SharedGroupStatus(GroupStatus status);  // NOLINT: as optional
+  SharedGroupStatus(std::optional<GroupStatus> status)  // NOLINT: as optional
+      : SharedGroupStatus(status ? SharedGroupStatus(std::move(*status))
+                                 : SharedGroupStatus()) {}
+  // Shares `*status`, which `owner` keeps alive (takes one reference).
+  SharedGroupStatus(const GroupStatus* status,
+                    const GroupStatusOwner* owner) noexcept
+      : status_(status), owner_(owner) {
+    if (owner_ != nullptr) owner_->Ref();
+  }
+  SharedGroupStatus(const SharedGroupStatus& other) noexcept
+      : status_(other.status_), owner_(other.owner_) {
+    if (owner_ != nullptr) owner_->Ref();
+  }
+  SharedGroupStatus(SharedGroupStatus&& other) noexcept
+      : status_(std::exchange(other.status_, nullptr)),
+        owner_(std::exchange(other.owner_, nullptr)) {}
+  SharedGroupStatus& operator=(SharedGroupStatus other) noexcept {
+    std::swap(status_, other.status_);
+    std::swap(owner_, other.owner_);
+    return *this;
+  }
+  ~SharedGroupStatus() {
+    if (owner_ != nullptr) owner_->Unref();
+  }
+
+  bool has_value() const noexcept { return status_ != nullptr; }
+  explicit operator bool() const noexcept { return has_value(); }
+  const GroupStatus& operator*() const { return *status_; }
+  const GroupStatus* operator->() const { return status_; }
+  // REQUIRES: has_value() (throws std::bad_optional_access otherwise).
+  const GroupStatus& value() const {
+    if (status_ == nullptr) throw std::bad_optional_access();
+    return *status_;
+  }
+  void reset() noexcept { *this = SharedGroupStatus(); }
+  operator std::optional<GroupStatus>() const {  // NOLINT: as optional
+    return has_value() ? std::optional<GroupStatus>(*status_) : std::nullopt;
+  }
+
+  friend bool operator==(const SharedGroupStatus& a,
+                         const SharedGroupStatus& b) {
+    if (!a.has_value() || !b.has_value()) return a.has_value() == b.has_value();
+    return a.status_ == b.status_ || *a.status_ == *b.status_;
+  }
+  friend bool operator==(const SharedGroupStatus& a, std::nullopt_t) {
+    return !a.has_value();
+  }
+
+ private:
+  // A status made from a value: its own owner.
+  struct Owned final : GroupStatusOwner {
+    explicit Owned(GroupStatus s) : status(std::move(s)) {}
+    void Ref() const noexcept override {
+      refs.fetch_add(1, std::memory_order_relaxed);
+    }
+    void Unref() const noexcept override {
+      if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    }
+    GroupStatus status;
+    mutable std::atomic<uint32_t> refs{0};
+  };
+
+  const GroupStatus* status_ = nullptr;
+  const GroupStatusOwner* owner_ = nullptr;
+};
+
+inline SharedGroupStatus::SharedGroupStatus(GroupStatus status) {
+  const Owned* owned = new Owned(std::move(status));
+  *this = SharedGroupStatus(&owned->status, owned);
+}
 
 struct GroupMemberInfo {
   uint32_t index = 0;
@@ -78,7 +181,9 @@ struct GroupInfo {
 struct ExistsInfo {
   bool exists = false;  // a complete replica exists
   uint64_t size = 0;
-  std::optional<GroupStatus> group;
+  // The object's group, for a group member. Shared: answers for members of
+  // one group may point at one status (no copy of the group id each).
+  SharedGroupStatus group;
 };
 
 struct RemoveOptions {
