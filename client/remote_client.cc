@@ -47,6 +47,7 @@ Result<std::unique_ptr<Client>> ConnectRemote(
   UcxTransportOptions transport_options;
   transport_options.transports = options.ucx_transports;
   transport_options.timeout = options.transfer_timeout;
+  transport_options.shared_memory = options.shared_memory;
   MT_ASSIGN_OR_RETURN(std::unique_ptr<UcxTransport> transport,
                       UcxTransport::Create(transport_options));
   return std::unique_ptr<Client>(

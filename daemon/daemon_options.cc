@@ -281,6 +281,10 @@ void AddNodeOptions(CLI::App* sub, NodeProcessOptions* n, bool with_master) {
       ->type_name("LIST");
   AddDurationOption(sub, "--ucx-timeout", &n->ucx_timeout,
                     "Longest a UCX transfer waits.");
+  sub->add_flag_callback(
+      "--no-shared-memory", [n] { n->shared_memory = false; },
+      "Do not offer the DRAM segment to clients on this host as shared "
+      "memory (they then use UCX, over TCP on one host). Default: offered.");
   AddValue(sub, "--ssd-read-threads", &n->ssd_read_threads,
            "Threads serving SSD-tier reads to clients.")
       ->check(AtLeastOne, "", "");

@@ -122,8 +122,10 @@ TEST(DaemonOptionsTest, NodeFlagsMapToTheNodeOptions) {
        "--direct-io", "--heartbeat-interval", "200ms", "--io-batch", "4",
        "--max-pending-tasks", "10", "--ucx-transports", "tcp",
        "--ucx-timeout", "2s", "--ssd-read-threads", "3", "--rpc-deadline",
-       "1s"});
+       "1s", "--no-shared-memory"});
   EXPECT_EQ(o.mode, DaemonMode::kNode);
+  EXPECT_FALSE(o.node.shared_memory);
+  EXPECT_TRUE(Registered({"node"}).node.shared_memory);
   const NodeProcessOptions& n = o.node;
   EXPECT_EQ(n.master_address, "10.0.0.1:7000");
   EXPECT_EQ(n.node.name, "n1");

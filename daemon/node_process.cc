@@ -58,11 +58,13 @@ Status NodeProcess::Open() {
   UcxTransportOptions transport_options;
   transport_options.transports = o.ucx_transports;
   transport_options.timeout = o.ucx_timeout;
+  transport_options.shared_memory = o.shared_memory;
   MT_ASSIGN_OR_RETURN(peer_transport_, UcxTransport::Create(transport_options));
   UcxExporterOptions exporter_options;
   exporter_options.transports = o.ucx_transports;
   exporter_options.timeout = o.ucx_timeout;
   exporter_options.ssd_threads = o.ssd_read_threads;
+  exporter_options.shared_memory = o.shared_memory;
   MT_ASSIGN_OR_RETURN(exporter_, UcxSegmentExporter::Create(exporter_options));
 
   StorageNodeOptions node_options = o.node;

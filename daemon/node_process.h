@@ -59,6 +59,10 @@ struct NodeProcessOptions {
   // Longest a UCX transfer (SSD-read replies, promotion writes) waits.
   // Default: 5 s.
   std::chrono::milliseconds ucx_timeout{5000};
+  // Offer the DRAM segment to clients on this host as shared memory, and
+  // copy through same-host peers' segments the same way (promotions).
+  // Default: true.
+  bool shared_memory = true;
   // Threads serving SSD-tier reads for clients. Default: 2.
   int ssd_read_threads = 2;
   // Deadline of every call to the master. Default: 5 s.

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "spdlog/spdlog.h"
+#include "transport/shared_memory_file.h"
 
 namespace mooncake_tier {
 namespace {
@@ -19,15 +20,37 @@ uint64_t RoundUp(uint64_t n, uint64_t unit) { return (n + unit - 1) / unit * uni
 }  // namespace
 
 Result<std::unique_ptr<DramSegment>> DramSegment::Create(uint64_t size,
-                                                         bool huge_pages) {
+                                                         bool huge_pages,
+                                                         bool shareable) {
   if (size == 0) return Status(ErrorReason::kInvalidSize, "segment size is 0");
+  if (shareable) {
+    Result<std::unique_ptr<SharedMemoryFile>> file =
+        SharedMemoryFile::Create(size, huge_pages);
+    if (file.ok()) {
+      std::byte* base = (*file)->base();
+      const uint64_t mapped = (*file)->mapped_size();
+      const bool huge = (*file)->hugetlb();
+      if (huge_pages && !huge) {
+        spdlog::warn(
+            "DRAM segment: no {} MiB of huge pages; using normal "
+            "pages with transparent huge pages",
+            (RoundUp(size, kHugePage)) >> 20);
+      }
+      return std::unique_ptr<DramSegment>(
+          new DramSegment(base, size, mapped, huge, std::move(*file)));
+    }
+    spdlog::warn(
+        "DRAM segment: no shared memory ({}); clients on this host "
+        "will use the network path",
+        file.status().message());
+  }
   if (huge_pages) {
     const uint64_t mapped = RoundUp(size, kHugePage);
     void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
     if (p != MAP_FAILED) {
-      return std::unique_ptr<DramSegment>(
-          new DramSegment(static_cast<std::byte*>(p), size, mapped, true));
+      return std::unique_ptr<DramSegment>(new DramSegment(
+          static_cast<std::byte*>(p), size, mapped, true, nullptr));
     }
     spdlog::warn("DRAM segment: no {} MiB of huge pages ({}); using normal "
                  "pages with transparent huge pages",
@@ -42,11 +65,21 @@ Result<std::unique_ptr<DramSegment>> DramSegment::Create(uint64_t size,
                       " bytes of DRAM: " + std::strerror(errno));
   }
   if (huge_pages) madvise(p, mapped, MADV_HUGEPAGE);
-  return std::unique_ptr<DramSegment>(
-      new DramSegment(static_cast<std::byte*>(p), size, mapped, false));
+  return std::unique_ptr<DramSegment>(new DramSegment(
+      static_cast<std::byte*>(p), size, mapped, false, nullptr));
 }
 
-DramSegment::~DramSegment() { munmap(base_, mapped_); }
+DramSegment::DramSegment(std::byte* base, uint64_t size, uint64_t mapped,
+                         bool huge, std::unique_ptr<SharedMemoryFile> shared)
+    : base_(base),
+      size_(size),
+      mapped_(mapped),
+      huge_pages_(huge),
+      shared_(std::move(shared)) {}
+
+DramSegment::~DramSegment() {
+  if (shared_ == nullptr) munmap(base_, mapped_);
+}
 
 Result<std::span<std::byte>> DramSegment::Range(uint64_t offset,
                                                 uint64_t length) const {

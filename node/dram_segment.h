@@ -1,7 +1,14 @@
 #pragma once
 
-// The DRAM a storage node contributes to L1: one anonymous mapping whose
-// ranges the master hands out and clients read and write remotely.
+// The DRAM a storage node contributes to L1: one mapping whose ranges the
+// master hands out and clients read and write remotely.
+//
+// By default the mapping is shared memory (transport/shared_memory_file.h:
+// an anonymous memory file with a random name), so that a client on the
+// same host can map the segment and copy with memcpy instead of going
+// through the network stack; the UCX exporter offers it to such clients
+// (docs/design/ucx-transport.md). Where the kernel refuses that file, or
+// when asked not to share, it is a private anonymous mapping as before.
 //
 // Thread safety: the mapping is fixed for the segment's lifetime; callers
 // coordinate access to bytes through the master's replica states and pins.
@@ -15,13 +22,17 @@
 
 namespace mooncake_tier {
 
+class SharedMemoryFile;
+
 class DramSegment {
  public:
-  // Maps `size` bytes. With `huge_pages`, tries 2 MiB huge pages first and
-  // falls back to normal pages (asking for transparent huge pages).
-  // INVALID_SIZE for 0, NO_SPACE when the mapping fails.
+  // Maps `size` bytes, shared memory when `shareable` and the kernel allows
+  // it. With `huge_pages`, tries 2 MiB huge pages first and falls back to
+  // normal pages (asking for transparent huge pages). INVALID_SIZE for 0,
+  // NO_SPACE when the mapping fails.
   static Result<std::unique_ptr<DramSegment>> Create(uint64_t size,
-                                                     bool huge_pages);
+                                                     bool huge_pages,
+                                                     bool shareable = true);
   ~DramSegment();
   DramSegment(const DramSegment&) = delete;
   DramSegment& operator=(const DramSegment&) = delete;
@@ -29,18 +40,22 @@ class DramSegment {
   std::byte* base() const { return base_; }
   uint64_t size() const { return size_; }
   bool huge_pages() const { return huge_pages_; }
+  // Whether the segment lives in shared memory another process may map.
+  bool shared() const { return shared_ != nullptr; }
 
   // The range [offset, offset + length); INVALID_ARGUMENT when outside.
   Result<std::span<std::byte>> Range(uint64_t offset, uint64_t length) const;
 
  private:
-  DramSegment(std::byte* base, uint64_t size, uint64_t mapped, bool huge)
-      : base_(base), size_(size), mapped_(mapped), huge_pages_(huge) {}
+  DramSegment(std::byte* base, uint64_t size, uint64_t mapped, bool huge,
+              std::unique_ptr<SharedMemoryFile> shared);
 
   std::byte* const base_;
   const uint64_t size_;
   const uint64_t mapped_;  // size rounded up to the page size used
   const bool huge_pages_;
+  // Owns the mapping when set; otherwise the destructor unmaps it.
+  const std::unique_ptr<SharedMemoryFile> shared_;
 };
 
 }  // namespace mooncake_tier

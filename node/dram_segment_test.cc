@@ -1,6 +1,9 @@
 #include "node/dram_segment.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "transport/shared_memory_file.h"
 
 namespace mooncake_tier {
 namespace {
@@ -28,6 +31,28 @@ TEST(DramSegmentTest, RangeChecksBounds) {
   EXPECT_FALSE((*seg)->Range(UINT64_MAX, 2).ok());
   EXPECT_EQ(DramSegment::Create(0, false).status().reason(),
             ErrorReason::kInvalidSize);
+}
+
+TEST(DramSegmentTest, IsSharedMemoryAnExporterCanFindUnlessAskedNotTo) {
+  Result<std::unique_ptr<DramSegment>> seg =
+      DramSegment::Create(1 << 20, false);
+  ASSERT_TRUE(seg.ok());
+  ASSERT_TRUE((*seg)->shared());
+  Result<SharedMemoryFile::Opened> opened =
+      SharedMemoryFile::OpenForExport((*seg)->base() + 4096, 8192);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_EQ(opened->locator.file_offset, 4096u);
+  EXPECT_EQ(opened->locator.file_size, 1u << 20);
+  close(opened->fd);
+
+  Result<std::unique_ptr<DramSegment>> private_seg =
+      DramSegment::Create(1 << 20, false, /*shareable=*/false);
+  ASSERT_TRUE(private_seg.ok());
+  EXPECT_FALSE((*private_seg)->shared());
+  EXPECT_EQ(SharedMemoryFile::OpenForExport((*private_seg)->base(), 4096)
+                .status()
+                .reason(),
+            ErrorReason::kNotApplicable);
 }
 
 }  // namespace

@@ -24,6 +24,15 @@ struct UcxTransportOptions {
   // How long a node whose endpoint failed is answered UNAVAILABLE at once
   // before a fresh connection is tried. Default: 1 s.
   std::chrono::milliseconds failed_peer_retry{1000};
+
+  // Copy with memcpy through a node's shared-memory segment when the node
+  // is on this host and publishes one (docs/design/ucx-transport.md);
+  // otherwise, or when mapping fails, UCX. Default: true.
+  bool shared_memory = true;
+
+  // Node segments kept mapped at most; the least recently used beyond it
+  // is unmapped. REQUIRES: >= 1. Default: 64.
+  size_t max_shared_mappings = 64;
 };
 
 struct UcxExporterOptions {
@@ -45,6 +54,13 @@ struct UcxExporterOptions {
   // Largest sum of buffer sizes one SSD read request may name: the node
   // stages the values in memory of this size. Default: 64 MiB.
   uint64_t max_ssd_request_bytes = uint64_t{64} << 20;
+
+  // Offer a segment that lives in shared memory of this process
+  // (SharedMemoryFile: a node's DRAM segment) to clients on this host, by
+  // adding a locator to its remote key. Segments in other memory are
+  // exported over UCX only, as are all segments when this is off.
+  // Default: true.
+  bool shared_memory = true;
 };
 
 }  // namespace mooncake_tier

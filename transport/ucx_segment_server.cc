@@ -69,6 +69,16 @@ Status UcxSegmentServer::Init(ucp_context_h context, std::byte* base,
   endpoint_.base = segment_->address();
   endpoint_.size = size;
   endpoint_.remote_key = segment_->packed_key();
+  if (options_.shared_memory) {
+    // Memory that is not a SharedMemoryFile (NOT_APPLICABLE) or that cannot
+    // be offered is exported over UCX alone.
+    Result<std::unique_ptr<ShmExport>> share = ShmExport::Create(base, size);
+    if (share.ok()) {
+      share_ = std::move(*share);
+      endpoint_.remote_key =
+          EncodeShmEnvelope(share_->locator(), segment_->packed_key());
+    }
+  }
   for (int i = 0; i < options_.ssd_threads; ++i) {
     threads_.emplace_back([this] { ServeLoop(); });
   }
@@ -76,6 +86,8 @@ Status UcxSegmentServer::Init(ucp_context_h context, std::byte* base,
 }
 
 UcxSegmentServer::~UcxSegmentServer() {
+  // First, so same-host clients stop copying into the segment at once.
+  share_.reset();
   {
     MutexLock lock(&queue_mu_);
     stopping_ = true;
@@ -103,6 +115,7 @@ UcxSegmentServerStats UcxSegmentServer::stats() const {
   UcxSegmentServerStats out;
   MutexLock ucx_lock(&ucx_mu_);
   out.malformed_requests = malformed_;
+  out.shared_memory = share_ != nullptr;
   MutexLock queue_lock(&queue_mu_);
   out.ssd_requests_served = served_;
   out.ssd_requests_rejected = rejected_;

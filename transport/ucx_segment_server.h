@@ -14,7 +14,12 @@
 // waiting; the progress thread reaps them and force-closes the endpoint of
 // a client that does not take one within `options.timeout`.
 //
-// Destruction stops serving: it waits for the SSD threads (so the handler
+// When `options.shared_memory` is set and the segment lives in a
+// SharedMemoryFile, the published remote key also carries its shared-memory
+// locator (ShmExport); otherwise it is the plain packed UCX key.
+//
+// Destruction stops serving: it first withdraws the shared-memory offer,
+// then waits for the SSD threads (so the handler
 // is not called afterwards), stops the worker and unmaps the segment.
 // Clients then see their endpoint fail (UNAVAILABLE) or time out.
 //
@@ -31,6 +36,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "core/mutex.h"
+#include "transport/shm_export.h"
 #include "transport/transport.h"
 #include "transport/ucx_options.h"
 #include "transport/ucx_peer_cache.h"
@@ -45,6 +51,8 @@ struct UcxSegmentServerStats {
   uint64_t ssd_requests_served = 0;
   uint64_t ssd_requests_rejected = 0;  // queue full or shutting down
   uint64_t malformed_requests = 0;
+  // Whether the segment is offered to same-host clients as shared memory.
+  bool shared_memory = false;
 };
 
 class UcxSegmentServer {
@@ -125,6 +133,8 @@ class UcxSegmentServer {
   uint64_t rejected_ ABSL_GUARDED_BY(queue_mu_) = 0;
 
   std::unique_ptr<UcxRegisteredMemory> segment_;
+  // Set while the segment is offered to same-host clients.
+  std::unique_ptr<ShmExport> share_;
   std::unique_ptr<UcxWorker> worker_;
   std::vector<std::thread> threads_;
 };

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <limits>
 #include <utility>
 
+#include "transport/shm_locator.h"
 #include "transport/ucx_registered_memory.h"
 #include "transport/ucx_status.h"
 
@@ -60,6 +62,12 @@ void IssueFlushes(const std::vector<ucp_ep_h>& ep_of,
   }
 }
 
+Status SegmentGone() {
+  return Status(ErrorReason::kUnavailable,
+                "the node no longer exports this segment (it exited or "
+                "withdrew it)");
+}
+
 Status TimedOut(std::chrono::milliseconds timeout, std::string_view what) {
   return Status(ErrorReason::kTimeout,
                 std::string(what) + ": no answer from node within " +
@@ -74,13 +82,21 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::Create(
     return Status(ErrorReason::kInvalidArgument,
                   "UCX transport timeout must be positive");
   }
+  if (options.max_shared_mappings < 1) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "max_shared_mappings must be at least 1");
+  }
   std::unique_ptr<UcxTransport> transport(new UcxTransport(std::move(options)));
   MT_RETURN_IF_ERROR(transport->Init());
   return transport;
 }
 
 UcxTransport::UcxTransport(UcxTransportOptions options)
-    : options_(std::move(options)) {}
+    : options_(std::move(options)) {
+  if (options_.shared_memory) {
+    shm_ = std::make_unique<ShmMappingCache>(options_.max_shared_mappings);
+  }
+}
 
 Status UcxTransport::Init() {
   MT_ASSIGN_OR_RETURN(context_, UcxContext::Create(options_.transports));
@@ -122,6 +138,7 @@ UcxTransport::~UcxTransport() {
   worker_.reset();
   buffers_.reset();
   context_.reset();
+  shm_.reset();  // unmaps every node segment
 }
 
 Status UcxTransport::RegisterBuffer(std::span<std::byte> buffer) {
@@ -137,6 +154,16 @@ uint64_t UcxTransport::dropped_replies() const {
   return dropped_replies_;
 }
 
+UcxTransportStats UcxTransport::stats() const {
+  UcxTransportStats out;
+  out.shm_writes = shm_writes_.load(std::memory_order_relaxed);
+  out.shm_reads = shm_reads_.load(std::memory_order_relaxed);
+  out.shm_bytes = shm_bytes_.load(std::memory_order_relaxed);
+  out.ucx_transfers = ucx_transfers_.load(std::memory_order_relaxed);
+  if (shm_ != nullptr) out.shm = shm_->stats();
+  return out;
+}
+
 std::vector<Status> UcxTransport::Write(std::span<const SegmentTransfer> ops) {
   return Transfer<true>(ops);
 }
@@ -150,15 +177,52 @@ std::vector<Status> UcxTransport::Transfer(
     std::span<const SegmentTransfer> ops) {
   const auto deadline = Clock::now() + options_.timeout;
   std::vector<Status> out(ops.size());
+  // Per operation: the UCX key inside its remote key, and whether UCX
+  // carries it (the rest are done, failed or copied through shared memory).
+  std::vector<std::string_view> ucx_key(ops.size());
+  std::vector<char> via_ucx(ops.size(), 0);
+  std::vector<size_t> shared;
+  std::vector<std::shared_ptr<const ShmMapping>> mapping_of(ops.size());
+  size_t ucx_count = 0;
+  if (shm_ != nullptr) shm_->SweepIfDue();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const SegmentTransfer& op = ops[i];
+    out[i] = ValidateTransfer(op);
+    if (!out[i].ok() || op.local.empty()) continue;
+    Result<DecodedRemoteKey> key = DecodeRemoteKey(op.segment->remote_key);
+    if (!key.ok()) {
+      out[i] = key.status();
+      continue;
+    }
+    ucx_key[i] = key->ucx_key;
+    if (shm_ != nullptr && key->locator.has_value()) {
+      ShmMappingCache::Found found = shm_->Find(*op.segment, *key->locator);
+      if (found.mapping != nullptr &&
+          op.offset + op.local.size() <= found.mapping->segment_size()) {
+        mapping_of[i] = std::move(found.mapping);
+        shared.push_back(i);
+        continue;
+      }
+      if (found.gone) {
+        out[i] = SegmentGone();
+        continue;
+      }
+    }
+    via_ucx[i] = 1;
+    ++ucx_count;
+  }
+  if (!shared.empty()) CopyShared<kWrite>(ops, shared, mapping_of, out);
+  if (ucx_count == 0) return out;
+  ucx_transfers_.fetch_add(ucx_count, std::memory_order_relaxed);
   std::vector<size_t> slot_of(ops.size(), kNoSlot);
   std::vector<size_t> flush_of(ops.size(), kNoSlot);
   // A write needs at most one flush per operation on top of the puts.
-  UcxRequestBatch batch(kWrite ? 2 * ops.size() : ops.size());
+  UcxRequestBatch batch(kWrite ? 2 * ucx_count : ucx_count);
   // Registered buffers the operations come from, held until they finish.
   std::vector<std::shared_ptr<const UcxRegisteredMemory>> registered(
       ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
-    if (!ops[i].local.empty()) {
+    if (via_ucx[i]) {
       registered[i] =
           buffers_->Find(ops[i].local.data(), ops[i].local.size());
     }
@@ -167,9 +231,8 @@ std::vector<Status> UcxTransport::Transfer(
     MutexLock lock(&ucx_mu_);
     std::vector<ucp_ep_h> ep_of(ops.size(), nullptr);
     for (size_t i = 0; i < ops.size(); ++i) {
+      if (!via_ucx[i]) continue;
       const SegmentTransfer& op = ops[i];
-      out[i] = ValidateTransfer(op);
-      if (!out[i].ok() || op.local.empty()) continue;
       const SegmentEndpoint& segment = *op.segment;
       Result<ucp_ep_h> ep = peers_->Endpoint(segment.transport_address);
       if (!ep.ok()) {
@@ -177,7 +240,7 @@ std::vector<Status> UcxTransport::Transfer(
         continue;
       }
       Result<ucp_rkey_h> rkey =
-          peers_->RemoteKey(segment.transport_address, segment.remote_key);
+          peers_->RemoteKey(segment.transport_address, std::string(ucx_key[i]));
       if (!rkey.ok()) {
         out[i] = rkey.status();
         continue;
@@ -232,6 +295,63 @@ std::vector<Status> UcxTransport::Transfer(
                                          : UcxError(status, what);
   }
   return out;
+}
+
+template <bool kWrite>
+void UcxTransport::CopyShared(
+    std::span<const SegmentTransfer> ops, const std::vector<size_t>& indices,
+    const std::vector<std::shared_ptr<const ShmMapping>>& mappings,
+    std::vector<Status>& out) {
+  // The distinct segments of this call, each checked once before and once
+  // after the copies: a segment the node stopped exporting (withdrawn, or
+  // the node died) fails its operations, even if its bytes were copied.
+  std::vector<const ShmMapping*> distinct;
+  std::vector<const SegmentEndpoint*> endpoint_of;
+  std::vector<char> alive;
+  auto index_of = [&](const ShmMapping* m) {
+    return static_cast<size_t>(std::find(distinct.begin(), distinct.end(), m) -
+                               distinct.begin());
+  };
+  for (size_t i : indices) {
+    if (index_of(mappings[i].get()) == distinct.size()) {
+      distinct.push_back(mappings[i].get());
+      endpoint_of.push_back(ops[i].segment);
+    }
+  }
+  auto check = [&](size_t d) {
+    Result<bool> exported = distinct[d]->IsExported();
+    if (exported.ok() && *exported) return true;
+    shm_->MarkGone(*endpoint_of[d]);
+    return false;
+  };
+  alive.resize(distinct.size());
+  for (size_t d = 0; d < distinct.size(); ++d) alive[d] = check(d);
+  uint64_t bytes = 0;
+  for (size_t i : indices) {
+    const SegmentTransfer& op = ops[i];
+    if (!alive[index_of(mappings[i].get())]) continue;
+    std::byte* remote = mappings[i]->segment() + op.offset;
+    if constexpr (kWrite) {
+      std::memcpy(remote, op.local.data(), op.local.size());
+    } else {
+      std::memcpy(op.local.data(), remote, op.local.size());
+    }
+    bytes += op.local.size();
+  }
+  for (size_t d = 0; d < distinct.size(); ++d) {
+    if (alive[d]) alive[d] = check(d);
+  }
+  uint64_t done = 0;
+  for (size_t i : indices) {
+    if (alive[index_of(mappings[i].get())]) {
+      ++done;
+    } else {
+      out[i] = SegmentGone();
+    }
+  }
+  (kWrite ? shm_writes_ : shm_reads_)
+      .fetch_add(done, std::memory_order_relaxed);
+  shm_bytes_.fetch_add(bytes, std::memory_order_relaxed);
 }
 
 std::vector<Result<uint64_t>> UcxTransport::ReadSsd(

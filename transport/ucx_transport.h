@@ -13,15 +13,24 @@
 // given to RegisterBuffer is used with its standing registration; other
 // memory is registered for the call.
 //
+// Same host: when a segment's remote key carries a shared-memory locator
+// (transport/shm_locator.h) and `options.shared_memory` is set, Write and
+// Read map the node's segment once (ShmMappingCache) and copy with memcpy,
+// checking before and after the copies that the node still exports it;
+// UCX carries the transfer whenever the segment cannot be mapped (another
+// host, user or container). SSD-tier reads always go over UCX.
+//
 // Errors are per operation: INVALID_ARGUMENT for a transfer outside the
 // segment or a malformed endpoint (nothing is sent), UNAVAILABLE when the
-// node cannot be reached or its endpoint failed, TIMEOUT when nothing came
-// back within `options.timeout`. No call waits longer than that.
+// node cannot be reached, its endpoint failed or it no longer exports a
+// mapped segment, TIMEOUT when nothing came back within `options.timeout`.
+// No call waits longer than that.
 //
 // Thread safety: thread-safe. One UCP worker serves every caller: callers
 // issue their operations under one mutex, a progress thread completes them,
 // and each caller then waits on its own batch without the mutex.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -30,6 +39,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "core/mutex.h"
+#include "transport/shm_mapping_cache.h"
 #include "transport/transport.h"
 #include "transport/ucx_buffer_registry.h"
 #include "transport/ucx_context.h"
@@ -40,6 +50,17 @@
 #include "transport/ucx_worker.h"
 
 namespace mooncake_tier {
+
+struct UcxTransportStats {
+  // Transfers (Write/Read operations) carried by memcpy through a mapped
+  // same-host segment, and their bytes.
+  uint64_t shm_writes = 0;
+  uint64_t shm_reads = 0;
+  uint64_t shm_bytes = 0;
+  // Transfers handed to UCX (put/get), any host.
+  uint64_t ucx_transfers = 0;
+  ShmMappingCacheStats shm;
+};
 
 class UcxTransport final : public Transport {
  public:
@@ -58,6 +79,7 @@ class UcxTransport final : public Transport {
 
   // Replies that could not be matched to a waiting call (late or damaged).
   uint64_t dropped_replies() const;
+  UcxTransportStats stats() const;
 
  private:
   // A ReadSsd call waiting for its reply.
@@ -73,6 +95,13 @@ class UcxTransport final : public Transport {
 
   template <bool kWrite>
   std::vector<Status> Transfer(std::span<const SegmentTransfer> ops);
+  // Copies the operations `ops[i]` for i in `indices` through their mapped
+  // segments (`mappings[i]`), setting out[i].
+  template <bool kWrite>
+  void CopyShared(
+      std::span<const SegmentTransfer> ops, const std::vector<size_t>& indices,
+      const std::vector<std::shared_ptr<const ShmMapping>>& mappings,
+      std::vector<Status>& out);
   static ucs_status_t OnSsdReply(void* arg, const void* header,
                                  size_t header_length, void* data,
                                  size_t length,
@@ -88,6 +117,10 @@ class UcxTransport final : public Transport {
       UcxRequestBatch::Clock::time_point deadline);
 
   const UcxTransportOptions options_;
+  // Null when options_.shared_memory is off.
+  std::unique_ptr<ShmMappingCache> shm_;
+  std::atomic<uint64_t> shm_writes_{0}, shm_reads_{0}, shm_bytes_{0},
+      ucx_transfers_{0};
   std::unique_ptr<UcxContext> context_;
   std::unique_ptr<UcxBufferRegistry> buffers_;
   mutable Mutex ucx_mu_;

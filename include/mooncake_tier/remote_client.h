@@ -2,7 +2,8 @@
 
 // The client of the distributed store: metadata over gRPC to the master,
 // bytes over UCX straight into and out of the storage nodes' DRAM segments
-// (one-sided put/get; RDMA on a fabric, shared memory or TCP on one host).
+// (one-sided put/get; RDMA on a fabric, TCP otherwise; on the node's own
+// host, a memcpy through the node's shared-memory segment).
 // SSD-tier reads go through the node holding the copy, which writes the
 // value into the caller's buffer. Node endpoints and remote keys are cached;
 // a batch is issued per node and waited for once.
@@ -40,6 +41,11 @@ struct RemoteClientOptions {
   std::string ucx_transports;
   // Check at Connect that the master answers. Default: true.
   bool probe_master = true;
+  // Copy with memcpy through the DRAM segments of nodes on this host that
+  // offer them as shared memory, instead of UCX (which uses TCP between
+  // processes of one host). Falls back to UCX whenever a segment cannot be
+  // mapped. Default: true.
+  bool shared_memory = true;
 };
 
 // A client of the store whose master is at options.master.

@@ -6,7 +6,11 @@
 //   over the in-process transport (only the metadata path differs from the
 //   embedded cluster's);
 // - Remote: the distributed store as deployed, nodes exporting their
-//   segments over UCX and clients made by ConnectRemote (gRPC + UCX).
+//   segments over UCX and clients made by ConnectRemote (gRPC + UCX); client
+//   and nodes share a host, so DRAM-tier bytes move through the nodes'
+//   shared-memory segments;
+// - RemoteUcx: the same with shared memory off on both sides, so every
+//   transfer goes over UCX as between hosts.
 
 #include <memory>
 #include <utility>
@@ -23,9 +27,11 @@ namespace {
 // A GrpcCluster (master + nodes "n1", "n2") with one client.
 class GrpcClusterEnv : public ClientEnv {
  public:
-  explicit GrpcClusterEnv(GrpcClusterOptions::DataPlane plane) {
+  explicit GrpcClusterEnv(GrpcClusterOptions::DataPlane plane,
+                          bool shared_memory = true) {
     GrpcClusterOptions options;
     options.plane = plane;
+    options.shared_memory = shared_memory;
     Result<std::unique_ptr<GrpcCluster>> cluster = GrpcCluster::Start(options);
     EXPECT_TRUE(cluster.ok()) << cluster.status().ToString();
     if (!cluster.ok()) return;
@@ -57,10 +63,17 @@ std::unique_ptr<ClientEnv> MakeRemoteClusterEnv() {
   return std::make_unique<GrpcClusterEnv>(GrpcClusterOptions::DataPlane::kUcx);
 }
 
+std::unique_ptr<ClientEnv> MakeRemoteUcxOnlyEnv() {
+  return std::make_unique<GrpcClusterEnv>(GrpcClusterOptions::DataPlane::kUcx,
+                                          /*shared_memory=*/false);
+}
+
 INSTANTIATE_TEST_SUITE_P(Grpc, ClientConformanceTest,
                          ::testing::Values(&MakeGrpcClusterEnv));
 INSTANTIATE_TEST_SUITE_P(Remote, ClientConformanceTest,
                          ::testing::Values(&MakeRemoteClusterEnv));
+INSTANTIATE_TEST_SUITE_P(RemoteUcx, ClientConformanceTest,
+                         ::testing::Values(&MakeRemoteUcxOnlyEnv));
 
 TEST(RemoteClientTest, UnreachableMasterIsAClearErrorNotAHang) {
   RemoteClientOptions options;

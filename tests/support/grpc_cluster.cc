@@ -67,6 +67,7 @@ Result<std::unique_ptr<Client>> GrpcCluster::NewClient() {
   }
   RemoteClientOptions options;
   options.master = server_->address();
+  options.shared_memory = options_.shared_memory;
   return ConnectRemote(options);
 }
 
@@ -82,8 +83,12 @@ Status GrpcCluster::StartServer() {
 }
 
 Status GrpcCluster::StartUcx() {
-  MT_ASSIGN_OR_RETURN(exporter_, UcxSegmentExporter::Create());
-  MT_ASSIGN_OR_RETURN(peer_transport_, UcxTransport::Create());
+  UcxExporterOptions exporter_options;
+  exporter_options.shared_memory = options_.shared_memory;
+  MT_ASSIGN_OR_RETURN(exporter_, UcxSegmentExporter::Create(exporter_options));
+  UcxTransportOptions transport_options;
+  transport_options.shared_memory = options_.shared_memory;
+  MT_ASSIGN_OR_RETURN(peer_transport_, UcxTransport::Create(transport_options));
   return Status();
 }
 

@@ -43,6 +43,10 @@ struct GrpcClusterOptions {
   enum class DataPlane { kInProcess, kUcx };
   // Default: kUcx.
   DataPlane plane = DataPlane::kUcx;
+  // kUcx: nodes offer their segments to same-host clients as shared memory
+  // and clients use it (what a deployment does on one host); false keeps
+  // every transfer on UCX. Default: true.
+  bool shared_memory = true;
   // One storage node per name. Default: "n1", "n2".
   std::vector<std::string> node_names = {"n1", "n2"};
   // DRAM and SSD (in memory) of each node. Defaults: 4 MiB and 64 MiB.
