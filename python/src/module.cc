@@ -76,8 +76,12 @@ void BindResults(py::module_& m) {
       "extend leases. Truthy when exists.")
       .def_readonly("exists", &ExistsInfo::exists)
       .def_readonly("size", &ExistsInfo::size, "Object size in bytes.")
-      .def_readonly("group", &ExistsInfo::group,
-                    "GroupStatus, or None for an object in no group.")
+      .def_property_readonly(
+          "group",
+          [](const ExistsInfo& i) {
+            return GroupField(i, [](const GroupStatus& g) { return g; });
+          },
+          "GroupStatus, or None for an object in no group.")
       .def_property_readonly("group_id",
                              [](const ExistsInfo& i) {
                                return GroupField(i, [](const GroupStatus& g) {
