@@ -44,21 +44,29 @@ struct Reply {
   }
 };
 
-// One request to "host:port"; headers as name -> value.
-Reply Http(const std::string& address, const std::string& method,
-           const std::string& path,
+// One request to "host:port" with `body` (JSON); headers as name -> value.
+Reply Send(const std::string& address, const std::string& method,
+           const std::string& path, const std::string& body,
            const httplib::Headers& headers = httplib::Headers()) {
   const size_t colon = address.rfind(':');
   httplib::Client client(address.substr(0, colon),
                          std::stoi(address.substr(colon + 1)));
   client.set_connection_timeout(std::chrono::seconds(5));
   client.set_read_timeout(std::chrono::seconds(10));
+  const char* type = "application/json";
   httplib::Result result =
       method == "GET"      ? client.Get(path, headers)
       : method == "DELETE" ? client.Delete(path, headers)
-                           : client.Post(path, headers, "", "application/json");
+      : method == "PATCH"  ? client.Patch(path, headers, body, type)
+                           : client.Post(path, headers, body, type);
   if (!result) return {};
   return {result->status, result->body};
+}
+
+Reply Http(const std::string& address, const std::string& method,
+           const std::string& path,
+           const httplib::Headers& headers = httplib::Headers()) {
+  return Send(address, method, path, "", headers);
 }
 
 PromText Scrape(const std::string& address) {
@@ -348,6 +356,79 @@ TEST(TierdAdminTest, AdminPortInUseIsAStartFailure) {
   EXPECT_EQ(node_code, 1) << node_err;
   EXPECT_THAT(node_err, HasSubstr("address in use"));
   StopCleanly(*first.process);
+}
+
+// Every route the daemon lists in /api/v1/help, against a running
+// standalone daemon with a token: mutating routes refuse a missing token
+// (401), unknown keys and groups are 404, malformed input is 400, and after
+// each refusal the daemon still serves and nothing changed.
+TEST(TierdAdminTest, EveryRouteRefusesBadInputAndTheDaemonKeepsServing) {
+  TempDir dir;
+  Started tierd = StartReady(
+      "standalone", dir.path(),
+      Concat({"standalone", "--listen", "127.0.0.1:0", "--admin-token", "t0k"},
+             SmallNode(dir.path() + "/ssd")));
+  ASSERT_TRUE(tierd.process);
+  const std::string admin = tierd.ready.at("admin_address");
+  const httplib::Headers auth = {{"Authorization", "Bearer t0k"}};
+  const std::string config_before =
+      Http(admin, "GET", "/api/v1/config").body;
+  auto still_serving = [&](const std::string& after) {
+    EXPECT_EQ(Http(admin, "GET", "/healthz").status, 200) << after;
+    EXPECT_EQ(Http(admin, "GET", "/api/v1/status").status, 200) << after;
+  };
+
+  const nlohmann::json help = Http(admin, "GET", "/api/v1/help").Json();
+  ASSERT_TRUE(help.contains("routes")) << help.dump();
+  size_t checked = 0;
+  for (const nlohmann::json& route : help["routes"]) {
+    const std::string method = route["method"];
+    std::string path = route["path"];
+    const bool has_param = path.find('{') != std::string::npos;
+    for (const char* param : {"{key}", "{id}"}) {
+      const size_t at = path.find(param);
+      if (at != std::string::npos) {
+        path.replace(at, std::string(param).size(), "no%2Fsuch%20thing");
+      }
+    }
+    const std::string what = method + " " + path;
+    if (route["mutating"].get<bool>()) {
+      EXPECT_EQ(Send(admin, method, path, "{}").status, 401) << what;
+      if (has_param) {
+        EXPECT_EQ(Send(admin, method, path, "{}", auth).status, 404) << what;
+      }
+    } else if (has_param) {
+      EXPECT_EQ(Http(admin, method, path).status, 404) << what;
+    } else if (path != "/readyz") {
+      EXPECT_EQ(Http(admin, method, path).status, 200) << what;
+    }
+    still_serving(what);
+    ++checked;
+  }
+  EXPECT_GE(checked, 19u);
+
+  // Malformed input: bad numbers, unknown states and fields, broken JSON,
+  // out-of-range values, a broken percent-encoding.
+  for (const std::string& path :
+       {"/api/v1/groups?limit=lots", "/api/v1/groups?limit=-1",
+        "/api/v1/groups?state=sleepy", "/api/v1/objects/%ZZ"}) {
+    const Reply reply = Http(admin, "GET", path);
+    EXPECT_EQ(reply.status, 400) << path << " " << reply.body;
+    EXPECT_TRUE(reply.Json().contains("error")) << reply.body;
+    still_serving(path);
+  }
+  for (const std::string& body :
+       {std::string("{"), std::string("[1,2]"), std::string(R"({"nope":1})"),
+        std::string(R"({"eviction_high_watermark":"high"})"),
+        std::string(R"({"eviction_high_watermark":7})"),
+        std::string(R"({"promotion":{"admission_threshold":-3}})")}) {
+    const Reply reply = Send(admin, "PATCH", "/api/v1/config", body, auth);
+    EXPECT_EQ(reply.status, 400) << body << " " << reply.body;
+    EXPECT_TRUE(reply.Json().contains("error")) << reply.body;
+    still_serving(body);
+  }
+  EXPECT_EQ(Http(admin, "GET", "/api/v1/config").body, config_before);
+  StopCleanly(*tierd.process);
 }
 
 }  // namespace
