@@ -71,18 +71,24 @@ bool IsLoopbackAddress(const std::string& address) {
          IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
-AdminServer::AdminServer(AdminServerOptions options, AdminFacade* facade,
-                         MetricsSource metrics, rpc::CallRecorder* requests)
+AdminServer::AdminServer(AdminServerOptions options, Site site,
+                         AdminFacade* facade, MetricsSource metrics,
+                         rpc::CallRecorder* requests)
     : options_(std::move(options)),
       facade_(facade),
       metrics_(std::move(metrics)),
       requests_(requests),
-      routes_(BuildAdminRoutes()) {}
+      routes_(std::move(site.routes)),
+      unrouted_(std::move(site.unrouted)),
+      what_(std::move(site.what)) {}
 
 std::vector<std::string> AdminServer::RouteNames() {
-  const RouteTable table = BuildAdminRoutes();
+  return RouteNames(BuildAdminRoutes());
+}
+
+std::vector<std::string> AdminServer::RouteNames(const RouteTable& routes) {
   std::vector<std::string> names;
-  for (const AdminRoute& route : table.routes()) {
+  for (const AdminRoute& route : routes.routes()) {
     names.push_back(route.method + " " + route.pattern);
   }
   return names;
@@ -93,17 +99,26 @@ AdminServer::~AdminServer() { Shutdown(); }
 Result<std::unique_ptr<AdminServer>> AdminServer::Start(
     AdminServerOptions options, AdminFacade* facade, MetricsSource metrics,
     rpc::CallRecorder* requests) {
-  MT_RETURN_IF_ERROR(CheckListenerOptions(options, "the admin API"));
   if (facade == nullptr) {
-    return Status(ErrorReason::kInvalidArgument, "admin server without a facade");
+    return Status(ErrorReason::kInvalidArgument,
+                  "admin server without a facade");
   }
+  return StartSite(std::move(options), Site{BuildAdminRoutes(), {}}, facade,
+                   std::move(metrics), requests);
+}
+
+Result<std::unique_ptr<AdminServer>> AdminServer::StartSite(
+    AdminServerOptions options, Site site, AdminFacade* facade,
+    MetricsSource metrics, rpc::CallRecorder* requests) {
+  MT_RETURN_IF_ERROR(CheckListenerOptions(options, site.what));
   if (requests != nullptr &&
-      requests->method_count() != BuildAdminRoutes().routes().size()) {
+      requests->method_count() != site.routes.routes().size()) {
     return Status(ErrorReason::kInvalidArgument,
                   "the request recorder must be built with RouteNames()");
   }
-  std::unique_ptr<AdminServer> server(new AdminServer(
-      std::move(options), facade, std::move(metrics), requests));
+  std::unique_ptr<AdminServer> server(
+      new AdminServer(std::move(options), std::move(site), facade,
+                      std::move(metrics), requests));
   MT_RETURN_IF_ERROR(server->Listen());
   return server;
 }
@@ -153,9 +168,9 @@ void AdminServer::InstallHandlers() {
 Status AdminServer::Listen() {
   server_ = std::make_unique<httplib::Server>();
   InstallHandlers();
-  MT_ASSIGN_OR_RETURN(port_, BindAndServe(*server_, options_, "the admin API",
-                                          &thread_));
-  spdlog::info("admin: serving on http://{}:{}{}", options_.bind_address, port_,
+  MT_ASSIGN_OR_RETURN(port_, BindAndServe(*server_, options_, what_, &thread_));
+  spdlog::info("admin: serving {} on http://{}:{}{}", what_,
+               options_.bind_address, port_,
                options_.token.empty() ? "" : " (token required)");
   return Status::Ok();
 }
@@ -170,7 +185,7 @@ void AdminServer::Dispatch(const httplib::Request& req,
     case RouteTable::MatchResult::kMatched:
       break;
     case RouteTable::MatchResult::kNoPath:
-      return Write(EdgeError(404), res);
+      return Write(unrouted_ ? unrouted_(request.path) : EdgeError(404), res);
     case RouteTable::MatchResult::kWrongMethod:
       return Write(AdminResponse::Error(
                        405, "INVALID_ARGUMENT", "METHOD_NOT_ALLOWED",

@@ -1,8 +1,10 @@
 #pragma once
 
-// The admin HTTP server (cpp-httplib) of the master, and later of each node:
-// the routes of BuildAdminRoutes() over an AdminFacade, plus /metrics from
-// a callback. It serves on its own threads until Shutdown().
+// The admin HTTP server (cpp-httplib) of the master: the routes of
+// BuildAdminRoutes() over an AdminFacade, plus /metrics from a callback.
+// It serves on its own threads until Shutdown(). A storage node's admin
+// port is the same server over another route table (StartSite, used by
+// NodeAdminServer), so both apply the same edge rules.
 //
 // Edge rules, applied here once for every route:
 //   - routing by the raw path (keys percent-encoded, see RouteTable);
@@ -11,7 +13,9 @@
 //     non-loopback bind address without a token;
 //   - request bodies over max_body_bytes are 413, headers over
 //     max_header_bytes 431;
-//   - every error has the contract's body {"error":{code,reason,message}};
+//   - every error has the contract's body {"error":{code,reason,message}},
+//     also the ones httplib raises itself (400 for a malformed request,
+//     ...) and a handler that throws (500);
 //   - every mutating request is logged with its outcome.
 //
 // Thread safety: Start/Shutdown from one thread; port(), SetReady() and
@@ -60,6 +64,15 @@ class AdminServer {
  public:
   using MetricsSource = std::function<std::string()>;
 
+  // What a server serves: its routes, the answer for a path none of them
+  // has, and its name for errors and logs.
+  struct Site {
+    RouteTable routes;
+    // Called with the path as received; empty means 404 ROUTE_NOT_FOUND.
+    std::function<AdminResponse(const std::string& path)> unrouted;
+    std::string what = "the admin API";
+  };
+
   // Binds and starts serving. `facade` must outlive the server; `metrics`
   // may be empty (then /metrics answers 503). `requests`, if given, records
   // every routed request (count, latency, canonical code) and must be built
@@ -70,10 +83,17 @@ class AdminServer {
   static Result<std::unique_ptr<AdminServer>> Start(
       AdminServerOptions options, AdminFacade* facade, MetricsSource metrics,
       rpc::CallRecorder* requests = nullptr);
+  // Serves `site` under the same edge rules. `facade` may be null when no
+  // route of the site uses it; `requests`, if given, must be built with
+  // RouteNames(site.routes). Errors as Start.
+  static Result<std::unique_ptr<AdminServer>> StartSite(
+      AdminServerOptions options, Site site, AdminFacade* facade,
+      MetricsSource metrics, rpc::CallRecorder* requests = nullptr);
 
   // "GET /api/v1/status", ... in route-table order: the method names of a
-  // request recorder.
+  // request recorder, of the admin API or of `routes`.
   static std::vector<std::string> RouteNames();
+  static std::vector<std::string> RouteNames(const RouteTable& routes);
   ~AdminServer();  // Shutdown()
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;
@@ -87,7 +107,7 @@ class AdminServer {
   void Shutdown();
 
  private:
-  AdminServer(AdminServerOptions options, AdminFacade* facade,
+  AdminServer(AdminServerOptions options, Site site, AdminFacade* facade,
               MetricsSource metrics, rpc::CallRecorder* requests);
   // Limits, thread pool, edge handlers and the catch-all routes.
   void InstallHandlers();
@@ -104,6 +124,8 @@ class AdminServer {
   const MetricsSource metrics_;
   rpc::CallRecorder* const requests_;
   const RouteTable routes_;
+  const std::function<AdminResponse(const std::string& path)> unrouted_;
+  const std::string what_;
   std::atomic<bool> ready_{false};
   uint16_t port_ = 0;
   std::unique_ptr<httplib::Server> server_;

@@ -7,32 +7,23 @@
 // SERVED_BY_MASTER and a message naming the master's admin server, so a
 // tool pointed at the wrong port says so instead of "no such route".
 //
-// The routes are the same health and metrics handlers the master's
-// AdminServer serves (AddHealthRoutes, AddMetricsRoutes), so the two
-// answer alike. The edge rules are the master's where they apply: a
-// non-loopback address needs a token (Start refuses otherwise; the node has
-// no mutating route today, the rule keeps one policy for every admin port),
-// errors use the contract's body, other methods are 405.
+// It is the master's AdminServer over another route table (the same
+// health and metrics handlers, AddHealthRoutes and AddMetricsRoutes), so
+// the two answer alike and share every edge rule: a non-loopback address
+// needs a token (Start refuses otherwise; the node has no mutating route
+// today, the rule keeps one policy for every admin port), headers over
+// max_header_bytes are 431, every error (also one httplib raises itself,
+// or a handler's exception) has the contract's body, other methods are 405.
 //
 // Thread safety: Start/Shutdown from one thread; port() and SetReady() from
 // any thread.
 
-#include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "admin_server/admin_server.h"
-#include "admin_server/route_table.h"
 #include "mooncake_tier/status.h"
-
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace mooncake_tier::admin {
 
@@ -46,31 +37,21 @@ class NodeAdminServer {
   // limits; UNAVAILABLE when the address cannot be bound.
   static Result<std::unique_ptr<NodeAdminServer>> Start(
       AdminServerOptions options, std::string node_name, MetricsSource metrics);
-  ~NodeAdminServer();  // Shutdown()
   NodeAdminServer(const NodeAdminServer&) = delete;
   NodeAdminServer& operator=(const NodeAdminServer&) = delete;
 
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return server_->port(); }
   // /readyz answers 200 once set.
-  void SetReady(bool ready) { ready_.store(ready); }
+  void SetReady(bool ready) { server_->SetReady(ready); }
   // Stops accepting, finishes requests in progress and joins the threads.
-  // Idempotent.
-  void Shutdown();
+  // Idempotent; the destructor does it too.
+  void Shutdown() { server_->Shutdown(); }
 
  private:
-  NodeAdminServer(AdminServerOptions options, std::string node_name,
-                  MetricsSource metrics);
-  Status Listen();
-  void Dispatch(const httplib::Request& req, httplib::Response& res) const;
+  explicit NodeAdminServer(std::unique_ptr<AdminServer> server)
+      : server_(std::move(server)) {}
 
-  const AdminServerOptions options_;
-  const std::string node_name_;
-  const MetricsSource metrics_;
-  RouteTable routes_;
-  std::atomic<bool> ready_{false};
-  uint16_t port_ = 0;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  const std::unique_ptr<AdminServer> server_;
 };
 
 }  // namespace mooncake_tier::admin

@@ -20,6 +20,7 @@
 #include "admin_server/admin_server.h"
 #include "admin_server/master_admin_facade.h"
 #include "admin_server/route_table.h"
+#include "bench/bench_util.h"
 #include "client/embedded_cluster.h"
 #include "core/clock.h"
 #include "core/master.h"
@@ -85,23 +86,7 @@ double MsSince(SteadyClock::time_point start) {
       .count();
 }
 
-double Percentile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const auto rank = static_cast<size_t>(std::ceil(q * values.size()));
-  return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
-}
-
 double Ratio(double num, double den) { return den > 0 ? num / den : 0; }
-
-// `prefix` + 16 hex digits of a mixed `i`: names share no long prefix.
-std::string HashedName(std::string_view prefix, uint64_t i) {
-  char hex[20];
-  std::snprintf(
-      hex, sizeof(hex), "%016llx",
-      static_cast<unsigned long long>((i + 1) * 0x9E3779B97F4A7C15ull));
-  return std::string(prefix) + hex;
-}
 
 // ---- The store ----
 

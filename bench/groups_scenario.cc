@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "core/clock.h"
 #include "core/master.h"
 #include "core/master_config.h"
@@ -25,15 +26,6 @@ constexpr uint32_t kGroupSize = 8;
 const ClientId kClient = "bench-groups";
 
 // ---- Shared by both phases ----
-
-// `prefix` + 16 hex digits of a mixed `i`: names share no long prefix.
-std::string HashedName(std::string_view prefix, uint64_t i) {
-  char hex[20];
-  std::snprintf(
-      hex, sizeof(hex), "%016llx",
-      static_cast<unsigned long long>((i + 1) * 0x9E3779B97F4A7C15ull));
-  return std::string(prefix) + hex;
-}
 
 // Groups of kGroupSize objects, with put requests carrying the group
 // metadata and the same requests without it.

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "client/embedded_cluster.h"
 #include "core/clock.h"
 #include "core/master.h"
@@ -374,13 +375,6 @@ std::string PromotionRun::Summary(const MasterStats& b,
          "% used; audit " +
          (cluster_->master().Audit().consistent() ? "consistent"
                                                   : "INCONSISTENT");
-}
-
-double Percentile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const auto rank = static_cast<size_t>(std::ceil(q * values.size()));
-  return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
 }
 
 Figures Summarise(const MasterStats& before, const MasterStats& after,

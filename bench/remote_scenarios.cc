@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "bench/bench_util.h"
 #include "bench/spawned_store.h"
 #include "mooncake_tier/remote_client.h"
 #include "rpc/grpc_master_api.h"
@@ -91,13 +92,6 @@ Result<Connection> Connect(const CommonOptions& common,
   sink.Progress("connected to " + master + ", DRAM " +
                 std::to_string(c.dram_bytes / kMiB) + " MiB");
   return c;
-}
-
-double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * v.size()));
-  std::nth_element(v.begin(), v.begin() + i, v.end());
-  return v[i];
 }
 
 // Runs fn(thread) on `threads` threads started together; wall seconds.

@@ -18,22 +18,21 @@ Status Invalid(std::string message) {
 
 // The Status a failed answer maps to: the server's reason when the client
 // library knows it (OBJECT_NOT_FOUND, OBJECT_LEASED, ...), else the
-// closest by HTTP status. Only a 404 of a thing that does not exist is
-// NOT_FOUND (exit 3); a 404 of no route means the endpoint is not this API.
+// closest by HTTP status. Only a 404 with a known not-found reason (a
+// thing that does not exist) is NOT_FOUND (exit 3); any other 404 (no
+// route, SERVED_BY_MASTER, a proxy's page) means the endpoint is not this
+// API and is an error (exit 1).
 ErrorReason ReasonOf(int http_status, const std::string& reason) {
   const ErrorReason known = ReasonFromName(reason);
   if (known != ErrorReason::kInternal || reason == "INTERNAL") return known;
   switch (http_status) {
     case 400:
+    case 404:
     case 405:
       return ErrorReason::kInvalidArgument;
     case 401:
     case 403:
       return ErrorReason::kUnauthenticated;
-    case 404:
-      return reason == "ROUTE_NOT_FOUND" || reason.empty()
-                 ? ErrorReason::kInvalidArgument
-                 : ErrorReason::kObjectNotFound;
     case 409:
       return ErrorReason::kNotApplicable;
     case 413:
@@ -274,6 +273,11 @@ Status AdminClient::HttpFailure(Method method, const std::string& path,
                  "daemon's --admin-token"
                : "the server refused the token; check --token or "
                  "MOONCAKE_TIER_TOKEN against the daemon's --admin-token";
+  } else if (reason == "SERVED_BY_MASTER") {
+    hint =
+        "this is a storage node's admin port; point --endpoint at the "
+        "master's admin address (mooncake-tierd master --admin-listen, "
+        "default 127.0.0.1:9003)";
   } else if (reason == "ROUTE_NOT_FOUND" || reason.empty()) {
     hint = "is " + options_.endpoint +
            " the admin API of mooncake-tierd (its --admin-listen address), "

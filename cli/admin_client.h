@@ -12,8 +12,10 @@
 // hint saying what to do (pass a token, start the daemon, ...). The
 // Status's reason is the server's when the client library knows it, else
 // the closest by HTTP status, so the exit code follows the contract: 404
-// of a missing object, group, node or task exits 3; an unknown route
-// (ROUTE_NOT_FOUND: the endpoint is not this API) exits 1.
+// of a missing object, group, node or task (a known reason whose code is
+// NOT_FOUND) exits 3; any other 404, such as an unknown route
+// (ROUTE_NOT_FOUND: the endpoint is not this API) or a storage node's
+// admin port (SERVED_BY_MASTER), exits 1.
 //
 // Thread safety: not thread-safe; one command uses it from one thread.
 

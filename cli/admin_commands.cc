@@ -3,6 +3,9 @@
 #include <memory>
 #include <utility>
 
+#include "cli/format.h"
+#include "cli/table.h"
+
 namespace mooncake_tier::cli {
 
 void OnAdminCommand(CLI::App& command, CliContext& context,
@@ -44,6 +47,78 @@ void PrintDocument(Output& out, const nlohmann::json& document,
   } else {
     print_table();
   }
+}
+
+void PrintTierTable(const nlohmann::json& tiers, Output& out) {
+  Table table({"TIER", "USED", "CAPACITY", "USE"});
+  for (const char* tier : {"memory", "local_disk"}) {
+    const nlohmann::json& t = Field(tiers, tier);
+    table.AddRow(
+        {tier, HumanBytes(static_cast<uint64_t>(Number(t, "used_bytes"))),
+         HumanBytes(static_cast<uint64_t>(Number(t, "capacity_bytes"))),
+         Percent(Number(t, "used_ratio"))});
+  }
+  out.PrintTable(table);
+}
+
+std::string JoinCells(const nlohmann::json& values, const std::string& empty) {
+  std::string out;
+  if (values.is_array()) {
+    for (const nlohmann::json& value : values) {
+      out += (out.empty() ? "" : ", ") + Cell(value);
+    }
+  }
+  return out.empty() ? empty : out;
+}
+
+namespace {
+
+Status Refused(const Result<AdminReply>& reply, const ActionTarget& target,
+               Failure* failure) {
+  if (failure->reason == "NOT_APPLICABLE" &&
+      !target.not_applicable_hint.empty()) {
+    failure->hint = target.not_applicable_hint;
+  }
+  return reply.status();
+}
+
+}  // namespace
+
+Status FinishPromote(Result<AdminReply> reply, const ActionTarget& target,
+                     Output& out, Failure* failure) {
+  if (!reply.ok()) return Refused(reply, target, failure);
+  PrintDocument(out, reply->body, [&] {
+    out.PrintLine("promotion of " + target.label + " queued (HTTP " +
+                  std::to_string(reply->http_status) +
+                  "): " + (target.group ? "tasks " : "task ") +
+                  JoinCells(Field(reply->body, "tasks"), "none") + "; follow " +
+                  (target.group ? "them" : "it") +
+                  " with 'mooncake-tierctl promotions list'");
+  });
+  return Status();
+}
+
+Status FinishEvict(Result<AdminReply> reply, const ActionTarget& target,
+                   Output& out, Failure* failure) {
+  // Until the server gains forced eviction it answers 501 NOT_IMPLEMENTED;
+  // the admin client turns that into an error saying nothing changed.
+  if (!reply.ok()) return Refused(reply, target, failure);
+  PrintDocument(out, reply->body, [&] {
+    std::string line =
+        "evicted " + target.label + " from DRAM: freed " +
+        HumanBytes(static_cast<uint64_t>(Number(reply->body, "bytes_freed")));
+    const nlohmann::json& offloads = Field(reply->body, "offloads");
+    if (offloads.is_array() && !offloads.empty()) {
+      line += "; offloads queued first (HTTP " +
+              std::to_string(reply->http_status) +
+              "): " + (target.group ? "tasks " : "task ") +
+              JoinCells(offloads, "none") + " (the DRAM " +
+              (target.group ? "copies go" : "copy goes") +
+              " once they finish; 'mooncake-tierctl offloads list')";
+    }
+    out.PrintLine(line);
+  });
+  return Status();
 }
 
 }  // namespace mooncake_tier::cli

@@ -60,4 +60,28 @@ void NoteMorePages(const nlohmann::json& list, const std::string& command,
 void PrintDocument(Output& out, const nlohmann::json& document,
                    const std::function<void()>& print_table);
 
+// The TIER/USED/CAPACITY/USE table of a status document's "tiers" object
+// (status and top).
+void PrintTierTable(const nlohmann::json& tiers, Output& out);
+
+// The cells of a JSON list joined with ", "; `empty` for an empty list.
+std::string JoinCells(const nlohmann::json& values, const std::string& empty);
+
+// What a forced promotion or eviction acts on (objects and groups).
+struct ActionTarget {
+  // "'KEY'" or "group 'ID'", for the messages.
+  std::string label;
+  // A group: its tasks and DRAM copies are plural.
+  bool group = false;
+  // The hint for a refusal with reason NOT_APPLICABLE; empty: the server's.
+  std::string not_applicable_hint;
+};
+// Finishes a promote call: the queued tasks (json: the server's document),
+// or the failure with the target's hint.
+Status FinishPromote(Result<AdminReply> reply, const ActionTarget& target,
+                     Output& out, Failure* failure);
+// Finishes an evict call: the bytes freed and any offloads queued first.
+Status FinishEvict(Result<AdminReply> reply, const ActionTarget& target,
+                   Output& out, Failure* failure);
+
 }  // namespace mooncake_tier::cli

@@ -18,14 +18,6 @@ struct GroupFlags {
   bool force = false;  // rm
 };
 
-std::string Joined(const json& values) {
-  std::string out;
-  for (const json& value : values) {
-    out += (out.empty() ? "" : ", ") + Cell(value);
-  }
-  return out.empty() ? "-" : out;
-}
-
 void PrintGroups(const json& list, Output& out) {
   Table table({"GROUP", "STATE", "PRESENT/EXPECTED"});
   for (const json& group : Field(list, "groups")) {
@@ -49,62 +41,18 @@ void PrintGroup(const json& group, Output& out) {
   Table members({"INDEX", "KEY", "PRESENT", "TIERS"});
   for (const json& member : Field(group, "members")) {
     members.AddRow({Cell(member, "index"), Cell(member, "key"),
-                    Cell(member, "present"), Joined(Field(member, "tiers"))});
+                    Cell(member, "present"),
+                    JoinCells(Field(member, "tiers"), "-")});
   }
   out.PrintTable(members);
 }
 
-// A 409 of a group action: what the operator can do.
-void RefineGroupHint(const GroupFlags& flags, Failure* failure) {
-  if (failure->reason == "NOT_APPLICABLE") {
-    failure->hint =
-        "the group is not in a state for this (a complete group whose "
-        "members are on SSD only can be promoted); 'mooncake-tierctl groups "
-        "get " +
-        flags.id + "' shows its members' tiers";
-  }
-}
-
-Status RunPromote(const GroupFlags& flags, AdminClient& client, Output& out,
-                  Failure* failure) {
-  Result<AdminReply> reply = client.PromoteGroup(flags.id);
-  if (!reply.ok()) {
-    RefineGroupHint(flags, failure);
-    return reply.status();
-  }
-  PrintDocument(out, reply->body, [&] {
-    out.PrintLine("promotion of group '" + flags.id + "' queued (HTTP " +
-                  std::to_string(reply->http_status) + "): tasks " +
-                  Joined(Field(reply->body, "tasks")) +
-                  "; follow them with 'mooncake-tierctl promotions list'");
-  });
-  return Status();
-}
-
-Status RunEvict(const GroupFlags& flags, AdminClient& client, Output& out,
-                Failure* failure) {
-  // Until the server gains forced eviction it answers 501 NOT_IMPLEMENTED;
-  // the admin client turns that into an error saying nothing changed.
-  Result<AdminReply> reply = client.EvictGroup(flags.id);
-  if (!reply.ok()) {
-    RefineGroupHint(flags, failure);
-    return reply.status();
-  }
-  PrintDocument(out, reply->body, [&] {
-    std::string line =
-        "evicted group '" + flags.id + "' from DRAM: freed " +
-        HumanBytes(static_cast<uint64_t>(Number(reply->body, "bytes_freed")));
-    const json& offloads = Field(reply->body, "offloads");
-    if (offloads.is_array() && !offloads.empty()) {
-      line += "; offloads queued first (HTTP " +
-              std::to_string(reply->http_status) + "): tasks " +
-              Joined(offloads) +
-              " (the DRAM copies go once they finish; 'mooncake-tierctl "
-              "offloads list')";
-    }
-    out.PrintLine(line);
-  });
-  return Status();
+ActionTarget Target(const GroupFlags& flags) {
+  return {"group '" + flags.id + "'", /*group=*/true,
+          "the group is not in a state for this (a complete group whose "
+          "members are on SSD only can be promoted); 'mooncake-tierctl "
+          "groups get " +
+              flags.id + "' shows its members' tiers"};
 }
 
 Status RunRemove(const GroupFlags& flags, AdminClient& client, Output& out) {
@@ -180,7 +128,8 @@ void RegisterGroupsCommands(CLI::App& app, CliContext& context) {
   OnAdminCommand(promote, context,
                  [promote_flags](AdminClient& client, Output& out,
                                  Failure* failure) -> Status {
-                   return RunPromote(*promote_flags, client, out, failure);
+                   return FinishPromote(client.PromoteGroup(promote_flags->id),
+                                        Target(*promote_flags), out, failure);
                  });
 
   auto evict_flags = std::make_shared<GroupFlags>();
@@ -196,7 +145,8 @@ void RegisterGroupsCommands(CLI::App& app, CliContext& context) {
   OnAdminCommand(evict, context,
                  [evict_flags](AdminClient& client, Output& out,
                                Failure* failure) -> Status {
-                   return RunEvict(*evict_flags, client, out, failure);
+                   return FinishEvict(client.EvictGroup(evict_flags->id),
+                                      Target(*evict_flags), out, failure);
                  });
 
   auto rm_flags = std::make_shared<GroupFlags>();

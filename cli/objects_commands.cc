@@ -20,12 +20,6 @@ struct ObjectFlags {
   bool force = false;  // rm
 };
 
-std::string TaskList(const json& ids) {
-  std::string out;
-  for (const json& id : ids) out += (out.empty() ? "" : ", ") + Cell(id);
-  return out.empty() ? "none" : out;
-}
-
 void PrintObject(const json& object, Output& out) {
   out.PrintLine("key:          " + Cell(object, "key"));
   out.PrintLine("size:         " +
@@ -109,46 +103,11 @@ Status RunRemove(const ObjectFlags& flags, AdminClient& client, Output& out) {
   return Status();
 }
 
-Status RunPromote(const ObjectFlags& flags, AdminClient& client, Output& out,
-                  Failure* failure) {
-  Result<AdminReply> reply = client.PromoteObject(flags.key);
-  if (!reply.ok()) {
-    if (failure->reason == "NOT_APPLICABLE") {
-      failure->hint =
+ActionTarget Target(const ObjectFlags& flags) {
+  return {"'" + flags.key + "'", /*group=*/false,
           "only an object with a copy on SSD and none in DRAM can be "
           "promoted; 'mooncake-tierctl objects get " +
-          flags.key + "' shows its replicas";
-    }
-    return reply.status();
-  }
-  PrintDocument(out, reply->body, [&] {
-    out.PrintLine("promotion of '" + flags.key + "' queued (HTTP " +
-                  std::to_string(reply->http_status) + "): task " +
-                  TaskList(Field(reply->body, "tasks")) +
-                  "; follow it with 'mooncake-tierctl promotions list'");
-  });
-  return Status();
-}
-
-Status RunEvict(const ObjectFlags& flags, AdminClient& client, Output& out) {
-  // Until the server gains forced eviction it answers 501 NOT_IMPLEMENTED;
-  // the admin client turns that into an error saying nothing changed.
-  MT_ASSIGN_OR_RETURN(AdminReply reply, client.EvictObject(flags.key));
-  PrintDocument(out, reply.body, [&] {
-    std::string line =
-        "evicted '" + flags.key + "' from DRAM: freed " +
-        HumanBytes(static_cast<uint64_t>(Number(reply.body, "bytes_freed")));
-    const json& offloads = Field(reply.body, "offloads");
-    if (offloads.is_array() && !offloads.empty()) {
-      line += "; offloads queued first (HTTP " +
-              std::to_string(reply.http_status) + "): task " +
-              TaskList(offloads) +
-              " (the DRAM copy goes once they finish; 'mooncake-tierctl "
-              "offloads list')";
-    }
-    out.PrintLine(line);
-  });
-  return Status();
+              flags.key + "' shows its replicas"};
 }
 
 CLI::App& AddKeyCommand(CLI::App& objects, const char* name,
@@ -210,7 +169,9 @@ void RegisterObjectsCommands(CLI::App& app, CliContext& context) {
   OnAdminCommand(promote, context,
                  [promote_flags](AdminClient& client, Output& out,
                                  Failure* failure) -> Status {
-                   return RunPromote(*promote_flags, client, out, failure);
+                   return FinishPromote(
+                       client.PromoteObject(promote_flags->key),
+                       Target(*promote_flags), out, failure);
                  });
 
   auto evict_flags = std::make_shared<ObjectFlags>();
@@ -224,11 +185,14 @@ void RegisterObjectsCommands(CLI::App& app, CliContext& context) {
       "202). A server without forced eviction answers 501 NOT_IMPLEMENTED "
       "(exit 1, nothing changes). With -o json: "
       "{\"key\",\"bytes_freed\",\"offloads\"}.");
-  OnAdminCommand(
-      evict, context,
-      [evict_flags](AdminClient& client, Output& out, Failure*) -> Status {
-        return RunEvict(*evict_flags, client, out);
-      });
+  OnAdminCommand(evict, context,
+                 [evict_flags](AdminClient& client, Output& out,
+                               Failure* failure) -> Status {
+                   ActionTarget target = Target(*evict_flags);
+                   target.not_applicable_hint.clear();  // a promote's hint
+                   return FinishEvict(client.EvictObject(evict_flags->key),
+                                      target, out, failure);
+                 });
 }
 
 }  // namespace mooncake_tier::cli

@@ -41,6 +41,28 @@ void Output::PrintNote(std::string_view note) {
   err_.flush();
 }
 
+namespace {
+
+nlohmann::json ErrorFields(std::string_view reason, std::string_view code,
+                           std::string_view message, std::string_view hint,
+                           int http_status) {
+  nlohmann::json error = {{"reason", std::string(reason)},
+                          {"code", std::string(code)},
+                          {"message", std::string(message)}};
+  if (!hint.empty()) error["hint"] = std::string(hint);
+  if (http_status != 0) error["http_status"] = http_status;
+  return error;
+}
+
+}  // namespace
+
+nlohmann::json ErrorObject(const Status& status, const Failure& failure) {
+  return ErrorFields(
+      failure.reason.empty() ? ReasonName(status.reason()) : failure.reason,
+      failure.code.empty() ? CodeName(status.code()) : failure.code,
+      status.message(), failure.hint, failure.http_status);
+}
+
 void Output::PrintError(const Status& status, const Failure& failure) {
   PrintErrorDocument(
       failure.reason.empty() ? ReasonName(status.reason()) : failure.reason,
@@ -61,12 +83,7 @@ void Output::PrintErrorDocument(std::string_view reason, std::string_view code,
   err_ << '\n';
   err_.flush();
   if (!json()) return;
-  nlohmann::json error = {{"reason", std::string(reason)},
-                          {"code", std::string(code)},
-                          {"message", std::string(message)}};
-  if (!hint.empty()) error["hint"] = std::string(hint);
-  if (http_status != 0) error["http_status"] = http_status;
-  PrintJson({{"error", error}});
+  PrintJson({{"error", ErrorFields(reason, code, message, hint, http_status)}});
 }
 
 }  // namespace mooncake_tier::cli

@@ -25,6 +25,11 @@ enum class OutputFormat { kTable, kJson };
 
 struct Failure;  // cli/cli_context.h
 
+// {"reason","code","message"[,"hint"][,"http_status"]} of a failed
+// command, as PrintError reports it: the failure's (the server's) reason
+// and code when it has them, else the status's.
+nlohmann::json ErrorObject(const Status& status, const Failure& failure);
+
 class Output {
  public:
   // `out` and `err` must outlive the Output. `out_is_terminal` says whether

@@ -4,7 +4,6 @@
 
 #include "cli/admin_commands.h"
 #include "cli/format.h"
-#include "cli/table.h"
 
 namespace mooncake_tier::cli {
 namespace {
@@ -16,15 +15,7 @@ std::string Count(const json& object, const char* field) {
 }
 
 void PrintStatus(const json& s, Output& out) {
-  Table tiers({"TIER", "USED", "CAPACITY", "USE"});
-  for (const char* tier : {"memory", "local_disk"}) {
-    const json& t = Field(Field(s, "tiers"), tier);
-    tiers.AddRow(
-        {tier, HumanBytes(static_cast<uint64_t>(Number(t, "used_bytes"))),
-         HumanBytes(static_cast<uint64_t>(Number(t, "capacity_bytes"))),
-         Percent(Number(t, "used_ratio"))});
-  }
-  out.PrintTable(tiers);
+  PrintTierTable(Field(s, "tiers"), out);
   out.PrintLine("");
   const json& groups = Field(s, "groups");
   const json& promotions = Field(s, "promotions");

@@ -6,7 +6,14 @@
 // screen with ANSI codes; otherwise frames follow one another. With
 // -o json each frame is one JSON line (JSON Lines). --iterations N stops
 // after N frames (0: until interrupted).
+//
+// Frames keep to the --interval schedule; a read slower than the interval
+// delays the next frame, never makes a burst of them. A failed first read
+// ends top (the endpoint or token is wrong); after that, a failed read is
+// a frame showing the error ({"error": {...}} in json), top keeps going
+// and rates restart from the next good read.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -17,6 +24,7 @@
 
 #include "cli/admin_commands.h"
 #include "cli/format.h"
+#include "cli/output.h"
 #include "cli/table.h"
 
 namespace mooncake_tier::cli {
@@ -127,24 +135,21 @@ std::string RatioCell(const json& ratios, const char* field) {
   return value.is_number() ? Percent(value.get<double>()) : "-";
 }
 
-void PrintFrame(const json& frame, const std::string& endpoint, int64_t number,
-                const TopFlags& flags, Output& out) {
+std::string Title(const std::string& endpoint, int64_t number,
+                  const TopFlags& flags) {
   std::string title = "mooncake-tier top  " + endpoint + "  every " +
                       HumanMillis(flags.interval_ms) + "  frame " +
                       std::to_string(number);
   if (flags.iterations > 0) title += "/" + std::to_string(flags.iterations);
-  out.PrintLine(title);
+  return title;
+}
+
+void PrintFrame(const json& frame, const std::string& endpoint, int64_t number,
+                const TopFlags& flags, Output& out) {
+  out.PrintLine(Title(endpoint, number, flags));
   out.PrintLine("");
 
-  Table tiers({"TIER", "USED", "CAPACITY", "USE"});
-  for (const char* tier : {"memory", "local_disk"}) {
-    const json& t = Field(Field(frame, "tiers"), tier);
-    tiers.AddRow(
-        {tier, HumanBytes(static_cast<uint64_t>(Number(t, "used_bytes"))),
-         HumanBytes(static_cast<uint64_t>(Number(t, "capacity_bytes"))),
-         Percent(Number(t, "used_ratio"))});
-  }
-  out.PrintTable(tiers);
+  PrintTierTable(Field(frame, "tiers"), out);
   out.PrintLine("");
 
   const json& gets = Field(frame, "gets");
@@ -187,34 +192,74 @@ void PrintFrame(const json& frame, const std::string& endpoint, int64_t number,
   }
 }
 
-Status RunTop(const TopFlags& flags, AdminClient& client, Output& out) {
+// Starts a frame: clears the screen on a terminal, else separates it from
+// the one before.
+void StartFrame(int64_t number, Output& out) {
+  if (out.out_is_terminal()) {
+    out.PrintRaw(
+        std::as_bytes(std::span(kClearScreen)).first(sizeof(kClearScreen) - 1));
+  } else if (number > 1) {
+    out.PrintLine("");
+  }
+}
+
+void PrintJsonLine(const json& document, Output& out) {
+  // One compact document per line (JSON Lines).
+  const std::string line =
+      document.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  out.PrintRaw(std::as_bytes(std::span(line.data(), line.size())));
+}
+
+// A frame for a read that failed: the error as the command would report
+// it, and that top goes on.
+void PrintErrorFrame(const Status& status, const Failure& failure,
+                     const std::string& endpoint, int64_t number,
+                     const TopFlags& flags, Output& out) {
+  const json error = ErrorObject(status, failure);
+  if (out.json()) return PrintJsonLine({{"error", error}}, out);
+  StartFrame(number, out);
+  out.PrintLine(Title(endpoint, number, flags));
+  out.PrintLine("");
+  std::string line =
+      "error: " + error.value("reason", "") + ": " + error.value("message", "");
+  if (!failure.hint.empty()) line += " (" + failure.hint + ")";
+  out.PrintLine(line);
+  out.PrintLine("(retrying; rates restart from the next good read)");
+}
+
+Status RunTop(const TopFlags& flags, AdminClient& client, Output& out,
+              Failure* failure) {
   const auto interval = std::chrono::milliseconds(flags.interval_ms);
+  const std::string& endpoint = client.options().endpoint;
   std::optional<Snapshot> before;
+  bool shown = false;  // a good frame was shown
   Clock::time_point next = Clock::now();
   for (int64_t frame = 1; flags.iterations == 0 || frame <= flags.iterations;
        ++frame) {
     if (frame > 1) {
-      // Ticks on a fixed schedule, so slow reads do not stretch it.
-      next += interval;
+      // The next tick of the schedule, or now when a slow read overran it:
+      // a late frame comes at once, and the schedule restarts from it
+      // rather than catching up with a burst.
+      next = std::max(next + interval, Clock::now());
       std::this_thread::sleep_until(next);
     }
-    MT_ASSIGN_OR_RETURN(json status, client.GetStatus());
-    Snapshot now{std::move(status), Clock::now()};
+    Result<json> status = client.GetStatus();
+    if (!status.ok()) {
+      if (!shown) return status.status();
+      PrintErrorFrame(status.status(), *failure, endpoint, frame, flags, out);
+      *failure = Failure();  // shown; not the command's failure
+      before.reset();
+      continue;
+    }
+    Snapshot now{std::move(status).value(), Clock::now()};
     const json document = Frame(before, now);
     if (out.json()) {
-      // One compact document per line (JSON Lines).
-      const std::string line =
-          document.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-      out.PrintRaw(std::as_bytes(std::span(line.data(), line.size())));
+      PrintJsonLine(document, out);
     } else {
-      if (out.out_is_terminal()) {
-        out.PrintRaw(std::as_bytes(std::span(kClearScreen))
-                         .first(sizeof(kClearScreen) - 1));
-      } else if (frame > 1) {
-        out.PrintLine("");
-      }
-      PrintFrame(document, client.options().endpoint, frame, flags, out);
+      StartFrame(frame, out);
+      PrintFrame(document, endpoint, frame, flags, out);
     }
+    shown = true;
     before = std::move(now);
   }
   return Status();
@@ -246,11 +291,15 @@ void RegisterTopCommand(CLI::App& app, CliContext& context) {
       "reads over the time between them, so the first frame has none. On a "
       "terminal each frame clears the screen (ANSI codes); otherwise frames "
       "follow one another, separated by a blank line. With -o json: one "
-      "JSON document per frame and line (JSON Lines).");
-  OnAdminCommand(top, context,
-                 [flags](AdminClient& client, Output& out, Failure*) -> Status {
-                   return RunTop(*flags, client, out);
-                 });
+      "JSON document per frame and line (JSON Lines). A failed first read "
+      "ends top (exit 1); a later one is shown as a frame ({\"error\":...} "
+      "in json) and top keeps going, its rates restarting from the next "
+      "good read.");
+  OnAdminCommand(
+      top, context,
+      [flags](AdminClient& client, Output& out, Failure* failure) -> Status {
+        return RunTop(*flags, client, out, failure);
+      });
 }
 
 }  // namespace mooncake_tier::cli

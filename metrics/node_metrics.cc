@@ -5,7 +5,6 @@
 #include <string_view>
 
 #include "metrics/family_set.h"
-#include "node/latency_histogram.h"
 
 namespace mooncake_tier::metrics {
 namespace {

@@ -5,10 +5,10 @@
 #include <chrono>
 #include <cstring>
 
+#include "core/latency_histogram.h"
 #include "core/master_link.h"
 #include "metrics/metric_catalog.h"
 #include "metrics/text_exposition.h"
-#include "node/latency_histogram.h"
 #include "node/memory_ssd_device.h"
 #include "tests/support/prometheus_text.h"
 #include "transport/in_process_transport.h"
@@ -150,7 +150,7 @@ TEST_F(NodeMetricsTest, PendingTasksCountWorkNotYetStarted) {
 }
 
 TEST(LatencyHistogramTest, SamplesLandInTheirBucket) {
-  LatencyHistogram histogram;
+  LatencyHistogram histogram(kIoLatencyBounds);
   histogram.Record(std::chrono::microseconds(10));  // on the first bound
   histogram.Record(std::chrono::microseconds(11));
   histogram.Record(std::chrono::seconds(10));      // beyond the last bound
@@ -161,6 +161,7 @@ TEST(LatencyHistogramTest, SamplesLandInTheirBucket) {
   EXPECT_EQ(s.buckets[1], 1u);
   EXPECT_EQ(s.buckets.back(), 1u);
   EXPECT_EQ(s.sum_ns, 10000u + 11000u + 10000000000u);
+  EXPECT_EQ(s.max_ns, 10000000000u);
 }
 
 }  // namespace

@@ -147,9 +147,7 @@ void SsdStore::RunPutRound(std::span<const SsdWrite> writes,
     pending[k].put = &write;
     pending[k].bytes = PutRecordBytes(write);
   }
-  const auto start = std::chrono::steady_clock::now();
-  WriteRecords(pending);
-  counters_.write_latency.Record(std::chrono::steady_clock::now() - start);
+  WriteRecords(pending, &counters_.write_latency);
   for (size_t k = 0; k < indices.size(); ++k) {
     statuses[indices[k]] = pending[k].status;
     if (pending[k].status.ok()) {
@@ -189,7 +187,8 @@ std::vector<Status> SsdStore::RemoveBatch(
   return statuses;
 }
 
-void SsdStore::WriteRecords(std::span<PendingWrite> writes) {
+void SsdStore::WriteRecords(std::span<PendingWrite> writes,
+                            LatencyHistogram* device_time) {
   Reserve(writes);
   for (PendingWrite& w : writes) {
     if (!w.admitted || w.skipped) continue;
@@ -201,7 +200,10 @@ void SsdStore::WriteRecords(std::span<PendingWrite> writes) {
       SsdRecord::Tombstone(w.key, w.sequence).Encode({}, w.buffer.span());
     }  // moved records arrive with their bytes in w.buffer
   }
-  WriteToFiles(writes);
+  const auto start = std::chrono::steady_clock::now();
+  if (WriteToFiles(writes) && device_time != nullptr) {
+    device_time->Record(std::chrono::steady_clock::now() - start);
+  }
   Publish(writes);
   for (PendingWrite& w : writes) buffers_.Put(std::move(w.buffer));
 }
@@ -319,7 +321,7 @@ Status SsdStore::RollActiveFileLocked() {
   return Status::Ok();
 }
 
-void SsdStore::WriteToFiles(std::span<PendingWrite> writes) {
+bool SsdStore::WriteToFiles(std::span<PendingWrite> writes) {
   std::vector<SsdFile*> files;
   for (const auto& w : writes) {
     if (w.admitted && !w.skipped &&
@@ -356,6 +358,7 @@ void SsdStore::WriteToFiles(std::span<PendingWrite> writes) {
           status.ok() ? Status(ErrorReason::kIoError, "short write") : status;
     }
   }
+  return !files.empty();
 }
 
 void SsdStore::Publish(std::span<PendingWrite> writes) {

@@ -22,6 +22,7 @@
 // admitted, so the index and a later recovery scan agree on the winner.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -35,12 +36,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
+#include "core/latency_histogram.h"
 #include "core/mutex.h"
 #include "mooncake_tier/status.h"
 #include "mooncake_tier/types.h"
 #include "node/aligned_buffer.h"
 #include "node/aligned_buffer_pool.h"
-#include "node/latency_histogram.h"
 #include "node/ssd_device.h"
 
 namespace mooncake_tier {
@@ -87,6 +88,19 @@ struct SsdRecordInfo {
   std::optional<GroupSpec> group;
 };
 
+// Bucket bounds of the store's batch latency histograms. Chosen for SSD
+// batches: a page-cache hit is microseconds, an io_uring batch on a loaded
+// device milliseconds, a stalled device seconds.
+inline constexpr LatencyBounds kIoLatencyBounds = {
+    std::chrono::microseconds(10),      std::chrono::microseconds(25),
+    std::chrono::microseconds(50),      std::chrono::microseconds(100),
+    std::chrono::microseconds(250),     std::chrono::microseconds(500),
+    std::chrono::microseconds(1000),    std::chrono::microseconds(2500),
+    std::chrono::microseconds(5000),    std::chrono::microseconds(10000),
+    std::chrono::microseconds(25000),   std::chrono::microseconds(50000),
+    std::chrono::microseconds(100000),  std::chrono::microseconds(250000),
+    std::chrono::microseconds(1000000), std::chrono::microseconds(2500000)};
+
 struct SsdStoreStats {
   uint64_t live_records = 0;
   uint64_t live_bytes = 0;  // value bytes of live records
@@ -104,7 +118,8 @@ struct SsdStoreStats {
   uint64_t read_errors = 0;
   uint64_t write_errors = 0;
   // Device time of each read batch (ReadBatch) and put round (PutBatch)
-  // that did I/O: one sample per batch, not per record.
+  // that did I/O: one sample per batch, not per record. A put round's
+  // sample is its device write only (not admission or encoding).
   LatencySnapshot read_latency;
   LatencySnapshot write_latency;
 };
@@ -246,8 +261,8 @@ class SsdStore {
     std::atomic<uint64_t> compacted_bytes_reclaimed{0};
     std::atomic<uint64_t> read_errors{0};
     std::atomic<uint64_t> write_errors{0};
-    LatencyHistogram read_latency;
-    LatencyHistogram write_latency;
+    LatencyHistogram read_latency{kIoLatencyBounds};
+    LatencyHistogram write_latency{kIoLatencyBounds};
   };
 
   struct ScanEntry;
@@ -270,7 +285,10 @@ class SsdStore {
 
   // The write path shared by puts, removes, tombstones and compaction:
   // admit (space, sequence, per-key order), fill, write, publish.
-  void WriteRecords(std::span<PendingWrite> writes);
+  // `device_time`, if given, gets the time of the device write when one was
+  // issued.
+  void WriteRecords(std::span<PendingWrite> writes,
+                    LatencyHistogram* device_time = nullptr);
   void Reserve(std::span<PendingWrite> writes);
   Status ReserveOneLocked(PendingWrite& write,
                           absl::flat_hash_set<std::string_view>& removed)
@@ -278,8 +296,9 @@ class SsdStore {
   Status RollActiveFileLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Fills w.buffer (and direct_bytes) for an admitted put.
   void EncodePut(PendingWrite& w);
-  // Sends every admitted write to its file, one WriteBatch per file.
-  static void WriteToFiles(std::span<PendingWrite> writes);
+  // Sends every admitted write to its file, one WriteBatch per file. False
+  // when there was nothing to write (no I/O issued).
+  static bool WriteToFiles(std::span<PendingWrite> writes);
   void Publish(std::span<PendingWrite> writes);
   void PublishOneLocked(PendingWrite& write)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);

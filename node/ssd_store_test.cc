@@ -51,6 +51,11 @@ TEST_P(SsdStoreTest, RoundTripsValuesOfManySizes) {
   uint64_t in_buckets = 0;
   for (uint64_t n : stats.read_latency.buckets) in_buckets += n;
   EXPECT_EQ(in_buckets, stats.read_latency.count);
+  // Neither does a put batch of invalid entries only.
+  const std::vector<std::byte> v = Value(10, 1);
+  const std::vector<SsdWrite> invalid = {{"", std::nullopt, v}};
+  EXPECT_EQ(store_->PutBatch(invalid)[0].reason(), ErrorReason::kInvalidKey);
+  EXPECT_EQ(store_->stats().write_latency.count, sizes.size());
   // A miss does no I/O and takes no sample.
   std::vector<std::byte> buffer(16);
   EXPECT_FALSE(store_->Get("absent", buffer).ok());
@@ -245,6 +250,9 @@ TEST_P(SsdStoreTest, NoSpaceChangesNothingAndCompactionMakesRoom) {
   EXPECT_EQ(still.file_bytes, full.file_bytes);
   EXPECT_EQ(still.live_records, full.live_records);
   EXPECT_EQ(still.records_written, full.records_written);
+  // Refused put rounds wrote nothing, so they take no latency sample.
+  EXPECT_EQ(full.write_latency.count, fit);
+  EXPECT_EQ(still.write_latency.count, fit);
   EXPECT_EQ(ReadReason("extra"), ErrorReason::kObjectNotFound);
   EXPECT_LE(still.file_bytes, still.capacity_bytes);
   ExpectValue("n0", Value(8000, 0));

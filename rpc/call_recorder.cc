@@ -1,6 +1,7 @@
 #include "rpc/call_recorder.h"
 
-#include <algorithm>
+#include <memory>
+#include <utility>
 
 namespace mooncake_tier::rpc {
 
@@ -27,12 +28,6 @@ constexpr std::array<std::string_view, kGrpcCodeCount> kCodeNames = {
 };
 constexpr int kUnknownCode = 2;
 
-size_t BucketOf(Duration latency) {
-  const auto it =
-      std::lower_bound(kLatencyBounds.begin(), kLatencyBounds.end(), latency);
-  return static_cast<size_t>(it - kLatencyBounds.begin());
-}
-
 }  // namespace
 
 std::string_view GrpcCodeName(int code) {
@@ -43,15 +38,17 @@ std::string_view GrpcCodeName(int code) {
 }
 
 struct CallRecorder::Slot {
-  std::atomic<uint64_t> calls{0};
-  std::atomic<uint64_t> latency_sum_ns{0};
-  std::atomic<uint64_t> latency_max_ns{0};
   std::array<std::atomic<uint64_t>, kGrpcCodeCount> by_code{};
-  std::array<std::atomic<uint64_t>, kLatencyBounds.size() + 1> buckets{};
+  LatencyHistogram latency{kLatencyBounds};
 };
 
 CallRecorder::CallRecorder(std::vector<std::string> methods)
-    : names_(std::move(methods)), slots_(new Slot[names_.size()]) {}
+    : names_(std::move(methods)) {
+  slots_.reserve(names_.size());
+  for (size_t i = 0; i < names_.size(); ++i) {
+    slots_.push_back(std::make_unique<Slot>());
+  }
+}
 
 CallRecorder::~CallRecorder() = default;
 
@@ -60,35 +57,24 @@ void CallRecorder::Record(size_t method, int code, Duration latency) {
   if (code < 0 || static_cast<size_t>(code) >= kGrpcCodeCount) {
     code = kUnknownCode;
   }
-  const uint64_t ns =
-      static_cast<uint64_t>(std::max<int64_t>(0, latency.count()));
-  Slot& slot = slots_[method];
-  constexpr auto kRelaxed = std::memory_order_relaxed;
-  slot.calls.fetch_add(1, kRelaxed);
-  slot.latency_sum_ns.fetch_add(ns, kRelaxed);
-  uint64_t max = slot.latency_max_ns.load(kRelaxed);
-  while (ns > max &&
-         !slot.latency_max_ns.compare_exchange_weak(max, ns, kRelaxed)) {
-  }
-  slot.by_code[code].fetch_add(1, kRelaxed);
-  slot.buckets[BucketOf(latency)].fetch_add(1, kRelaxed);
+  Slot& slot = *slots_[method];
+  slot.by_code[code].fetch_add(1, std::memory_order_relaxed);
+  slot.latency.Record(latency);
 }
 
 CallStats CallRecorder::Get(size_t method) const {
   CallStats stats;
   if (method >= names_.size()) return stats;
-  const Slot& slot = slots_[method];
-  constexpr auto kRelaxed = std::memory_order_relaxed;
+  const Slot& slot = *slots_[method];
   stats.method = names_[method];
-  stats.calls = slot.calls.load(kRelaxed);
-  stats.latency_sum_ns = slot.latency_sum_ns.load(kRelaxed);
-  stats.latency_max_ns = slot.latency_max_ns.load(kRelaxed);
   for (size_t i = 0; i < kGrpcCodeCount; ++i) {
-    stats.by_code[i] = slot.by_code[i].load(kRelaxed);
+    stats.by_code[i] = slot.by_code[i].load(std::memory_order_relaxed);
   }
-  for (size_t i = 0; i < stats.latency_buckets.size(); ++i) {
-    stats.latency_buckets[i] = slot.buckets[i].load(kRelaxed);
-  }
+  const LatencySnapshot latency = slot.latency.Snapshot();
+  stats.calls = latency.count;
+  stats.latency_sum_ns = latency.sum_ns;
+  stats.latency_max_ns = latency.max_ns;
+  stats.latency_buckets = latency.buckets;
   return stats;
 }
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/latency_histogram.h"
 
 namespace mooncake_tier::rpc {
 
@@ -36,7 +37,7 @@ std::string_view GrpcCodeName(int code);
 
 // Upper bounds of the latency histogram buckets; a last, unbounded bucket
 // follows. Chosen for a metadata RPC: tens of microseconds to seconds.
-inline constexpr std::array<Duration, 16> kLatencyBounds = {
+inline constexpr LatencyBounds kLatencyBounds = {
     std::chrono::microseconds(50),   std::chrono::microseconds(100),
     std::chrono::microseconds(250),  std::chrono::microseconds(500),
     std::chrono::milliseconds(1),    std::chrono::microseconds(2500),
@@ -57,7 +58,7 @@ struct CallStats {
   // Calls per latency bucket (not cumulative): bucket i counts latencies
   // <= kLatencyBounds[i] and above the previous bound; the last bucket the
   // rest.
-  std::array<uint64_t, kLatencyBounds.size() + 1> latency_buckets{};
+  std::array<uint64_t, kLatencyBoundCount + 1> latency_buckets{};
 };
 
 class CallRecorder {
@@ -96,7 +97,7 @@ class CallRecorder {
  private:
   struct Slot;
   const std::vector<std::string> names_;
-  std::unique_ptr<Slot[]> slots_;
+  std::vector<std::unique_ptr<Slot>> slots_;
 };
 
 }  // namespace mooncake_tier::rpc

@@ -6,23 +6,28 @@
 // exits 1 with a hint, bad usage exits 2, an unreachable endpoint exits 1
 // at once; environment variables; percent-encoded keys; `top`.
 //
-// At the end, a smoke test runs tierctl against the real daemon of this
-// tree when it serves the admin API (`--admin-listen`), and skips
-// otherwise.
+// A storage node's admin port, and `top` against a stand-in status
+// server (a failed read, a slow read). At the end, a smoke test runs
+// tierctl against the real daemon of this tree (`--admin-listen`).
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "admin_server/admin_server.h"
 #include "admin_server/master_admin_facade.h"
+#include "admin_server/node_admin_server.h"
+#include "httplib.h"
 #include "metrics/master_metrics.h"
 #include "metrics/text_exposition.h"
 #include "rpc/call_recorder.h"
@@ -54,6 +59,18 @@ json Json(const CommandResult& result) {
   json document = json::parse(result.out, nullptr, /*allow_exceptions=*/false);
   EXPECT_FALSE(document.is_discarded()) << "not JSON: " << result.out;
   return document;
+}
+
+// The JSON Lines documents on stdout (`top -o json`); a line that does not
+// parse fails the test.
+std::vector<json> JsonLines(const CommandResult& result) {
+  std::istringstream in(result.out);
+  std::vector<json> documents;
+  for (std::string line; std::getline(in, line);) {
+    documents.push_back(json::parse(line, nullptr, false));
+    EXPECT_FALSE(documents.back().is_discarded()) << line;
+  }
+  return documents;
 }
 
 // `tierctl` with the environment cleared of the CLI's variables and set to
@@ -540,12 +557,7 @@ TEST_F(TierctlAdminTest, TopRefreshesWithRatesAndStops) {
   CommandResult lines =
       Ctl({"top", "--iterations", "2", "--interval", "50ms", "-o", "json"});
   ASSERT_EQ(lines.exit_code, kOk) << lines.err;
-  std::istringstream in(lines.out);
-  std::vector<json> frames;
-  for (std::string line; std::getline(in, line);) {
-    frames.push_back(json::parse(line, nullptr, false));
-    ASSERT_FALSE(frames.back().is_discarded()) << line;
-  }
+  std::vector<json> frames = JsonLines(lines);
   ASSERT_EQ(frames.size(), 2u);
   EXPECT_TRUE(frames[0]["interval_seconds"].is_null());
   EXPECT_TRUE(frames[0]["promotions"]["completed_per_second"].is_null());
@@ -606,6 +618,143 @@ TEST_F(TierctlAdminTest, UnreachableEndpointFailsFastNamingTheAddress) {
   EXPECT_TRUE(Contains(wrong_api.err, "admin API")) << wrong_api.err;
 }
 
+// A storage node's admin port answers /api/ with 404 SERVED_BY_MASTER: an
+// error (1) with a hint naming the master's admin address, never "not
+// found" (3).
+TEST(TierctlNodePortTest, AStorageNodesAdminPortIsAnErrorWithAHint) {
+  admin::AdminServerOptions options;
+  options.port = 0;
+  auto node = admin::NodeAdminServer::Start(options, "n1", nullptr);
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  const std::string endpoint =
+      "http://127.0.0.1:" + std::to_string((*node)->port());
+  for (const std::vector<std::string>& command :
+       std::vector<std::vector<std::string>>{{"status"},
+                                             {"objects", "get", "k"}}) {
+    std::vector<std::string> args = {"--endpoint", endpoint};
+    args.insert(args.end(), command.begin(), command.end());
+    CommandResult result = Tierctl({}, args);
+    EXPECT_EQ(result.exit_code, kError) << command[0] << ": " << result.err;
+    EXPECT_TRUE(Contains(result.err, "SERVED_BY_MASTER")) << result.err;
+    EXPECT_TRUE(Contains(result.err, "storage node's admin port"))
+        << result.err;
+    EXPECT_TRUE(Contains(result.err, "127.0.0.1:9003")) << result.err;
+  }
+  CommandResult json_result =
+      Tierctl({}, {"--endpoint", endpoint, "status", "-o", "json"});
+  EXPECT_EQ(json_result.exit_code, kError);
+  EXPECT_EQ(Json(json_result)["error"]["reason"], "SERVED_BY_MASTER");
+}
+
+// A stand-in admin API for `top`: GET /api/v1/status answers a small
+// document with objects = the request's number, except that the requests
+// in `fail` answer 503 and the ones in `slow` come after `delay`.
+class FakeStatusServer {
+ public:
+  FakeStatusServer(std::vector<int> fail, std::vector<int> slow,
+                   std::chrono::milliseconds delay)
+      : fail_(std::move(fail)), slow_(std::move(slow)), delay_(delay) {
+    server_.Get("/api/v1/status", [this](const httplib::Request&,
+                                         httplib::Response& res) {
+      const int n = ++requests_;
+      if (std::find(slow_.begin(), slow_.end(), n) != slow_.end()) {
+        std::this_thread::sleep_for(delay_);
+      }
+      if (std::find(fail_.begin(), fail_.end(), n) != fail_.end()) {
+        res.status = 503;
+        res.set_content(R"({"error":{"code":"UNAVAILABLE","reason":)"
+                        R"("NOT_READY","message":"not serving yet"}})",
+                        "application/json");
+        return;
+      }
+      res.set_content(json{{"objects", n}, {"gets", {{"miss", n}}}}.dump(),
+                      "application/json");
+    });
+    // Small answers without the delayed-ACK wait, so reads take well under
+    // the intervals the tests use.
+    server_.set_tcp_nodelay(true);
+    // Bound before the thread starts: a connection made before it accepts
+    // waits in the listen backlog.
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~FakeStatusServer() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string endpoint() const {
+    return "http://127.0.0.1:" + std::to_string(port_);
+  }
+
+ private:
+  const std::vector<int> fail_;
+  const std::vector<int> slow_;
+  const std::chrono::milliseconds delay_;
+  std::atomic<int> requests_{0};
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// A read that fails after the first good one is a frame showing the error;
+// top goes on and its rates restart from the next good read.
+TEST(TierctlTopTest, ATransientErrorIsAFrameAndTopGoesOn) {
+  FakeStatusServer server({2}, {}, std::chrono::milliseconds(0));
+  CommandResult lines =
+      Tierctl({}, {"--endpoint", server.endpoint(), "top", "--iterations", "4",
+                   "--interval", "20ms", "-o", "json"});
+  ASSERT_EQ(lines.exit_code, kOk) << lines.err;
+  std::vector<json> frames = JsonLines(lines);
+  ASSERT_EQ(frames.size(), 4u) << lines.out;
+  EXPECT_EQ(frames[0]["objects"], 1);
+  EXPECT_EQ(frames[1]["error"]["reason"], "NOT_READY") << frames[1];
+  EXPECT_EQ(frames[1]["error"]["http_status"], 503) << frames[1];
+  EXPECT_EQ(frames[2]["objects"], 3);
+  EXPECT_TRUE(frames[2]["interval_seconds"].is_null()) << frames[2];
+  EXPECT_TRUE(frames[3]["interval_seconds"].is_number()) << frames[3];
+  EXPECT_EQ(frames[3]["objects"], 4);
+
+  FakeStatusServer table_server({2}, {}, std::chrono::milliseconds(0));
+  CommandResult table =
+      Tierctl({}, {"--endpoint", table_server.endpoint(), "top", "--iterations",
+                   "3", "--interval", "20ms"});
+  ASSERT_EQ(table.exit_code, kOk) << table.err;
+  EXPECT_TRUE(Contains(table.out, "frame 2/3")) << table.out;
+  EXPECT_TRUE(Contains(table.out, "error: NOT_READY: not serving yet"))
+      << table.out;
+  EXPECT_TRUE(Contains(table.out, "frame 3/3")) << table.out;
+
+  // A failed first read ends top: the endpoint or the token is wrong.
+  FakeStatusServer failing({1}, {}, std::chrono::milliseconds(0));
+  CommandResult first = Tierctl(
+      {}, {"--endpoint", failing.endpoint(), "top", "--iterations", "3"});
+  EXPECT_EQ(first.exit_code, kError);
+  EXPECT_TRUE(Contains(first.err, "NOT_READY")) << first.err;
+  EXPECT_FALSE(Contains(first.out, "frame")) << first.out;
+}
+
+// After a read slower than the interval, the frames keep the interval
+// rather than firing a burst to catch up.
+TEST(TierctlTopTest, ASlowReadDoesNotCauseABurst) {
+  FakeStatusServer server({}, {2}, std::chrono::milliseconds(400));
+  CommandResult lines =
+      Tierctl({}, {"--endpoint", server.endpoint(), "top", "--iterations", "5",
+                   "--interval", "50ms", "-o", "json"});
+  ASSERT_EQ(lines.exit_code, kOk) << lines.err;
+  std::vector<json> frames = JsonLines(lines);
+  ASSERT_EQ(frames.size(), 5u) << lines.out;
+  // Frame 3 comes at once after the slow frame 2, then the schedule
+  // restarts from it: frames 4 and 5 take about two intervals (at least one
+  // even if a wake-up is late). A burst catching up with the old schedule
+  // would fire them within a few milliseconds of frame 3.
+  double after_frame_3 = 0;
+  for (size_t i : {3u, 4u}) {
+    ASSERT_TRUE(frames[i]["interval_seconds"].is_number()) << frames[i];
+    after_frame_3 += frames[i]["interval_seconds"].get<double>();
+  }
+  EXPECT_GE(after_frame_3, 0.045) << lines.out;
+}
+
 TEST_F(TierctlAdminTest, EnvironmentGivesEndpointAndTokenAndFlagsWin) {
   h_.AddNode("n1", kMiB, 64 * kMiB);
   ASSERT_TRUE(h_.Put("k", kObj).ok());
@@ -656,14 +805,14 @@ TEST_F(TierctlAdminTest, HelpListsTheCommandGroups) {
 
 #ifdef MT_TIERD_PATH
 // Runs `mooncake-tierd standalone` with its admin API on a free port and
-// drives it with tierctl. Skips while the daemon lacks --admin-listen.
+// drives it with tierctl.
 TEST(TierctlDaemonSmokeTest, StatusAndConfigAgainstARealDaemon) {
   Result<CommandResult> help =
       RunCommand({MT_TIERD_PATH, "standalone", "--help"});
   ASSERT_TRUE(help.ok()) << help.status().ToString();
-  if (!Contains(help->out, "--admin-listen")) {
-    GTEST_SKIP() << "this mooncake-tierd has no --admin-listen yet";
-  }
+  ASSERT_TRUE(Contains(help->out, "--admin-listen"))
+      << "mooncake-tierd standalone lost --admin-listen:\n"
+      << help->out;
   TempDir dir;
   const std::string ready = dir.path() + "/ready";
   SubprocessOptions options;
