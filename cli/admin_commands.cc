@@ -100,8 +100,8 @@ Status FinishPromote(Result<AdminReply> reply, const ActionTarget& target,
 
 Status FinishEvict(Result<AdminReply> reply, const ActionTarget& target,
                    Output& out, Failure* failure) {
-  // Until the server gains forced eviction it answers 501 NOT_IMPLEMENTED;
-  // the admin client turns that into an error saying nothing changed.
+  // A refusal (409: no DRAM copy, filling group, in use) arrives as an
+  // error saying nothing changed.
   if (!reply.ok()) return Refused(reply, target, failure);
   PrintDocument(out, reply->body, [&] {
     std::string line =

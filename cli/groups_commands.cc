@@ -139,8 +139,10 @@ void RegisterGroupsCommands(CLI::App& app, CliContext& context) {
       "offload is on)",
       *evict_flags);
   evict.footer(
-      "A server without forced eviction answers 501 NOT_IMPLEMENTED (exit "
-      "1, nothing changes). With -o json: {\"group\",\"bytes_freed\","
+      "Prints the bytes freed, or the offload tasks queued first (HTTP 202; "
+      "the group leaves DRAM when every member is on SSD). A group still "
+      "filling or in use is refused (409, exit 1, nothing changes). With "
+      "-o json: {\"group\",\"bytes_freed\","
       "\"offloads\"}.");
   OnAdminCommand(evict, context,
                  [evict_flags](AdminClient& client, Output& out,

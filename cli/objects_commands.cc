@@ -182,8 +182,8 @@ void RegisterObjectsCommands(CLI::App& app, CliContext& context) {
       *evict_flags);
   evict.footer(
       "Prints the bytes freed, or the offload tasks queued first (HTTP "
-      "202). A server without forced eviction answers 501 NOT_IMPLEMENTED "
-      "(exit 1, nothing changes). With -o json: "
+      "202). An object without a DRAM copy or in use is refused (409, "
+      "exit 1, nothing changes). With -o json: "
       "{\"key\",\"bytes_freed\",\"offloads\"}.");
   OnAdminCommand(evict, context,
                  [evict_flags](AdminClient& client, Output& out,
