@@ -7,8 +7,8 @@
 // at once; environment variables; percent-encoded keys; `top`.
 //
 // A storage node's admin port, and `top` against a stand-in status
-// server (a failed read, a slow read). At the end, a smoke test runs
-// tierctl against the real daemon of this tree (`--admin-listen`).
+// server (a failed read, a slow read). tierctl_daemon_test.cc runs every
+// command against the real daemon of this tree.
 
 #include <gtest/gtest.h>
 
@@ -31,6 +31,7 @@
 #include "metrics/master_metrics.h"
 #include "metrics/text_exposition.h"
 #include "rpc/call_recorder.h"
+#include "tests/integration/tierctl_test_util.h"
 #include "tests/support/master_harness.h"
 #include "tests/support/run_command.h"
 #include "tests/support/subprocess.h"
@@ -39,56 +40,10 @@
 namespace mooncake_tier::testing {
 namespace {
 
-using nlohmann::json;
+using namespace tierctl;  // NOLINT(build/namespaces): test helpers
 
-constexpr int kOk = 0;
-constexpr int kError = 1;
-constexpr int kUsage = 2;
-constexpr int kNotFound = 3;
-
-constexpr char kToken[] = "s3cret";
 constexpr uint64_t kMiB = 1 << 20;
 constexpr uint64_t kObj = 4096;
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// The JSON document on stdout; a parse failure fails the test.
-json Json(const CommandResult& result) {
-  json document = json::parse(result.out, nullptr, /*allow_exceptions=*/false);
-  EXPECT_FALSE(document.is_discarded()) << "not JSON: " << result.out;
-  return document;
-}
-
-// The JSON Lines documents on stdout (`top -o json`); a line that does not
-// parse fails the test.
-std::vector<json> JsonLines(const CommandResult& result) {
-  std::istringstream in(result.out);
-  std::vector<json> documents;
-  for (std::string line; std::getline(in, line);) {
-    documents.push_back(json::parse(line, nullptr, false));
-    EXPECT_FALSE(documents.back().is_discarded()) << line;
-  }
-  return documents;
-}
-
-// `tierctl` with the environment cleared of the CLI's variables and set to
-// `env` ("NAME=value" items), through env(1), so that a variable of the
-// test run never leaks in.
-CommandResult Tierctl(
-    const std::vector<std::string>& env, const std::vector<std::string>& args,
-    std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
-  std::vector<std::string> argv = {"/usr/bin/env", "-u",
-                                   "MOONCAKE_TIER_ENDPOINT", "-u",
-                                   "MOONCAKE_TIER_TOKEN"};
-  argv.insert(argv.end(), env.begin(), env.end());
-  argv.push_back(MT_TIERCTL_PATH);
-  argv.insert(argv.end(), args.begin(), args.end());
-  Result<CommandResult> result = RunCommand(argv, timeout);
-  EXPECT_TRUE(result.ok()) << result.status().ToString();
-  return result.ok() ? *result : CommandResult();
-}
 
 class TierctlAdminTest : public ::testing::Test {
  protected:
@@ -800,129 +755,6 @@ TEST_F(TierctlAdminTest, HelpListsTheCommandGroups) {
   EXPECT_EQ(set_help.exit_code, kOk);
   EXPECT_TRUE(Contains(set_help.out, "30s")) << set_help.out;
 }
-
-// ---- Against the daemon of this tree --------------------------------------
-
-#ifdef MT_TIERD_PATH
-// Runs `mooncake-tierd standalone` with its admin API on a free port, puts
-// data with `kv put`, and drives every admin command against it.
-TEST(TierctlDaemonTest, EveryCommandAgainstARealDaemon) {
-  Result<CommandResult> help =
-      RunCommand({MT_TIERD_PATH, "standalone", "--help"});
-  ASSERT_TRUE(help.ok()) << help.status().ToString();
-  ASSERT_TRUE(Contains(help->out, "--admin-listen"))
-      << "mooncake-tierd standalone lost --admin-listen:\n"
-      << help->out;
-  TempDir dir;
-  const std::string ready = dir.path() + "/ready";
-  SubprocessOptions options;
-  options.binary = MT_TIERD_PATH;
-  options.args = {"standalone",     "--listen",          "127.0.0.1:0",
-                  "--admin-listen", "127.0.0.1:0",       "--admin-token",
-                  kToken,           "--ready-file",      ready,
-                  "--ssd-dir",      dir.path() + "/ssd", "--dram",
-                  "16MiB"};
-  options.output_dir = dir.path();
-  Result<std::unique_ptr<Subprocess>> daemon = Subprocess::Start(options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
-  ASSERT_TRUE(WaitForFile(ready, std::chrono::seconds(30)))
-      << (*daemon)->OutputTail();
-  const std::string contents = ReadFileOrEmpty(ready);
-  const size_t at = contents.find("admin_address=");
-  ASSERT_NE(at, std::string::npos) << contents;
-  const std::string address =
-      contents.substr(at + 14, contents.find('\n', at) - at - 14);
-  const std::string endpoint = "http://" + address;
-
-  const size_t master_at = contents.find("master_address=");
-  ASSERT_NE(master_at, std::string::npos) << contents;
-  const std::string master = contents.substr(
-      master_at + 15, contents.find('\n', master_at) - master_at - 15);
-
-  // Data through the data path: one ungrouped object, a complete group of
-  // two and a group still filling.
-  auto kv_put = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"kv", "put"});
-    args.insert(args.end(), {"--master", master});
-    const CommandResult put = Tierctl({}, args);
-    EXPECT_EQ(put.exit_code, kOk) << put.err;
-  };
-  kv_put({"plain/one", "--value", "hello"});
-  kv_put({"plain/two", "--value", "bye"});
-  kv_put({"blk/a/0", "--size", "4096", "--group", "blk/a", "--group-size", "2",
-          "--group-index", "0"});
-  kv_put({"blk/a/1", "--size", "4096", "--group", "blk/a", "--group-size", "2",
-          "--group-index", "1"});
-  kv_put({"blk/b/0", "--size", "4096", "--group", "blk/b", "--group-size", "2",
-          "--group-index", "0"});
-
-  // Every command, in table form and as JSON, with its exit code.
-  struct Case {
-    std::vector<std::string> args;
-    int exit_code;
-    const char* table_text;  // expected in the table output
-  };
-  const std::vector<Case> cases = {
-      {{"status"}, kOk, "memory"},
-      {{"nodes", "list"}, kOk, "alive"},
-      {{"objects", "get", "plain/one"}, kOk, "plain/one"},
-      {{"objects", "get", "nope"}, kNotFound, ""},
-      {{"groups", "list"}, kOk, "blk/a"},
-      {{"groups", "list", "--state", "filling"}, kOk, "blk/b"},
-      {{"groups", "get", "blk/a"}, kOk, "complete"},
-      {{"groups", "get", "nope"}, kNotFound, ""},
-      {{"promotions", "list"}, kOk, ""},
-      {{"offloads", "list"}, kOk, ""},
-      {{"config", "get"}, kOk, "eviction_high_watermark"},
-      {{"metrics", "--match", "mooncake_groups"}, kOk, "mooncake_groups"},
-      // In DRAM already: nothing to promote (409).
-      {{"objects", "promote", "plain/one"}, kError, ""},
-      {{"groups", "promote", "blk/a"}, kError, ""},
-      // A filling group cannot leave DRAM (409).
-      {{"groups", "evict", "blk/b"}, kError, ""},
-      {{"objects", "evict", "plain/one"}, kOk, "plain/one"},
-      {{"groups", "evict", "blk/a"}, kOk, "blk/a"},
-      {{"config", "set", "promotion.admission_threshold=5"}, kOk, "5"},
-      {{"groups", "rm", "blk/b"}, kOk, ""},
-      {{"objects", "rm", "plain/two"}, kOk, ""},
-  };
-  for (const Case& c : cases) {
-    std::vector<std::string> args = {"--endpoint", endpoint, "--token",
-                                     kToken};
-    args.insert(args.end(), c.args.begin(), c.args.end());
-    const std::string what = ::testing::PrintToString(c.args);
-    // Mutating commands run once (in table form); reads run in both forms.
-    const bool mutating =
-        c.args[0] == "config" ? c.args[1] == "set"
-                              : (c.args.size() > 1 &&
-                                 (c.args[1] == "promote" ||
-                                  c.args[1] == "evict" || c.args[1] == "rm"));
-    const CommandResult table = Tierctl({}, args);
-    EXPECT_EQ(table.exit_code, c.exit_code) << what << table.out << table.err;
-    EXPECT_TRUE(Contains(table.out, c.table_text)) << what << table.out;
-    if (mutating) continue;
-    args.push_back("-o");
-    args.push_back("json");
-    const CommandResult as_json = Tierctl({}, args);
-    EXPECT_EQ(as_json.exit_code, c.exit_code) << what << as_json.err;
-    if (c.args[0] != "metrics" && c.exit_code == kOk) Json(as_json);
-  }
-  EXPECT_EQ(Tierctl({}, {"--endpoint", endpoint, "groups", "get", "blk/b"})
-                .exit_code,
-            kNotFound);
-  CommandResult no_token =
-      Tierctl({}, {"--endpoint", endpoint, "objects", "rm", "blk/a/0"});
-  EXPECT_EQ(no_token.exit_code, kError);
-  EXPECT_TRUE(Contains(no_token.err, "MOONCAKE_TIER_TOKEN")) << no_token.err;
-  EXPECT_EQ(Tierctl({}, {"--endpoint", endpoint, "nodes", "bogus"}).exit_code,
-            kUsage);
-  CommandResult top = Tierctl({}, {"--endpoint", endpoint, "top",
-                                   "--iterations", "2", "--interval", "50ms"});
-  EXPECT_EQ(top.exit_code, kOk) << top.err;
-  (*daemon)->Signal(SIGTERM);
-  EXPECT_TRUE((*daemon)->Wait(std::chrono::seconds(20)).has_value());
-}
-#endif  // MT_TIERD_PATH
 
 }  // namespace
 }  // namespace mooncake_tier::testing

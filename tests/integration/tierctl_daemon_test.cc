@@ -1,0 +1,146 @@
+// mooncake-tierctl against the real daemon of this tree: a standalone
+// mooncake-tierd with its admin API on a free port, filled through
+// `kv put`, driven by every admin command (table, JSON, exit code).
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/integration/tierctl_test_util.h"
+#include "tests/support/run_command.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace mooncake_tier::testing {
+namespace {
+
+using namespace tierctl;  // NOLINT(build/namespaces): test helpers
+
+#ifdef MT_TIERD_PATH
+// Runs `mooncake-tierd standalone` with its admin API on a free port, puts
+// data with `kv put`, and drives every admin command against it.
+TEST(TierctlDaemonTest, EveryCommandAgainstARealDaemon) {
+  Result<CommandResult> help =
+      RunCommand({MT_TIERD_PATH, "standalone", "--help"});
+  ASSERT_TRUE(help.ok()) << help.status().ToString();
+  ASSERT_TRUE(Contains(help->out, "--admin-listen"))
+      << "mooncake-tierd standalone lost --admin-listen:\n"
+      << help->out;
+  TempDir dir;
+  const std::string ready = dir.path() + "/ready";
+  SubprocessOptions options;
+  options.binary = MT_TIERD_PATH;
+  options.args = {"standalone",     "--listen",          "127.0.0.1:0",
+                  "--admin-listen", "127.0.0.1:0",       "--admin-token",
+                  kToken,           "--ready-file",      ready,
+                  "--ssd-dir",      dir.path() + "/ssd", "--dram",
+                  "16MiB"};
+  options.output_dir = dir.path();
+  Result<std::unique_ptr<Subprocess>> daemon = Subprocess::Start(options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+  ASSERT_TRUE(WaitForFile(ready, std::chrono::seconds(30)))
+      << (*daemon)->OutputTail();
+  const std::string contents = ReadFileOrEmpty(ready);
+  const size_t at = contents.find("admin_address=");
+  ASSERT_NE(at, std::string::npos) << contents;
+  const std::string address =
+      contents.substr(at + 14, contents.find('\n', at) - at - 14);
+  const std::string endpoint = "http://" + address;
+
+  const size_t master_at = contents.find("master_address=");
+  ASSERT_NE(master_at, std::string::npos) << contents;
+  const std::string master = contents.substr(
+      master_at + 15, contents.find('\n', master_at) - master_at - 15);
+
+  // Data through the data path: one ungrouped object, a complete group of
+  // two and a group still filling.
+  auto kv_put = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"kv", "put"});
+    args.insert(args.end(), {"--master", master});
+    const CommandResult put = Tierctl({}, args);
+    EXPECT_EQ(put.exit_code, kOk) << put.err;
+  };
+  kv_put({"plain/one", "--value", "hello"});
+  kv_put({"plain/two", "--value", "bye"});
+  kv_put({"blk/a/0", "--size", "4096", "--group", "blk/a", "--group-size", "2",
+          "--group-index", "0"});
+  kv_put({"blk/a/1", "--size", "4096", "--group", "blk/a", "--group-size", "2",
+          "--group-index", "1"});
+  kv_put({"blk/b/0", "--size", "4096", "--group", "blk/b", "--group-size", "2",
+          "--group-index", "0"});
+
+  // Every command, in table form and as JSON, with its exit code.
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    const char* table_text;  // expected in the table output
+  };
+  const std::vector<Case> cases = {
+      {{"status"}, kOk, "memory"},
+      {{"nodes", "list"}, kOk, "alive"},
+      {{"objects", "get", "plain/one"}, kOk, "plain/one"},
+      {{"objects", "get", "nope"}, kNotFound, ""},
+      {{"groups", "list"}, kOk, "blk/a"},
+      {{"groups", "list", "--state", "filling"}, kOk, "blk/b"},
+      {{"groups", "get", "blk/a"}, kOk, "complete"},
+      {{"groups", "get", "nope"}, kNotFound, ""},
+      {{"promotions", "list"}, kOk, ""},
+      {{"offloads", "list"}, kOk, ""},
+      {{"config", "get"}, kOk, "eviction_high_watermark"},
+      {{"metrics", "--match", "mooncake_groups"}, kOk, "mooncake_groups"},
+      // In DRAM already: nothing to promote (409).
+      {{"objects", "promote", "plain/one"}, kError, ""},
+      {{"groups", "promote", "blk/a"}, kError, ""},
+      // A filling group cannot leave DRAM (409).
+      {{"groups", "evict", "blk/b"}, kError, ""},
+      {{"objects", "evict", "plain/one"}, kOk, "plain/one"},
+      {{"groups", "evict", "blk/a"}, kOk, "blk/a"},
+      {{"config", "set", "promotion.admission_threshold=5"}, kOk, "5"},
+      {{"groups", "rm", "blk/b"}, kOk, ""},
+      {{"objects", "rm", "plain/two"}, kOk, ""},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"--endpoint", endpoint, "--token",
+                                     kToken};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const std::string what = ::testing::PrintToString(c.args);
+    // Mutating commands run once (in table form); reads run in both forms.
+    const bool mutating =
+        c.args[0] == "config" ? c.args[1] == "set"
+                              : (c.args.size() > 1 &&
+                                 (c.args[1] == "promote" ||
+                                  c.args[1] == "evict" || c.args[1] == "rm"));
+    const CommandResult table = Tierctl({}, args);
+    EXPECT_EQ(table.exit_code, c.exit_code) << what << table.out << table.err;
+    EXPECT_TRUE(Contains(table.out, c.table_text)) << what << table.out;
+    if (mutating) continue;
+    args.push_back("-o");
+    args.push_back("json");
+    const CommandResult as_json = Tierctl({}, args);
+    EXPECT_EQ(as_json.exit_code, c.exit_code) << what << as_json.err;
+    if (c.args[0] != "metrics" && c.exit_code == kOk) Json(as_json);
+  }
+  EXPECT_EQ(Tierctl({}, {"--endpoint", endpoint, "groups", "get", "blk/b"})
+                .exit_code,
+            kNotFound);
+  CommandResult no_token =
+      Tierctl({}, {"--endpoint", endpoint, "objects", "rm", "blk/a/0"});
+  EXPECT_EQ(no_token.exit_code, kError);
+  EXPECT_TRUE(Contains(no_token.err, "MOONCAKE_TIER_TOKEN")) << no_token.err;
+  EXPECT_EQ(Tierctl({}, {"--endpoint", endpoint, "nodes", "bogus"}).exit_code,
+            kUsage);
+  CommandResult top = Tierctl({}, {"--endpoint", endpoint, "top",
+                                   "--iterations", "2", "--interval", "50ms"});
+  EXPECT_EQ(top.exit_code, kOk) << top.err;
+  (*daemon)->Signal(SIGTERM);
+  EXPECT_TRUE((*daemon)->Wait(std::chrono::seconds(20)).has_value());
+}
+#endif  // MT_TIERD_PATH
+
+}  // namespace
+}  // namespace mooncake_tier::testing
