@@ -3,21 +3,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/byte_units.h"
+
 namespace mooncake_tier::cli {
 
+// Up to PiB; the daemon's FormatSizeHuman stops at TiB.
 std::string HumanBytes(uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"B",   "KiB", "MiB",
-                                           "GiB", "TiB", "PiB"};
-  if (bytes < 1024) return std::to_string(bytes) + " B";
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.1f %s", value, kUnits[unit]);
-  return buffer;
+  return mooncake_tier::HumanBytes(bytes, ByteUnit::kPiB);
 }
 
 std::string HumanMillis(int64_t ms) {

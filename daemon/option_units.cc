@@ -2,8 +2,9 @@
 
 #include <array>
 #include <cctype>
-#include <cstdio>
 #include <map>
+
+#include "core/byte_units.h"
 
 namespace mooncake_tier::daemon {
 namespace {
@@ -126,19 +127,9 @@ std::string FormatSizeFlag(uint64_t bytes) {
   return std::to_string(bytes);
 }
 
+// Up to TiB; the CLI's HumanBytes goes on to PiB.
 std::string FormatSizeHuman(uint64_t bytes) {
-  static constexpr std::array<const char*, 5> kUnits = {"B", "KiB", "MiB",
-                                                        "GiB", "TiB"};
-  if (bytes < 1024) return std::to_string(bytes) + " B";
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < kUnits.size()) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f %s", value, kUnits[unit]);
-  return text;
+  return HumanBytes(bytes, ByteUnit::kTiB);
 }
 
 std::string FormatDurationFlag(Duration duration) {

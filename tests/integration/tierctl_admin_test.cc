@@ -1,112 +1,32 @@
 // mooncake-tierctl's admin command groups, end to end: the real binary, run
 // as a child process, against a real AdminServer (with a token and real
 // /metrics) over a real Master in this process (tests/support/
-// master_harness.h, on a manual clock). For each command: the table
-// output, the JSON output and the exit code; 404 exits 3, a missing token
-// exits 1 with a hint, bad usage exits 2, an unreachable endpoint exits 1
-// at once; environment variables; percent-encoded keys; `top`.
+// master_harness.h, on a manual clock; the fixture is in
+// tierctl_admin_fixture.h). For each command: the table output, the JSON
+// output and the exit code; 404 exits 3, a missing token exits 1 with a
+// hint; percent-encoded keys.
 //
-// A storage node's admin port, and `top` against a stand-in status
-// server (a failed read, a slow read). tierctl_daemon_test.cc runs every
-// command against the real daemon of this tree.
+// tierctl_top_test.cc has `top`; tierctl_usage_test.cc bad usage, help,
+// the environment and wrong or unreachable endpoints (a storage node's admin
+// port); tierctl_daemon_test.cc runs every command against the real daemon
+// of this tree.
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <cstdlib>
-#include <memory>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "admin_server/admin_server.h"
-#include "admin_server/master_admin_facade.h"
-#include "admin_server/node_admin_server.h"
-#include "httplib.h"
-#include "metrics/master_metrics.h"
-#include "metrics/text_exposition.h"
-#include "rpc/call_recorder.h"
+#include "tests/integration/tierctl_admin_fixture.h"
 #include "tests/integration/tierctl_test_util.h"
-#include "tests/support/master_harness.h"
 #include "tests/support/run_command.h"
-#include "tests/support/subprocess.h"
-#include "tests/support/temp_dir.h"
 
 namespace mooncake_tier::testing {
 namespace {
 
 using namespace tierctl;  // NOLINT(build/namespaces): test helpers
-
-constexpr uint64_t kMiB = 1 << 20;
-constexpr uint64_t kObj = 4096;
-
-class TierctlAdminTest : public ::testing::Test {
- protected:
-  static MasterConfig Config() {
-    MasterConfig c = MasterHarness::DefaultConfig();
-    c.promotion.proactive_low_watermark = 0;
-    // Every put queues an offload, so `offloads list` has tasks.
-    c.offload_mode = OffloadMode::kWriteThrough;
-    return c;
-  }
-
-  TierctlAdminTest()
-      : h_(Config()),
-        facade_(&h_.master(), &h_.clock()),
-        requests_(admin::AdminServer::RouteNames()),
-        metrics_(&h_.master(), &h_.clock(), nullptr, &requests_) {}
-
-  void SetUp() override {
-    admin::AdminServerOptions options;
-    options.port = 0;
-    options.token = kToken;
-    auto server = admin::AdminServer::Start(
-        options, &facade_, [this] { return metrics::RenderText({&metrics_}); },
-        &requests_);
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
-    endpoint_ = "http://127.0.0.1:" + std::to_string(server_->port());
-  }
-
-  // tierctl --endpoint <this server> <args...>, no token.
-  CommandResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--endpoint", endpoint_});
-    return Tierctl({}, args);
-  }
-  // The same with --token.
-  CommandResult Admin(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--token", kToken});
-    return Ctl(std::move(args));
-  }
-
-  // Two complete groups of two members and one filling group.
-  void LoadGroups() {
-    for (const char* group : {"blk/1", "blk/2"}) {
-      for (uint32_t i = 0; i < 2; ++i) {
-        PutOptions options;
-        options.group = GroupSpec{group, 2, i};
-        ASSERT_TRUE(
-            h_.Put(std::string(group) + "/" + std::to_string(i), kObj, options)
-                .ok());
-      }
-    }
-    PutOptions lone;
-    lone.group = GroupSpec{"blk/3", 2, 0};
-    ASSERT_TRUE(h_.Put("blk/3/0", kObj, lone).ok());
-  }
-
-  MasterHarness h_;
-  admin::MasterAdminFacade facade_;
-  rpc::CallRecorder requests_;
-  metrics::MasterMetrics metrics_;
-  std::unique_ptr<admin::AdminServer> server_;
-  std::string endpoint_;
-};
 
 TEST_F(TierctlAdminTest, StatusPrintsTiersGroupsAndQueues) {
   h_.AddNode("n1", kMiB, 64 * kMiB);
@@ -490,270 +410,6 @@ TEST_F(TierctlAdminTest, MetricsFiltersFamiliesByRegex) {
   CommandResult none = Ctl({"metrics", "--match", "^no_such_metric"});
   EXPECT_EQ(none.exit_code, kOk);
   EXPECT_TRUE(none.out.empty()) << none.out;
-}
-
-TEST_F(TierctlAdminTest, TopRefreshesWithRatesAndStops) {
-  h_.AddNode("n1", kMiB, 64 * kMiB);
-  ASSERT_TRUE(h_.Put("k", kObj).ok());
-  ASSERT_TRUE(h_.Get("k").ok());
-  LoadGroups();
-
-  CommandResult table = Ctl({"top", "--iterations", "2", "--interval", "50ms"});
-  ASSERT_EQ(table.exit_code, kOk) << table.err;
-  EXPECT_TRUE(Contains(table.out, "frame 1/2")) << table.out;
-  EXPECT_TRUE(Contains(table.out, "frame 2/2")) << table.out;
-  EXPECT_FALSE(Contains(table.out, "frame 3")) << table.out;
-  EXPECT_FALSE(Contains(table.out, "\x1b[")) << "ANSI codes off a terminal";
-  EXPECT_TRUE(Contains(table.out, "(rates from the next frame on)"));
-  EXPECT_TRUE(Contains(table.out, "0.0/s")) << table.out;  // frame 2 rates
-  EXPECT_TRUE(Contains(table.out, "filling 1  complete 2")) << table.out;
-  EXPECT_TRUE(Contains(table.out, "100.0%")) << table.out;  // hit since start
-
-  CommandResult lines =
-      Ctl({"top", "--iterations", "2", "--interval", "50ms", "-o", "json"});
-  ASSERT_EQ(lines.exit_code, kOk) << lines.err;
-  std::vector<json> frames = JsonLines(lines);
-  ASSERT_EQ(frames.size(), 2u);
-  EXPECT_TRUE(frames[0]["interval_seconds"].is_null());
-  EXPECT_TRUE(frames[0]["promotions"]["completed_per_second"].is_null());
-  ASSERT_TRUE(frames[1]["interval_seconds"].is_number());
-  EXPECT_GE(frames[1]["interval_seconds"].get<double>(), 0.04);
-  EXPECT_EQ(frames[1]["promotions"]["completed_per_second"], 0.0);
-  EXPECT_EQ(frames[1]["gets"]["since_start"]["memory_hit"], 1.0);
-  EXPECT_EQ(frames[1]["groups"]["complete"], 2);
-  EXPECT_EQ(frames[1]["tiers"]["memory"]["used_bytes"], 6 * kObj);
-}
-
-TEST_F(TierctlAdminTest, BadUsageExitsTwo) {
-  const std::vector<std::vector<std::string>> bad = {
-      {"objects", "get"},                      // no key
-      {"objects"},                             // no subcommand
-      {"objects", "frob", "k"},                // no such subcommand
-      {"groups", "list", "--state", "bogus"},  // bad state
-      {"groups", "list", "--limit", "0"},      // out of range
-      {"nodes", "list", "--limit", "1001"},    // out of range
-      {"config", "set"},                       // nothing to set
-      {"config", "set", "novalue"},            // not KEY=VALUE
-      {"metrics", "--match", "(unclosed"},     // bad regex
-      {"top", "--interval", "0"},              // out of range
-      {"top", "--iterations", "-1"},           // negative
-      {"--timeout", "soon", "status"},         // not a duration
-      {"--endpoint", "ftp://x:1", "status"},   // not an endpoint
-      {"status", "-o", "yaml"},                // bad format
-  };
-  for (const std::vector<std::string>& args : bad) {
-    CommandResult result = Ctl(args);
-    EXPECT_EQ(result.exit_code, kUsage) << args[0] << ": " << result.err;
-    EXPECT_TRUE(Contains(result.err, "USAGE")) << result.err;
-  }
-  CommandResult json_result = Ctl({"config", "set", "x", "-o", "json"});
-  EXPECT_EQ(json_result.exit_code, kUsage);
-  EXPECT_EQ(Json(json_result)["error"]["reason"], "USAGE");
-}
-
-TEST_F(TierctlAdminTest, UnreachableEndpointFailsFastNamingTheAddress) {
-  const std::string address =
-      "http://127.0.0.1:" + std::to_string(PickFreePort());
-  const auto start = std::chrono::steady_clock::now();
-  CommandResult result =
-      Tierctl({}, {"--endpoint", address, "status", "-o", "json"},
-              std::chrono::seconds(10));
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
-  EXPECT_EQ(result.exit_code, kError);
-  EXPECT_TRUE(Contains(result.err, address)) << result.err;
-  EXPECT_TRUE(Contains(result.err, "is mooncake-tierd running")) << result.err;
-  EXPECT_EQ(Json(result)["error"]["reason"], "UNAVAILABLE");
-
-  // Something that answers, but is not the admin API: 404 of no route is
-  // an error (1), not "not found" (3).
-  CommandResult wrong_api =
-      Tierctl({}, {"--endpoint", endpoint_ + "/not-the-api", "status"});
-  EXPECT_EQ(wrong_api.exit_code, kError);
-  EXPECT_TRUE(Contains(wrong_api.err, "ROUTE_NOT_FOUND")) << wrong_api.err;
-  EXPECT_TRUE(Contains(wrong_api.err, "admin API")) << wrong_api.err;
-}
-
-// A storage node's admin port answers /api/ with 404 SERVED_BY_MASTER: an
-// error (1) with a hint naming the master's admin address, never "not
-// found" (3).
-TEST(TierctlNodePortTest, AStorageNodesAdminPortIsAnErrorWithAHint) {
-  admin::AdminServerOptions options;
-  options.port = 0;
-  auto node = admin::NodeAdminServer::Start(options, "n1", nullptr);
-  ASSERT_TRUE(node.ok()) << node.status().ToString();
-  const std::string endpoint =
-      "http://127.0.0.1:" + std::to_string((*node)->port());
-  for (const std::vector<std::string>& command :
-       std::vector<std::vector<std::string>>{{"status"},
-                                             {"objects", "get", "k"}}) {
-    std::vector<std::string> args = {"--endpoint", endpoint};
-    args.insert(args.end(), command.begin(), command.end());
-    CommandResult result = Tierctl({}, args);
-    EXPECT_EQ(result.exit_code, kError) << command[0] << ": " << result.err;
-    EXPECT_TRUE(Contains(result.err, "SERVED_BY_MASTER")) << result.err;
-    EXPECT_TRUE(Contains(result.err, "storage node's admin port"))
-        << result.err;
-    EXPECT_TRUE(Contains(result.err, "127.0.0.1:9003")) << result.err;
-  }
-  CommandResult json_result =
-      Tierctl({}, {"--endpoint", endpoint, "status", "-o", "json"});
-  EXPECT_EQ(json_result.exit_code, kError);
-  EXPECT_EQ(Json(json_result)["error"]["reason"], "SERVED_BY_MASTER");
-}
-
-// A stand-in admin API for `top`: GET /api/v1/status answers a small
-// document with objects = the request's number, except that the requests
-// in `fail` answer 503 and the ones in `slow` come after `delay`.
-class FakeStatusServer {
- public:
-  FakeStatusServer(std::vector<int> fail, std::vector<int> slow,
-                   std::chrono::milliseconds delay)
-      : fail_(std::move(fail)), slow_(std::move(slow)), delay_(delay) {
-    server_.Get("/api/v1/status", [this](const httplib::Request&,
-                                         httplib::Response& res) {
-      const int n = ++requests_;
-      if (std::find(slow_.begin(), slow_.end(), n) != slow_.end()) {
-        std::this_thread::sleep_for(delay_);
-      }
-      if (std::find(fail_.begin(), fail_.end(), n) != fail_.end()) {
-        res.status = 503;
-        res.set_content(R"({"error":{"code":"UNAVAILABLE","reason":)"
-                        R"("NOT_READY","message":"not serving yet"}})",
-                        "application/json");
-        return;
-      }
-      res.set_content(json{{"objects", n}, {"gets", {{"miss", n}}}}.dump(),
-                      "application/json");
-    });
-    // Small answers without the delayed-ACK wait, so reads take well under
-    // the intervals the tests use.
-    server_.set_tcp_nodelay(true);
-    // Bound before the thread starts: a connection made before it accepts
-    // waits in the listen backlog.
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-  ~FakeStatusServer() {
-    server_.stop();
-    thread_.join();
-  }
-  std::string endpoint() const {
-    return "http://127.0.0.1:" + std::to_string(port_);
-  }
-
- private:
-  const std::vector<int> fail_;
-  const std::vector<int> slow_;
-  const std::chrono::milliseconds delay_;
-  std::atomic<int> requests_{0};
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
-};
-
-// A read that fails after the first good one is a frame showing the error;
-// top goes on and its rates restart from the next good read.
-TEST(TierctlTopTest, ATransientErrorIsAFrameAndTopGoesOn) {
-  FakeStatusServer server({2}, {}, std::chrono::milliseconds(0));
-  CommandResult lines =
-      Tierctl({}, {"--endpoint", server.endpoint(), "top", "--iterations", "4",
-                   "--interval", "20ms", "-o", "json"});
-  ASSERT_EQ(lines.exit_code, kOk) << lines.err;
-  std::vector<json> frames = JsonLines(lines);
-  ASSERT_EQ(frames.size(), 4u) << lines.out;
-  EXPECT_EQ(frames[0]["objects"], 1);
-  EXPECT_EQ(frames[1]["error"]["reason"], "NOT_READY") << frames[1];
-  EXPECT_EQ(frames[1]["error"]["http_status"], 503) << frames[1];
-  EXPECT_EQ(frames[2]["objects"], 3);
-  EXPECT_TRUE(frames[2]["interval_seconds"].is_null()) << frames[2];
-  EXPECT_TRUE(frames[3]["interval_seconds"].is_number()) << frames[3];
-  EXPECT_EQ(frames[3]["objects"], 4);
-
-  FakeStatusServer table_server({2}, {}, std::chrono::milliseconds(0));
-  CommandResult table =
-      Tierctl({}, {"--endpoint", table_server.endpoint(), "top", "--iterations",
-                   "3", "--interval", "20ms"});
-  ASSERT_EQ(table.exit_code, kOk) << table.err;
-  EXPECT_TRUE(Contains(table.out, "frame 2/3")) << table.out;
-  EXPECT_TRUE(Contains(table.out, "error: NOT_READY: not serving yet"))
-      << table.out;
-  EXPECT_TRUE(Contains(table.out, "frame 3/3")) << table.out;
-
-  // A failed first read ends top: the endpoint or the token is wrong.
-  FakeStatusServer failing({1}, {}, std::chrono::milliseconds(0));
-  CommandResult first = Tierctl(
-      {}, {"--endpoint", failing.endpoint(), "top", "--iterations", "3"});
-  EXPECT_EQ(first.exit_code, kError);
-  EXPECT_TRUE(Contains(first.err, "NOT_READY")) << first.err;
-  EXPECT_FALSE(Contains(first.out, "frame")) << first.out;
-}
-
-// After a read slower than the interval, the frames keep the interval
-// rather than firing a burst to catch up.
-TEST(TierctlTopTest, ASlowReadDoesNotCauseABurst) {
-  FakeStatusServer server({}, {2}, std::chrono::milliseconds(400));
-  CommandResult lines =
-      Tierctl({}, {"--endpoint", server.endpoint(), "top", "--iterations", "5",
-                   "--interval", "50ms", "-o", "json"});
-  ASSERT_EQ(lines.exit_code, kOk) << lines.err;
-  std::vector<json> frames = JsonLines(lines);
-  ASSERT_EQ(frames.size(), 5u) << lines.out;
-  // Frame 3 comes at once after the slow frame 2, then the schedule
-  // restarts from it: frames 4 and 5 take about two intervals (at least one
-  // even if a wake-up is late). A burst catching up with the old schedule
-  // would fire them within a few milliseconds of frame 3.
-  double after_frame_3 = 0;
-  for (size_t i : {3u, 4u}) {
-    ASSERT_TRUE(frames[i]["interval_seconds"].is_number()) << frames[i];
-    after_frame_3 += frames[i]["interval_seconds"].get<double>();
-  }
-  EXPECT_GE(after_frame_3, 0.045) << lines.out;
-}
-
-TEST_F(TierctlAdminTest, EnvironmentGivesEndpointAndTokenAndFlagsWin) {
-  h_.AddNode("n1", kMiB, 64 * kMiB);
-  ASSERT_TRUE(h_.Put("k", kObj).ok());
-  ASSERT_TRUE(h_.Put("k2", kObj).ok());
-  const std::string env_endpoint = "MOONCAKE_TIER_ENDPOINT=" + endpoint_;
-  const std::string env_token = std::string("MOONCAKE_TIER_TOKEN=") + kToken;
-
-  CommandResult status = Tierctl({env_endpoint}, {"status", "-o", "json"});
-  ASSERT_EQ(status.exit_code, kOk) << status.err;
-  EXPECT_EQ(Json(status)["objects"], 2);
-
-  CommandResult removed =
-      Tierctl({env_endpoint, env_token}, {"objects", "rm", "k"});
-  EXPECT_EQ(removed.exit_code, kOk) << removed.err;
-  EXPECT_FALSE(h_.Exists("k")->exists);
-
-  // Flags win over the environment.
-  CommandResult wrong_token = Tierctl(
-      {env_endpoint, env_token}, {"--token", "nope", "objects", "rm", "k2"});
-  EXPECT_EQ(wrong_token.exit_code, kError);
-  EXPECT_TRUE(Contains(wrong_token.err, "refused the token"))
-      << wrong_token.err;
-  const std::string dead = "http://127.0.0.1:" + std::to_string(PickFreePort());
-  CommandResult wrong_endpoint =
-      Tierctl({env_endpoint}, {"--endpoint", dead, "status"});
-  EXPECT_EQ(wrong_endpoint.exit_code, kError);
-  EXPECT_TRUE(Contains(wrong_endpoint.err, dead)) << wrong_endpoint.err;
-  EXPECT_TRUE(h_.Exists("k2")->exists);
-}
-
-TEST_F(TierctlAdminTest, HelpListsTheCommandGroups) {
-  CommandResult help = Ctl({"--help"});
-  EXPECT_EQ(help.exit_code, kOk);
-  for (const char* group :
-       {"status", "nodes", "objects", "groups", "promotions", "offloads",
-        "config", "metrics", "top", "kv"}) {
-    EXPECT_TRUE(Contains(help.out, std::string("  ") + group + " "))
-        << group << "\n"
-        << help.out;
-  }
-  EXPECT_TRUE(Contains(help.out, "--timeout")) << help.out;
-  CommandResult set_help = Ctl({"config", "set", "--help"});
-  EXPECT_EQ(set_help.exit_code, kOk);
-  EXPECT_TRUE(Contains(set_help.out, "30s")) << set_help.out;
 }
 
 }  // namespace

@@ -1,0 +1,100 @@
+// The gRPC stubs (GrpcMasterApi, GrpcMasterLink) when the master cannot
+// answer: an unreachable or silent master is a clear error within the
+// deadline; bad options are refused.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rpc/grpc_master_api.h"
+#include "rpc/grpc_master_link.h"
+
+namespace mooncake_tier::rpc {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+int ClosedPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+TEST(GrpcStubTest, UnreachableMasterIsAClearErrorWithinTheDeadline) {
+  GrpcChannelOptions options;
+  options.target = "127.0.0.1:" + std::to_string(ClosedPort());
+  options.deadline = milliseconds(500);
+  std::unique_ptr<GrpcMasterApi> api = std::move(*GrpcMasterApi::Create(options));
+  std::unique_ptr<GrpcMasterLink> link =
+      std::move(*GrpcMasterLink::Create(options));
+
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> keys = {"a", "b"};
+  std::vector<Result<ExistsInfo>> exists = api->Exists(keys);
+  ASSERT_EQ(exists.size(), 2u);
+  for (const Result<ExistsInfo>& e : exists) {
+    EXPECT_TRUE(e.status().reason() == ErrorReason::kUnavailable ||
+                e.status().reason() == ErrorReason::kTimeout)
+        << e.status().ToString();
+    EXPECT_NE(e.status().message().find(options.target), std::string::npos);
+  }
+  const Status hb = link->Heartbeat(1, 1).status();
+  EXPECT_TRUE(hb.reason() == ErrorReason::kUnavailable ||
+              hb.reason() == ErrorReason::kTimeout)
+      << hb.ToString();
+  // Bounded by the deadlines (two calls), with room for a slow machine.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
+}
+
+TEST(GrpcStubTest, SilentMasterTimesOut) {
+  // Accepts TCP connections (the kernel's backlog) but never speaks.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 16), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+
+  GrpcChannelOptions options;
+  options.target = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  options.deadline = milliseconds(300);
+  std::unique_ptr<GrpcMasterLink> link =
+      std::move(*GrpcMasterLink::Create(options));
+  const auto start = std::chrono::steady_clock::now();
+  const Status s = link->Heartbeat(1, 1).status();
+  EXPECT_TRUE(s.reason() == ErrorReason::kTimeout ||
+              s.reason() == ErrorReason::kUnavailable)
+      << s.ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
+  close(fd);
+}
+
+TEST(GrpcStubTest, BadOptionsAreRejected) {
+  GrpcChannelOptions options;
+  EXPECT_EQ(GrpcMasterApi::Create(options).status().reason(),
+            ErrorReason::kInvalidArgument);
+  options.target = "127.0.0.1:1";
+  options.deadline = Duration::zero();
+  EXPECT_EQ(GrpcMasterLink::Create(options).status().reason(),
+            ErrorReason::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace mooncake_tier::rpc
