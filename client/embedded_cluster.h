@@ -64,7 +64,8 @@ class EmbeddedCluster {
   // whose writes reached the device) and starts it again on the same SSD.
   Status RestartNode(size_t i);
   // Stops node `i` and withdraws it from the data plane; it stops
-  // heartbeating, so the master expires it after node_ttl.
+  // heartbeating, so the master expires it after node_ttl. (With
+  // background threads the node stops cleanly and deregisters at once.)
   void KillNode(size_t i);
 
  private:

@@ -187,6 +187,14 @@ class Master {
   Status NotifyOffloadFailure(NodeId node, TaskId task, const Status& cause);
   // SSD records a node found corrupt: their local_disk replicas are dropped.
   void ReportSsdCorruption(NodeId node, std::span<const std::string> keys);
+  // A node that is stopping cleanly leaves now instead of after node_ttl:
+  // the same loss as ExpireNodes (its tasks reaped and their pins released,
+  // its replicas dropped, objects left with none removed, their groups
+  // broken with cause node_lost). The node is kept as dead (counted in
+  // nodes_dead until its name registers again), as after node_ttl, but
+  // counted in nodes_deregistered, not nodes_expired. NODE_NOT_FOUND for an
+  // unknown, dead or replaced node, and nothing changes.
+  Status DeregisterNode(NodeId node);
 
   // ---- Promotion on hit (master_promotion.cc, docs/design/promotion.md) ----
 

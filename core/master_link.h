@@ -26,6 +26,10 @@ class MasterLink {
       const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory) = 0;
   // Hands out at most `max_tasks` offload tasks.
   virtual Result<HeartbeatReply> Heartbeat(NodeId node, uint32_t max_tasks) = 0;
+  // The node is stopping cleanly: the master drops it now rather than after
+  // node_ttl (Master::DeregisterNode). NODE_NOT_FOUND when the master no
+  // longer knows it.
+  virtual Status DeregisterNode(NodeId node) = 0;
   virtual Status NotifyOffloadSuccess(NodeId node, TaskId task) = 0;
   virtual Status NotifyOffloadFailure(NodeId node, TaskId task,
                                       const Status& cause) = 0;
@@ -52,6 +56,9 @@ class LocalMasterLink final : public MasterLink {
   }
   Result<HeartbeatReply> Heartbeat(NodeId node, uint32_t max_tasks) override {
     return master_->Heartbeat(node, max_tasks);
+  }
+  Status DeregisterNode(NodeId node) override {
+    return master_->DeregisterNode(node);
   }
   Status NotifyOffloadSuccess(NodeId node, TaskId task) override {
     return master_->NotifyOffloadSuccess(node, task);

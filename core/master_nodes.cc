@@ -1,4 +1,5 @@
-// Master: node lifecycle (register, heartbeat, expiry) and SSD inventory.
+// Master: node lifecycle (register, heartbeat, expiry, deregistration) and
+// SSD inventory.
 
 #include <algorithm>
 
@@ -147,6 +148,16 @@ size_t Master::ExpireNodes() {
     DropNodeReplicas(node);
   }
   return dead.size();
+}
+
+Status Master::DeregisterNode(NodeId node) {
+  // The registry retires the node first, under its lock: nothing is placed
+  // on it from here on, and a concurrent ExpireNodes or re-registration
+  // cannot also drop its replicas (only one of them finds it registered).
+  MT_RETURN_IF_ERROR(nodes_.Deregister(node));
+  counters_.nodes_deregistered.fetch_add(1, std::memory_order_relaxed);
+  DropNodeReplicas(node);
+  return Status::Ok();
 }
 
 void Master::DropNodeReplicas(NodeId node) {

@@ -44,6 +44,7 @@ namespace mooncake_tier {
   X(offload_discarded)       /* completed after the object was removed */ \
   X(nodes_registered)                                                     \
   X(nodes_expired)           /* nodes declared dead (silent or replaced)*/\
+  X(nodes_deregistered)      /* nodes that left cleanly (DeregisterNode) */\
   X(objects_lost)            /* objects whose last replica died */        \
   X(inventory_restored)      /* SSD objects rebuilt from node inventory */\
   X(ssd_corruptions)         /* SSD records reported corrupt by nodes */ \

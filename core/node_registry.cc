@@ -120,14 +120,28 @@ std::vector<NodeId> NodeRegistry::ExpireSilent(Duration ttl) {
       node->placeable.store(false, std::memory_order_relaxed);
     }
   }
-  for (NodeId id : died) {
-    if (dead_names_.size() >= kDeadNamesLimit) {
-      dead_names_.erase(dead_names_.begin());
-    }
-    dead_names_.insert(nodes_.at(id)->name);
-    RetireLocked(id);
-  }
+  for (NodeId id : died) DeclareDeadLocked(id);
   return died;
+}
+
+void NodeRegistry::DeclareDeadLocked(NodeId id) {
+  if (dead_names_.size() >= kDeadNamesLimit) {
+    dead_names_.erase(dead_names_.begin());
+  }
+  dead_names_.insert(nodes_.at(id)->name);
+  RetireLocked(id);
+}
+
+Status NodeRegistry::Deregister(NodeId id) {
+  WriterMutexLock lock(&map_mu_);
+  if (Find(id) == nullptr) {
+    return Status(ErrorReason::kNodeNotFound,
+                  "node " + std::to_string(id) +
+                      " is not registered (unknown, already dead or "
+                      "replaced): nothing to deregister");
+  }
+  DeclareDeadLocked(id);
+  return Status::Ok();
 }
 
 size_t NodeRegistry::DeadCount() const {

@@ -88,6 +88,14 @@ class NodeRegistry {
   // Retires a node at once (e.g. replaced by a new incarnation).
   bool Retire(NodeId id);
 
+  // A node that says it is leaving (a clean stop): declared dead at once,
+  // exactly as ExpireSilent would after node_ttl (retired, in ListDead and
+  // counted by DeadCount until its name registers again). NODE_NOT_FOUND
+  // for an unknown, dead or replaced node, and nothing changes. Of this and
+  // a concurrent ExpireSilent or replacing Register, exactly one retires
+  // the node.
+  Status Deregister(NodeId id);
+
   // Places `size` bytes on an alive node: `preferred` (by name) first when
   // given, then by the allocation strategy. NO_SPACE when nothing fits.
   Result<ReplicaDescriptor> AllocateMemory(uint64_t size,
@@ -107,8 +115,9 @@ class NodeRegistry {
   // The most recently retired nodes (at most kDeadHistory), newest last.
   std::vector<NodeView> ListDead() const;
   static constexpr size_t kDeadHistory = 64;
-  // Nodes declared dead by silence (ExpireSilent) whose name has not
-  // registered again since: the nodes an operator has lost now. Counts up
+  // Nodes declared dead by silence (ExpireSilent) or by leaving
+  // (Deregister) whose name has not registered again since: the nodes an
+  // operator has lost now. Counts up
   // to kDeadNamesLimit names (beyond that an arbitrary one is forgotten,
   // so that names never reused cannot grow the set without bound).
   size_t DeadCount() const;
@@ -138,6 +147,9 @@ class NodeRegistry {
 
   Node* Find(NodeId id) const ABSL_SHARED_LOCKS_REQUIRED(map_mu_);
   void RetireLocked(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_);
+  // Retires a node that died (silent or leaving), remembering its name as
+  // lost until it registers again.
+  void DeclareDeadLocked(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_);
   static void PublishSpace(Node& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(node.mu);
   static NodeView ViewOf(const Node& node);
   Result<uint64_t> AllocateOn(Node& node, uint64_t size);

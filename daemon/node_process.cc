@@ -85,8 +85,11 @@ void NodeProcess::Shutdown() {
   const std::string& name = options_.node.name;
   if (node_) {
     spdlog::info("node '{}': stopping heartbeat and task threads", name);
-    node_->Stop();  // joins (the batch in progress finishes) and syncs SSD
-    spdlog::info("node '{}': threads stopped, SSD store synced", name);
+    // Joins (the batch in progress finishes), deregisters from the master
+    // (bounded by rpc_deadline) and syncs SSD.
+    node_->Stop();
+    spdlog::info("node '{}': threads stopped, deregistered, SSD store synced",
+                 name);
     node_.reset();  // withdraws the segment, closes the store
     spdlog::info("node '{}': segment withdrawn", name);
   }

@@ -91,9 +91,12 @@ class NodeProcess {
   const NodeProcessOptions& options() const { return options_; }
 
   // Stops asking for tasks, lets the task batch being executed finish,
-  // joins the node's threads, syncs the SSD store, withdraws the segment
-  // from the data plane and releases the SSD directory. Tasks still queued
-  // are dropped; the master reaps them. Idempotent.
+  // joins the node's threads, deregisters from the master (which drops the
+  // node at once instead of after node_ttl; a master that does not answer
+  // within rpc_deadline is logged and left to node_ttl), syncs the SSD
+  // store, withdraws the segment from the data plane and releases the SSD
+  // directory. Tasks still queued are dropped; the master reaps them.
+  // Idempotent.
   void Shutdown();
 
  private:

@@ -21,13 +21,15 @@ void AddStore(const MasterStats& s, FamilySet& f) {
   }
   f.Add(M::kObjects, s.objects);
   f.Add(M::kPutsPending, s.pending_puts);
-  // Dead: declared dead by silence and not registered again since
-  // (nodes_expired_total counts every death, replacements included).
+  // Dead: declared dead by silence or by leaving, and not registered again
+  // since (nodes_expired_total counts every death but a clean departure,
+  // replacements included; nodes_deregistered_total the departures).
   f.Add(M::kNodes, s.nodes_alive, {NodeStateName(NodeState::kAlive)});
   f.Add(M::kNodes, s.nodes_suspect, {NodeStateName(NodeState::kSuspect)});
   f.Add(M::kNodes, s.nodes_dead, {NodeStateName(NodeState::kDead)});
   f.Add(M::kNodesRegisteredTotal, s.nodes_registered);
   f.Add(M::kNodesExpiredTotal, s.nodes_expired);
+  f.Add(M::kNodesDeregisteredTotal, s.nodes_deregistered);
   f.Add(M::kObjectsLostTotal, s.objects_lost);
   f.Add(M::kInventoryRestoredTotal, s.inventory_restored);
   f.Add(M::kSsdCorruptionsTotal, s.ssd_corruptions);

@@ -150,6 +150,22 @@ TEST_F(MasterMetricsTest, DeadNodesAreCountedUntilTheyComeBack) {
   EXPECT_EQ(Value(text, "mooncake_nodes", {{"state", "alive"}}), 2);
 }
 
+TEST_F(MasterMetricsTest, DeregisteredNodeIsDeadButNotExpired) {
+  const NodeId n1 = h_.AddNode("n1", kMiB);
+  h_.AddNode("n2", kMiB);
+  ASSERT_TRUE(h_.master().DeregisterNode(n1).ok());
+  PromText text = Scrape();
+  // Dead until it comes back, as after node_ttl; but a clean departure is
+  // no expiry (the MooncakeNodeDead alert watches expiries).
+  EXPECT_EQ(Value(text, "mooncake_nodes", {{"state", "dead"}}), 1);
+  EXPECT_EQ(Value(text, "mooncake_nodes", {{"state", "alive"}}), 1);
+  EXPECT_EQ(Value(text, "mooncake_nodes_deregistered_total"), 1);
+  EXPECT_EQ(Value(text, "mooncake_nodes_expired_total"), 0);
+  h_.AddNode("n1", kMiB);
+  text = Scrape();
+  EXPECT_EQ(Value(text, "mooncake_nodes", {{"state", "dead"}}), 0);
+}
+
 TEST_F(MasterMetricsTest, PromotionCountersFollowATaskThroughItsLife) {
   const NodeId node =
       h_.AddNode("n1", kMiB, 64 * kMiB, {SsdInventoryEntry{"p", kObj, {}}});

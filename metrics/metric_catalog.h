@@ -33,6 +33,8 @@ namespace mooncake_tier::metrics {
     "Node registrations (including re-registrations).")                        \
   X(kNodesExpiredTotal, kMaster, kCounter, "nodes_expired_total", "",          \
     "Nodes declared dead (silent past node_ttl or replaced).")                 \
+  X(kNodesDeregisteredTotal, kMaster, kCounter, "nodes_deregistered_total",    \
+    "", "Nodes that left cleanly (deregistered as they stopped).")             \
   X(kNodeCapacityBytes, kMaster, kGauge, "node_capacity_bytes", "node,tier",   \
     "Bytes each node contributes to each tier.")                               \
   X(kNodeUsedBytes, kMaster, kGauge, "node_used_bytes", "node,tier",           \

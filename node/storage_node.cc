@@ -82,6 +82,28 @@ Status StorageNode::Register() {
   return Status::Ok();
 }
 
+Status StorageNode::Deregister() {
+  const NodeId node = id_.exchange(kNoNode);
+  if (node == kNoNode) return Status::Ok();
+  // Bounded by the link's deadline (gRPC) or a local call: a shutdown
+  // never waits on a master that is gone.
+  Status left = master_->DeregisterNode(node);
+  if (left.ok()) {
+    spdlog::info("node '{}': deregistered {} from the master", options_.name,
+                 node);
+  } else if (left.reason() == ErrorReason::kNodeNotFound) {
+    // Expired, replaced, or a restarted master: nothing left to drop.
+    spdlog::info("node '{}': the master no longer knew {}: {}", options_.name,
+                 node, left.ToString());
+  } else {
+    spdlog::warn(
+        "node '{}': deregistering {} failed ({}); the master drops it after "
+        "node_ttl",
+        options_.name, node, left.ToString());
+  }
+  return left;
+}
+
 size_t StorageNode::PendingTasks() const {
   MutexLock lock(&mu_);
   return offloads_.size() + promotions_.size();
@@ -337,6 +359,13 @@ void StorageNode::Stop() {
   }
   heartbeat_thread_.join();
   worker_thread_.join();
+  // Deregister only now. Before the heartbeat thread is joined, a heartbeat
+  // answered NODE_NOT_FOUND would register the node again; before the
+  // worker is joined, its last batch would report tasks the master has
+  // already reaped. Until here the node still serves its segment and SSD
+  // reads, so replicas the master hands out meanwhile stay readable. The
+  // SSD sync comes after: readers are no longer sent here while it runs.
+  Deregister().IgnoreError();  // logged; the master falls back to node_ttl
   if (ssd_) {
     Status synced = ssd_->Sync();
     if (!synced.ok()) {

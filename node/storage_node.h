@@ -97,8 +97,20 @@ class StorageNode final : public SsdReadHandler {
   // step when idle). Returns the number of tasks and deletions executed.
   size_t RunTasksOnce();
 
-  // Starts the heartbeat and worker threads; Stop joins them and syncs the
-  // SSD store. Idempotent.
+  // Tells the master this node is leaving (MasterLink::DeregisterNode), so
+  // it drops the node's replicas and tasks now rather than after node_ttl,
+  // and forgets the id: a later heartbeat registers afresh. Never blocks
+  // past the link's deadline; a master that does not confirm is logged and
+  // left to expire the node after node_ttl. OK when not registered.
+  // REQUIRES: the heartbeat thread is not running (it would register the
+  // node again); Stop calls it after joining it.
+  Status Deregister();
+
+  // Starts the heartbeat and worker threads. Stop is a clean stop: it
+  // joins them, deregisters the node from the master, and syncs the SSD
+  // store; the destructor does the same. Only a started node deregisters
+  // (a node driven by hand leaves by node_ttl, like a killed one).
+  // Idempotent.
   void Start();
   void Stop();
 

@@ -1,6 +1,8 @@
 #include "node/storage_node.h"
 
+#include <atomic>
 #include <cstring>
+#include <span>
 
 #include <gtest/gtest.h>
 
@@ -11,6 +13,55 @@ namespace mooncake_tier {
 namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
+
+// A link to the master whose DeregisterNode never gets through, as when
+// the master is down or silent past the RPC deadline.
+class UnansweredDeregisterLink final : public MasterLink {
+ public:
+  explicit UnansweredDeregisterLink(MasterLink* inner) : inner_(inner) {}
+  Result<NodeId> RegisterNode(
+      const NodeSpec& spec,
+      std::span<const SsdInventoryEntry> inventory) override {
+    return inner_->RegisterNode(spec, inventory);
+  }
+  Result<HeartbeatReply> Heartbeat(NodeId node, uint32_t max_tasks) override {
+    return inner_->Heartbeat(node, max_tasks);
+  }
+  Status DeregisterNode(NodeId) override {
+    ++deregister_calls;
+    return Status(ErrorReason::kTimeout, "the master did not answer");
+  }
+  Status NotifyOffloadSuccess(NodeId node, TaskId task) override {
+    return inner_->NotifyOffloadSuccess(node, task);
+  }
+  Status NotifyOffloadFailure(NodeId node, TaskId task,
+                              const Status& cause) override {
+    return inner_->NotifyOffloadFailure(node, task, cause);
+  }
+  Status ReportSsdCorruption(NodeId node,
+                             std::span<const std::string> keys) override {
+    return inner_->ReportSsdCorruption(node, keys);
+  }
+  Result<ReplicaDescriptor> PromotionAllocStart(NodeId node,
+                                                TaskId task) override {
+    return inner_->PromotionAllocStart(node, task);
+  }
+  Status NotifyPromotionSuccess(NodeId node, TaskId task) override {
+    return inner_->NotifyPromotionSuccess(node, task);
+  }
+  Status NotifyPromotionFailure(NodeId node, TaskId task,
+                                const Status& cause) override {
+    return inner_->NotifyPromotionFailure(node, task, cause);
+  }
+  Result<NodeView> GetNode(NodeId node) override {
+    return inner_->GetNode(node);
+  }
+
+  std::atomic<int> deregister_calls{0};
+
+ private:
+  MasterLink* const inner_;
+};
 
 class StorageNodeTest : public ::testing::Test {
  protected:
@@ -23,7 +74,9 @@ class StorageNodeTest : public ::testing::Test {
     return c;
   }
 
-  std::unique_ptr<StorageNode> MakeNode(bool with_ssd = true) {
+  // Registered through `link` (default: link_, straight to master_).
+  std::unique_ptr<StorageNode> MakeNode(bool with_ssd = true,
+                                        MasterLink* link = nullptr) {
     std::unique_ptr<SsdStore> store;
     if (with_ssd) {
       SsdStoreOptions o;
@@ -37,7 +90,8 @@ class StorageNodeTest : public ::testing::Test {
     options.name = "n1";
     options.dram_bytes = kMiB;
     Result<std::unique_ptr<StorageNode>> node =
-        StorageNode::Create(options, std::move(store), &link_, &transport_);
+        StorageNode::Create(options, std::move(store),
+                            link != nullptr ? link : &link_, &transport_);
     EXPECT_TRUE(node.ok()) << node.status().ToString();
     EXPECT_TRUE((*node)->Register().ok());
     return std::move(*node);
@@ -145,6 +199,61 @@ TEST_F(StorageNodeTest, ThreadsRunHeartbeatsAndTasks) {
   }
   node->Stop();
   EXPECT_EQ(node->stats().offloads_done, 1u);
+}
+
+TEST_F(StorageNodeTest, CleanStopDeregistersAtOnce) {
+  std::unique_ptr<StorageNode> node = MakeNode();
+  const NodeId id = node->id();
+  Put(*node, "k", 100, 'k');
+  node->Start();
+  node->Stop();
+  // Gone on the master's clock as it was: not by node_ttl.
+  EXPECT_FALSE(master_.GetNode(id).has_value());
+  EXPECT_FALSE(master_.Exists(std::vector<std::string>{"k"})[0]->exists);
+  const MasterStats s = master_.GetStats();
+  EXPECT_EQ(s.nodes_deregistered, 1u);
+  EXPECT_EQ(s.nodes_expired, 0u);
+  EXPECT_EQ(s.nodes_alive, 0u);  // the stopped threads did not register again
+  EXPECT_EQ(node->id(), kNoNode);
+  // Stop is idempotent (the destructor calls it again): nothing more is
+  // sent.
+  node->Stop();
+  node.reset();
+  EXPECT_EQ(master_.GetStats().nodes_deregistered, 1u);
+}
+
+TEST_F(StorageNodeTest, StopFinishesWhenTheMasterDoesNotAnswer) {
+  UnansweredDeregisterLink link(&link_);
+  std::unique_ptr<StorageNode> node = MakeNode(/*with_ssd=*/true, &link);
+  const NodeId id = node->id();
+  node->Start();
+  node->Stop();
+  EXPECT_EQ(link.deregister_calls.load(), 1);
+  // The master still knows the node; node_ttl drops it as before.
+  EXPECT_TRUE(master_.GetNode(id).has_value());
+  clock_.Advance(master_.config().node_ttl);
+  EXPECT_EQ(master_.ExpireNodes(), 1u);
+  EXPECT_EQ(master_.GetStats().nodes_deregistered, 0u);
+}
+
+TEST_F(StorageNodeTest, NodeDrivenByHandIsLeftToNodeTtl) {
+  std::unique_ptr<StorageNode> node = MakeNode();
+  const NodeId id = node->id();
+  node.reset();  // never started: like a killed process
+  EXPECT_TRUE(master_.GetNode(id).has_value());
+  EXPECT_EQ(master_.GetStats().nodes_deregistered, 0u);
+}
+
+TEST_F(StorageNodeTest, ExplicitDeregisterThenHeartbeatRegistersAfresh) {
+  std::unique_ptr<StorageNode> node = MakeNode();
+  const NodeId first = node->id();
+  ASSERT_TRUE(node->Deregister().ok());
+  EXPECT_FALSE(master_.GetNode(first).has_value());
+  EXPECT_TRUE(node->Deregister().ok());  // not registered: nothing to send
+  EXPECT_EQ(master_.GetStats().nodes_deregistered, 1u);
+  ASSERT_TRUE(node->HeartbeatOnce().ok());
+  EXPECT_NE(node->id(), first);
+  EXPECT_EQ(master_.GetStats().nodes_dead, 0u);  // back under its name
 }
 
 }  // namespace

@@ -85,6 +85,16 @@ Result<HeartbeatReply> GrpcMasterLink::Heartbeat(NodeId node,
   return reply;
 }
 
+Status GrpcMasterLink::DeregisterNode(NodeId node) {
+  proto::DeregisterNodeRequest req;
+  req.set_node_id(node);
+  proto::DeregisterNodeResponse resp;
+  const Status call = stub_->Call(
+      MasterMethod::kDeregisterNode, 1,
+      [&](Stub& s, Context* c) { return s.DeregisterNode(c, req, &resp); });
+  return Outcome(call, resp.status());
+}
+
 Status GrpcMasterLink::NotifyOffloadSuccess(NodeId node, TaskId task) {
   proto::NotifyOffloadSuccessRequest req;
   req.set_node_id(node);

@@ -33,6 +33,9 @@ class GrpcMasterLink final : public MasterLink {
       const NodeSpec& spec,
       std::span<const SsdInventoryEntry> inventory) override;
   Result<HeartbeatReply> Heartbeat(NodeId node, uint32_t max_tasks) override;
+  // Bounded by the deadline like every call: a master that does not answer
+  // gives UNAVAILABLE or TIMEOUT, and the node stops anyway.
+  Status DeregisterNode(NodeId node) override;
   Status NotifyOffloadSuccess(NodeId node, TaskId task) override;
   Status NotifyOffloadFailure(NodeId node, TaskId task,
                               const Status& cause) override;

@@ -32,7 +32,8 @@ namespace mooncake_tier::rpc {
   X(ReportSsdCorruption)             \
   X(PromotionAllocStart)             \
   X(NotifyPromotionSuccess)          \
-  X(NotifyPromotionFailure)
+  X(NotifyPromotionFailure)          \
+  X(DeregisterNode)
 
 enum class MasterMethod : uint32_t {
 #define MOONCAKE_TIER_RPC_ENUM(name) k##name,

@@ -258,6 +258,18 @@ class MasterService::Handler final : public proto::MasterService::Service {
     });
   }
 
+  grpc::Status DeregisterNode(grpc::ServerContext*,
+                              const proto::DeregisterNodeRequest* req,
+                              proto::DeregisterNodeResponse* resp) override {
+    return Serve(MasterMethod::kDeregisterNode, [&]() -> Status {
+      MT_RETURN_IF_ERROR(CheckNodeId(req->node_id()));
+      // In band, as a heartbeat's: NODE_NOT_FOUND is an answer, not a
+      // failed call.
+      ToProto(master_->DeregisterNode(req->node_id()), resp->mutable_status());
+      return Status::Ok();
+    });
+  }
+
   grpc::Status NotifyOffloadSuccess(
       grpc::ServerContext*, const proto::NotifyOffloadSuccessRequest* req,
       proto::NotifyOffloadSuccessResponse* resp) override {

@@ -1,0 +1,184 @@
+// Node lifecycle over gRPC: the DeregisterNode call of a node stopping
+// cleanly, served by MasterService over a real Master (on a manual clock)
+// on 127.0.0.1:0 and reached through GrpcMasterLink.
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "rpc/grpc_master_api.h"
+#include "rpc/grpc_master_link.h"
+#include "rpc/master_methods.h"
+#include "rpc/master_service.h"
+#include "rpc/proto/master.grpc.pb.h"
+#include "rpc/rpc_server.h"
+#include "rpc/status_convert.h"
+#include "tests/support/master_harness.h"
+
+namespace mooncake_tier::rpc {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::MasterHarness;
+
+constexpr uint64_t kMiB = 1 << 20;
+
+NodeSpec Spec(const std::string& name) {
+  NodeSpec spec;
+  spec.name = name;
+  spec.dram_size = 4 * kMiB;
+  spec.ssd_capacity = 64 * kMiB;
+  return spec;
+}
+
+class MasterServiceNodesTest : public ::testing::Test {
+ protected:
+  MasterServiceNodesTest()
+      : service_(&harness_.master(), {.clock = &harness_.clock()}) {}
+
+  void SetUp() override {
+    Result<std::unique_ptr<RpcServer>> server =
+        RpcServer::Start(RpcServerOptions(), {service_.grpc_service()});
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+    GrpcChannelOptions options;
+    options.target = server_->address();
+    api_ = std::move(*GrpcMasterApi::Create(options));
+    link_ = std::move(*GrpcMasterLink::Create(options));
+  }
+
+  NodeId Register(const std::string& name,
+                  std::vector<SsdInventoryEntry> inventory = {}) {
+    Result<NodeId> id = link_->RegisterNode(Spec(name), inventory);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return id.ok() ? *id : kNoNode;
+  }
+
+  Status Put(const std::string& key, const std::string& node) {
+    PutStartRequest request{key, 1024, {}, "client"};
+    request.options.preferred_node = node;
+    Result<ReplicaDescriptor> started =
+        std::move(api_->PutStart({&request, 1})[0]);
+    if (!started.ok()) return started.status();
+    return api_->PutEnd("client", {&key, 1})[0];
+  }
+
+  bool Exists(const std::string& key) {
+    Result<ExistsInfo> info = std::move(api_->Exists({&key, 1})[0]);
+    return info.ok() && info->exists;
+  }
+
+  CallStats Served(MasterMethod m) {
+    return service_.recorder().Get(static_cast<size_t>(m));
+  }
+
+  MasterHarness harness_;
+  MasterService service_;
+  std::unique_ptr<RpcServer> server_;
+  std::unique_ptr<GrpcMasterApi> api_;
+  std::unique_ptr<GrpcMasterLink> link_;
+};
+
+TEST_F(MasterServiceNodesTest, DeregisteredNodeIsGoneAtOnce) {
+  const NodeId a = Register("a", {{"on-ssd", 512, std::nullopt}});
+  Register("b");
+  ASSERT_TRUE(Put("on-a", "a").ok());
+  ASSERT_TRUE(Put("on-b", "b").ok());
+
+  ASSERT_TRUE(link_->DeregisterNode(a).ok());
+
+  // No time passed on the master's clock: this is not node_ttl.
+  EXPECT_EQ(api_->GetNode(a).status().reason(), ErrorReason::kNodeNotFound);
+  EXPECT_FALSE(Exists("on-a"));
+  EXPECT_FALSE(Exists("on-ssd"));
+  EXPECT_TRUE(Exists("on-b"));
+  const MasterStats s = harness_.master().GetStats();
+  EXPECT_EQ(s.nodes_deregistered, 1u);
+  EXPECT_EQ(s.nodes_expired, 0u);
+  EXPECT_EQ(s.nodes_dead, 1u);
+  // The node learns it is gone if it heartbeats anyway.
+  EXPECT_EQ(link_->Heartbeat(a, 1).status().reason(),
+            ErrorReason::kNodeNotFound);
+}
+
+TEST_F(MasterServiceNodesTest, UnknownOrRepeatedDeregisterIsNodeNotFound) {
+  const NodeId a = Register("a");
+  ASSERT_TRUE(Put("k", "a").ok());
+
+  const Status unknown = link_->DeregisterNode(a + 100);
+  EXPECT_EQ(unknown.reason(), ErrorReason::kNodeNotFound) << unknown.ToString();
+  EXPECT_TRUE(Exists("k"));
+  EXPECT_EQ(harness_.master().GetStats().nodes_deregistered, 0u);
+
+  ASSERT_TRUE(link_->DeregisterNode(a).ok());
+  EXPECT_EQ(link_->DeregisterNode(a).reason(), ErrorReason::kNodeNotFound);
+  EXPECT_EQ(harness_.master().GetStats().nodes_deregistered, 1u);
+  EXPECT_EQ(harness_.master().GetStats().nodes_dead, 1u);
+}
+
+TEST_F(MasterServiceNodesTest, CallsAreRecordedOnBothSides) {
+  const NodeId a = Register("a");
+  ASSERT_TRUE(link_->DeregisterNode(a).ok());
+  link_->DeregisterNode(a).IgnoreError();  // in-band NODE_NOT_FOUND
+
+  // Both answered the call itself with OK; the refusal travels in band.
+  EXPECT_EQ(Served(MasterMethod::kDeregisterNode).calls, 2u);
+  EXPECT_EQ(Served(MasterMethod::kDeregisterNode).by_code[0], 2u);
+  EXPECT_GT(Served(MasterMethod::kDeregisterNode).latency_sum_ns, 0u);
+  EXPECT_EQ(link_->recorder()
+                .Get(static_cast<size_t>(MasterMethod::kDeregisterNode))
+                .calls,
+            2u);
+  EXPECT_EQ(MasterMethodName(MasterMethod::kDeregisterNode), "DeregisterNode");
+}
+
+TEST_F(MasterServiceNodesTest, MissingNodeIdIsRefusedAndChangesNothing) {
+  Register("a");
+  auto raw = proto::MasterService::NewStub(grpc::CreateChannel(
+      server_->address(), grpc::InsecureChannelCredentials()));
+  proto::DeregisterNodeRequest req;  // node_id unset
+  proto::DeregisterNodeResponse resp;
+  grpc::ClientContext ctx;
+  const grpc::Status s = raw->DeregisterNode(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(FromGrpcStatus(s, "DeregisterNode", "x").reason(),
+            ErrorReason::kInvalidArgument);
+  EXPECT_EQ(harness_.master().GetStats().nodes_alive, 1u);
+  EXPECT_EQ(harness_.master().GetStats().nodes_deregistered, 0u);
+}
+
+// A node stopping while its master is silent: the call gives up at the
+// deadline, so a shutdown never hangs on it.
+TEST(GrpcMasterLinkDeregisterTest, SilentMasterTimesOutWithinTheDeadline) {
+  // Accepts TCP connections (the kernel's backlog) but never speaks.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 16), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+
+  GrpcChannelOptions options;
+  options.target = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  options.deadline = milliseconds(300);
+  std::unique_ptr<GrpcMasterLink> link =
+      std::move(*GrpcMasterLink::Create(options));
+  const auto start = std::chrono::steady_clock::now();
+  const Status s = link->DeregisterNode(1);
+  EXPECT_TRUE(s.reason() == ErrorReason::kTimeout ||
+              s.reason() == ErrorReason::kUnavailable)
+      << s.ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
+  close(fd);
+}
+
+}  // namespace
+}  // namespace mooncake_tier::rpc
