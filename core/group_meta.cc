@@ -45,7 +45,7 @@ auto Slot(List& members, uint32_t index) {
 // more dead bytes than live ones (bounded: a group whose puts are revoked
 // and retried again and again does not grow it for ever).
 void EraseMember(GroupMeta& group,
-                 std::vector<std::pair<uint32_t, GroupMember>>::iterator slot) {
+                 decltype(GroupMeta::members)::iterator slot) {
   group.members.erase(slot);
   if (group.members.empty()) {
     group.member_keys.clear();
@@ -57,9 +57,9 @@ void EraseMember(GroupMeta& group,
   std::string packed;
   packed.reserve(live);
   for (auto& [index, member] : group.members) {
-    const std::string_view key = group.KeyOf(member);
+    const std::string_view stored = group.StoredKey(member);
     member.key_offset = static_cast<uint32_t>(packed.size());
-    packed += key;
+    packed += stored;
   }
   group.member_keys = std::move(packed);
 }
@@ -110,7 +110,7 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
     const GroupMember& holder = slot->second;
     // The same put retried keeps its reservation, whatever happened to the
     // group meanwhile.
-    if (KeyOf(holder) == key && holder.state == MemberState::kReserved) {
+    if (KeyIs(holder, key) && holder.state == MemberState::kReserved) {
       return Status::Ok();
     }
     return Status(ErrorReason::kObjectExists,
@@ -124,6 +124,10 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
                       std::string(GroupStateName(state)) +
                       " and accepts no members");
   }
+  // The group was found by its id: record->group_id() == spec.group_id.
+  const bool id_prefixed = key.starts_with(spec.group_id);
+  const std::string_view stored =
+      id_prefixed ? key.substr(spec.group_id.size()) : key;
   if (fresh) {
     expected = spec.group_size;
     state = GroupState::kFilling;
@@ -143,22 +147,21 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
     slot = members.end();
     // Members' keys tend to be alike in length (a block's pieces).
     member_keys.clear();
-    member_keys.reserve(room * key.size());
+    member_keys.reserve(room * stored.size());
   }
   GroupMember member;
+  member.id_prefixed = id_prefixed;
   member.key_offset = static_cast<uint32_t>(member_keys.size());
-  member.key_size = static_cast<uint16_t>(key.size());
-  member_keys += key;
+  member.key_size = static_cast<uint16_t>(stored.size());
+  member_keys += stored;
   members.emplace(slot, index, member);
   return Status::Ok();
 }
 
-void GroupMeta::BindPut(uint32_t index, ReplicaId replica, size_t key_hash,
-                        uint64_t bytes) {
+void GroupMeta::BindPut(uint32_t index, ReplicaId replica, uint64_t bytes) {
   auto it = Slot(members, index);
   if (it != members.end() && it->second.state == MemberState::kReserved) {
     it->second.replica = replica;
-    it->second.key_hash = key_hash;
     dram_bytes += bytes - it->second.dram_bytes;  // a retried put: same bytes
     it->second.dram_bytes = bytes;
   }
@@ -227,10 +230,29 @@ std::vector<GroupMemberView> GroupMeta::Members() const {
   std::vector<GroupMemberView> out;
   out.reserve(members.size());
   for (const auto& [index, member] : members) {
-    out.push_back(GroupMemberView{index, std::string(KeyOf(member)),
+    out.push_back(GroupMemberView{index, KeyOf(member),
                                   member.state == MemberState::kPresent});
   }
   return out;
+}
+
+std::string GroupMeta::KeyOf(const GroupMember& member) const {
+  const std::string_view stored = StoredKey(member);
+  if (!member.id_prefixed) return std::string(stored);
+  const std::string_view id = record->group_id();
+  std::string key;
+  key.reserve(id.size() + stored.size());
+  key += id;
+  key += stored;
+  return key;
+}
+
+bool GroupMeta::KeyIs(const GroupMember& member, std::string_view key) const {
+  const std::string_view stored = StoredKey(member);
+  if (!member.id_prefixed) return key == stored;
+  const std::string_view id = record->group_id();
+  return key.size() == id.size() + stored.size() && key.starts_with(id) &&
+         key.ends_with(stored);
 }
 
 const GroupMember* GroupMeta::Find(uint32_t index) const {

@@ -48,27 +48,28 @@ enum class MemberState : uint8_t {
   kPresent = 1,   // the member's put completed
 };
 
-// Packed (32 bytes; 40 with its index in GroupMeta::members): a group
+// Packed (24 bytes; 32 with its index in GroupMeta::members): a group
 // costs its members' slots, and a put pays for them in memory.
 struct GroupMember {
   MemberState state = MemberState::kReserved;
-  // Where the member's key sits in GroupMeta::member_keys (GroupMeta::KeyOf).
-  // Keys are at most kMaxKeyBytes (1024) long.
+  // The key starts with the group id, and only the rest of it is stored:
+  // KV-cache engines name a block's pieces after the block ("<hash>_0_k",
+  // "<hash>_0_v" in group "<hash>"), so this keeps a group's key buffer to
+  // a few bytes per member instead of a copy of every key.
+  bool id_prefixed = false;
+  // Where the member's stored key bytes sit in GroupMeta::member_keys
+  // (GroupMeta::StoredKey). Keys are at most kMaxKeyBytes (1024) long.
   uint16_t key_size = 0;
   uint32_t key_offset = 0;
   // The DRAM replica the member's put staged; 0 for a member rebuilt from
   // an SSD inventory. Lets a PutEnd that completed its object outside the
   // group stripe check that the index still belongs to that put.
   ReplicaId replica = 0;
-  // HashKey(key) when known (0: not recorded), so walking the members does
-  // not hash every key again.
-  size_t key_hash = 0;
   // DRAM the member's put staged (0 for a member rebuilt from SSD).
   uint64_t dram_bytes = 0;
 };
 
-static_assert(kMaxKeyBytes <= UINT16_MAX, "GroupMember::key_size is 16 bits");
-static_assert(sizeof(GroupMember) == 32, "GroupMember is meant to stay packed");
+static_assert(sizeof(GroupMember) == 24, "GroupMember is meant to stay packed");
 
 // A member as reported to callers (GetGroup, the admin API).
 struct GroupMemberView {
@@ -87,8 +88,8 @@ struct GroupMeta {
   // group's members share one allocation (typical groups hold 2 to 64), and
   // a group_size from outside input allocates nothing up front.
   std::vector<std::pair<uint32_t, GroupMember>> members;
-  // The members' keys end to end: one buffer per group rather than one
-  // string per member. Keys of members that left stay until the dead bytes
+  // The members' keys (or what follows the group id in them) end to end:
+  // one buffer per group rather than one string per member. Keys of members that left stay until the dead bytes
   // outweigh the live ones; then the buffer is packed again.
   std::string member_keys;
   uint32_t expected = 0;  // group_size; 0 until the first reservation
@@ -125,10 +126,9 @@ struct GroupMeta {
   Status Reserve(const GroupSpec& spec, std::string_view key, TimePoint now,
                  size_t id_hash = 0);
 
-  // Records the replica the reserved member's put staged, its key's hash
-  // and the DRAM it holds. No-op for an index that is not reserved.
-  void BindPut(uint32_t index, ReplicaId replica, size_t key_hash,
-               uint64_t dram_bytes);
+  // Records the replica the reserved member's put staged and the DRAM it
+  // holds. No-op for an index that is not reserved.
+  void BindPut(uint32_t index, ReplicaId replica, uint64_t dram_bytes);
 
   // DRAM held by this group while it is filling (it cannot be evicted
   // then); 0 in any other state.
@@ -169,8 +169,14 @@ struct GroupMeta {
   std::vector<GroupMemberView> Members() const;
   // The member at `index`, or null.
   const GroupMember* Find(uint32_t index) const;
-  // A member's key. Valid until the member list next changes.
-  std::string_view KeyOf(const GroupMember& member) const {
+  // A member's key.
+  std::string KeyOf(const GroupMember& member) const;
+  // Whether `key` is the member's key (no copy made).
+  bool KeyIs(const GroupMember& member, std::string_view key) const;
+  // The bytes of the member's key kept in member_keys: all of it, or what
+  // follows the group id (GroupMember::id_prefixed). Valid until the
+  // member list next changes.
+  std::string_view StoredKey(const GroupMember& member) const {
     return std::string_view(member_keys)
         .substr(member.key_offset, member.key_size);
   }

@@ -389,6 +389,44 @@ TEST(GroupMetaLookupTest, SparseAndOutOfOrderMembersAreFound) {
   EXPECT_EQ(g.present, 0u);
 }
 
+// Keys named after their group ("<id>_0_k") keep only what follows the id;
+// any other key is kept whole. Either way every lookup sees the whole key,
+// and the buffer stays packed correctly when members leave.
+TEST(GroupMetaKeyTest, KeysStartingWithTheGroupIdStoreOnlyTheirRest) {
+  ManualClock clock;
+  GroupMeta g;
+  const std::string id(64, 'a');  // a block hash, as engines name groups
+  const std::vector<std::string> keys = {id + "_0_k", id + "_0_v", "other-key",
+                                         id, "aaaa"};
+  for (uint32_t i = 0; i < keys.size(); ++i) {
+    ASSERT_TRUE(g.Reserve(Spec(8, i, id), keys[i], clock.Now()).ok());
+  }
+  // "_0_k" + "_0_v" + "other-key" + "" + "aaaa" (shorter than the id).
+  EXPECT_EQ(g.member_keys.size(), 4u + 4u + 9u + 0u + 4u);
+  for (uint32_t i = 0; i < keys.size(); ++i) {
+    const GroupMember& m = *g.Find(i);
+    EXPECT_EQ(g.KeyOf(m), keys[i]) << i;
+    EXPECT_TRUE(g.KeyIs(m, keys[i])) << i;
+    for (uint32_t j = 0; j < keys.size(); ++j) {
+      if (j != i) EXPECT_FALSE(g.KeyIs(m, keys[j])) << i << " vs " << j;
+    }
+    EXPECT_FALSE(g.KeyIs(m, keys[i] + "x")) << i;
+  }
+  EXPECT_FALSE(g.KeyIs(*g.Find(0), id + "_0_v"));
+  // The same put retried keeps its slot; another key for it is refused.
+  EXPECT_TRUE(g.Reserve(Spec(8, 1, id), keys[1], clock.Now()).ok());
+  EXPECT_EQ(g.Reserve(Spec(8, 1, id), id + "_9_v", clock.Now()).reason(),
+            ErrorReason::kObjectExists);
+  // Members leaving and coming back (repacking the buffer) keep the rest.
+  for (int round = 0; round < 200; ++round) {
+    g.Unreserve(1);
+    ASSERT_TRUE(g.Reserve(Spec(8, 1, id), keys[1], clock.Now()).ok());
+  }
+  for (const GroupMemberView& m : g.Members()) {
+    EXPECT_EQ(m.key, keys[m.index]);
+  }
+}
+
 TEST(GroupRecordTest, CompleteStatusIsSharedAndKeepsTheRecordAlive) {
   GroupRef record = GroupRecord::Make("block-9", 4);
   SharedGroupStatus a = record->CompleteStatus();

@@ -52,9 +52,10 @@ struct GroupPage {
 
 class GroupTable {
  public:
+  using GroupMap = absl::flat_hash_map<std::string, GroupMeta>;
   struct Shard {
     mutable Mutex mu;
-    absl::flat_hash_map<std::string, GroupMeta> groups ABSL_GUARDED_BY(mu);
+    GroupMap groups ABSL_GUARDED_BY(mu);
   };
 
   // REQUIRES: shard_count is a power of two.

@@ -108,10 +108,7 @@ std::vector<Status> Master::PutEnd(const ClientId& client,
   // member whose PutEnd has not returned.
   CompletedMembers members;
   std::vector<Status> out = ForEachInBatch(keys, [&](const std::string& key) {
-    std::optional<CompletedMember> member;
-    Status s = CompletePut(client, key, &member);
-    if (member) members.push_back(std::move(*member));
-    return s;
+    return CompletePut(client, key, &members);
   });
   if (!members.empty()) MarkMembersPresent(members);
   return out;
@@ -217,6 +214,8 @@ void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
     uint64_t evict = 0;
     {
       MutexLock group_lock(&gshard.mu);
+      // One lookup for the run's members (one hash for stripe and lookup).
+      auto group = gshard.groups.find(id.view(), id.hash);
       for (; i < run.size(); ++i, evicted = false) {
         if (!valid[i].ok()) {
           out.push_back(CountPutStart(valid[i]));
@@ -224,7 +223,7 @@ void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
         }
         const HashedKey key(run[i].key);
         Result<ReplicaDescriptor> placed =
-            PutStartMemberLocked(gshard, id, run[i], key, clock_->Now());
+            PutStartMemberLocked(gshard, group, id, run[i], key, clock_->Now());
         if (!evicted && !placed.ok() &&
             placed.status().reason() == ErrorReason::kNoSpace) {
           evict = run[i].size;
@@ -278,7 +277,7 @@ Result<ReplicaDescriptor> Master::PutStartObject(
 }
 
 Status Master::CompletePut(const ClientId& client, const std::string& key,
-                           std::optional<CompletedMember>* member) {
+                           CompletedMembers* members) {
   const HashedKey hashed(key);
   Shard& shard = objects_.ShardFor(hashed);
   MutexLock lock(&shard.mu);
@@ -304,7 +303,7 @@ Status Master::CompletePut(const ClientId& client, const std::string& key,
   shard.pending_puts.erase(key);
   counters_.put_completed.fetch_add(1, std::memory_order_relaxed);
   if (meta.group) {
-    member->emplace(
+    members->push_back(
         CompletedMember{meta.group, meta.group_index, staged->desc.id, now});
   }
   if (config_.offload_mode == OffloadMode::kWriteThrough &&

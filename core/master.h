@@ -314,13 +314,13 @@ class Master {
       const PutStartRequest& request, const HashedKey& key, TimePoint now,
       GroupRef group = nullptr);
   // Reserves the member's index, then starts the object. `id` is the
-  // request's group id with its hash.
-  Result<ReplicaDescriptor> PutStartMemberLocked(GroupTable::Shard& gshard,
-                                                 const HashedKey& id,
-                                                 const PutStartRequest& request,
-                                                 const HashedKey& key,
-                                                 TimePoint now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(gshard.mu);
+  // request's group id with its hash. `group` is gshard.groups.find(id),
+  // looked up once for a run of members: the call keeps it so (it points
+  // at the group it creates, and is end() after it drops one).
+  Result<ReplicaDescriptor> PutStartMemberLocked(
+      GroupTable::Shard& gshard, GroupTable::GroupMap::iterator& group,
+      const HashedKey& id, const PutStartRequest& request, const HashedKey& key,
+      TimePoint now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(gshard.mu);
   // A group member whose put this call completed.
   struct CompletedMember {
     GroupRef group;
@@ -328,16 +328,17 @@ class Master {
     ReplicaId replica = 0;
     TimePoint completed;
   };
+  using CompletedMembers = absl::InlinedVector<CompletedMember, 8>;
   // The object half of PutEnd, under the key's stripe alone: completes the
-  // staged DRAM replica. For a group member it fills *member when this call
-  // completed it; the caller then books it with MarkMembersPresent.
+  // staged DRAM replica. For a group member it appends the member to
+  // *members when this call completed it; the caller then books them with
+  // MarkMembersPresent.
   Status CompletePut(const ClientId& client, const std::string& key,
-                     std::optional<CompletedMember>* member);
+                     CompletedMembers* members);
   // The group half of PutEnd, under each group's stripe once: a member is
   // present if its index still belongs to that put (its staged replica);
   // the last one completes the group, which makes every member readable
   // (one store into the group's record). Reorders `members` (by group).
-  using CompletedMembers = absl::InlinedVector<CompletedMember, 8>;
   void MarkMembersPresent(CompletedMembers& members);
   Status PutRevokeOne(const ClientId& client, const std::string& key);
   // Frees a staged put of `key` (still carrying `group`). With a null

@@ -16,11 +16,10 @@ Status GroupMissing(const std::string& id) {
 }  // namespace
 
 Result<ReplicaDescriptor> Master::PutStartMemberLocked(
-    GroupTable::Shard& gshard, const HashedKey& id,
-    const PutStartRequest& request, const HashedKey& key, TimePoint now) {
+    GroupTable::Shard& gshard, GroupTable::GroupMap::iterator& it,
+    const HashedKey& id, const PutStartRequest& request, const HashedKey& key,
+    TimePoint now) {
   const GroupSpec& spec = *request.options.group;
-  // Most members find their group: one hash for stripe and lookup.
-  auto it = gshard.groups.find(id.view(), id.hash);
   const bool created = it == gshard.groups.end();
   if (created || it->second.Empty()) {
     // A new group: admitted only while filling groups leave DRAM room.
@@ -49,13 +48,14 @@ Result<ReplicaDescriptor> Master::PutStartMemberLocked(
       reserved.ok() ? PutStartObject(request, key, now, group.record)
                     : Result<ReplicaDescriptor>(reserved);
   if (placed.ok()) {
-    group.BindPut(spec.group_index, placed->id, key.hash, request.size);
+    group.BindPut(spec.group_index, placed->id, request.size);
   } else if (reserved.ok() && !held) {
     group.Unreserve(spec.group_index);
   }
   if (group.Empty()) {
     filling.Dropped();
     gshard.groups.erase(it);
+    it = gshard.groups.end();
   } else if (created && placed.ok()) {
     group_counters_.groups_created.fetch_add(1, std::memory_order_relaxed);
   }
@@ -130,12 +130,11 @@ Status Master::RevokeGrouped(const std::string& key, const GroupSpec& spec,
 void Master::ForEachMemberKeyLocked(const GroupMeta& group,
                                     const std::string& extra, MemberKeyFn fn)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  std::vector<std::string_view> keys;
+  std::vector<std::string> keys;
   for (const auto& [index, member] : group.members) {
     keys.push_back(group.KeyOf(member));
   }
-  if (std::find(keys.begin(), keys.end(), std::string_view(extra)) ==
-      keys.end()) {
+  if (std::find(keys.begin(), keys.end(), extra) == keys.end()) {
     keys.push_back(extra);
   }
   std::vector<uint32_t> stripes;
@@ -153,12 +152,16 @@ void Master::ForEachMemberLocked(const std::string& group_id,
                                  const GroupMeta& group, MemberFn fn)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
   // Member stripes in ascending index, each once: the documented order.
+  // The keys first, so the hashed views below point at storage that no
+  // longer moves.
+  absl::InlinedVector<std::string, 16> names;
+  for (const auto& [index, member] : group.members) {
+    names.push_back(group.KeyOf(member));
+  }
   absl::InlinedVector<HashedKey, 16> keys;
   absl::InlinedVector<uint32_t, 16> stripes;
-  for (const auto& [index, member] : group.members) {
-    const std::string_view key = group.KeyOf(member);
-    keys.push_back(member.key_hash != 0 ? HashedKey(key, member.key_hash)
-                                        : HashedKey(key));
+  for (const std::string& name : names) {
+    keys.push_back(HashedKey(name));
     stripes.push_back(objects_.ShardIndex(keys.back()));
   }
   std::sort(stripes.begin(), stripes.end());
@@ -224,7 +227,7 @@ Status Master::RemoveGroupOne(const std::string& group_id,
     // Removing through a member: only the group that member belongs to,
     // not a newer group that took the same id since it was looked up.
     const GroupMember* holder = it->second.Find(member_index);
-    if (holder == nullptr || it->second.KeyOf(*holder) != *member) {
+    if (holder == nullptr || !it->second.KeyIs(*holder, *member)) {
       return GroupMissing(group_id);
     }
   }
@@ -282,7 +285,7 @@ void Master::LoseMembers(
     auto it = gshard.groups.find(spec.group_id);
     if (it == gshard.groups.end()) continue;
     const GroupMember* member = it->second.Find(spec.group_index);
-    if (member == nullptr || it->second.KeyOf(*member) != key) continue;
+    if (member == nullptr || !it->second.KeyIs(*member, key)) continue;
     FillingDelta filling(&filling_group_bytes_, &it->second);
     // Breaking the group makes its members unreadable (through the record).
     if (it->second.Lose(spec.group_index, cause, now)) {
