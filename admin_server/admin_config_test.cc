@@ -92,7 +92,9 @@ TEST_F(AdminServerTest, PatchChangesRuntimeKnobsAndShowsThem) {
   const Reply reply = Call("PATCH", path, patch.dump());
   ASSERT_EQ(reply.status, 200) << reply.text;
   for (const auto& [name, value] : patch.items()) {
-    if (name != "promotion") EXPECT_EQ(reply.body[name], value) << name;
+    if (name != "promotion") {
+      EXPECT_EQ(reply.body[name], value) << name;
+    }
   }
   EXPECT_EQ(reply.body["promotion"]["admission_threshold"], 9);
   const MasterConfig c = h_.master().config();

@@ -408,7 +408,9 @@ TEST(GroupMetaKeyTest, KeysStartingWithTheGroupIdStoreOnlyTheirRest) {
     EXPECT_EQ(g.KeyOf(m), keys[i]) << i;
     EXPECT_TRUE(g.KeyIs(m, keys[i])) << i;
     for (uint32_t j = 0; j < keys.size(); ++j) {
-      if (j != i) EXPECT_FALSE(g.KeyIs(m, keys[j])) << i << " vs " << j;
+      if (j != i) {
+        EXPECT_FALSE(g.KeyIs(m, keys[j])) << i << " vs " << j;
+      }
     }
     EXPECT_FALSE(g.KeyIs(m, keys[i] + "x")) << i;
   }
