@@ -16,6 +16,7 @@
 
 #include "rpc/grpc_master_api.h"
 #include "rpc/grpc_master_link.h"
+#include "tests/support/silent_listener.h"
 
 namespace mooncake_tier::rpc {
 namespace {
@@ -62,18 +63,9 @@ TEST(GrpcStubTest, UnreachableMasterIsAClearErrorWithinTheDeadline) {
 }
 
 TEST(GrpcStubTest, SilentMasterTimesOut) {
-  // Accepts TCP connections (the kernel's backlog) but never speaks.
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(listen(fd, 16), 0);
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-
+  const testing::SilentListener master;
   GrpcChannelOptions options;
-  options.target = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  options.target = master.address();
   options.deadline = milliseconds(300);
   std::unique_ptr<GrpcMasterLink> link =
       std::move(*GrpcMasterLink::Create(options));
@@ -83,7 +75,6 @@ TEST(GrpcStubTest, SilentMasterTimesOut) {
               s.reason() == ErrorReason::kUnavailable)
       << s.ToString();
   EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
-  close(fd);
 }
 
 TEST(GrpcStubTest, BadOptionsAreRejected) {

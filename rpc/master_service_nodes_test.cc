@@ -2,11 +2,7 @@
 // cleanly, served by MasterService over a real Master (on a manual clock)
 // on 127.0.0.1:0 and reached through GrpcMasterLink.
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -18,6 +14,7 @@
 #include "rpc/rpc_server.h"
 #include "rpc/status_convert.h"
 #include "tests/support/master_harness.h"
+#include "tests/support/silent_listener.h"
 
 namespace mooncake_tier::rpc {
 namespace {
@@ -155,19 +152,9 @@ TEST_F(MasterServiceNodesTest, MissingNodeIdIsRefusedAndChangesNothing) {
 // A node stopping while its master is silent: the call gives up at the
 // deadline, so a shutdown never hangs on it.
 TEST(GrpcMasterLinkDeregisterTest, SilentMasterTimesOutWithinTheDeadline) {
-  // Accepts TCP connections (the kernel's backlog) but never speaks.
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(listen(fd, 16), 0);
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-
+  const testing::SilentListener master;
   GrpcChannelOptions options;
-  options.target = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  options.target = master.address();
   options.deadline = milliseconds(300);
   std::unique_ptr<GrpcMasterLink> link =
       std::move(*GrpcMasterLink::Create(options));
@@ -177,7 +164,6 @@ TEST(GrpcMasterLinkDeregisterTest, SilentMasterTimesOutWithinTheDeadline) {
               s.reason() == ErrorReason::kUnavailable)
       << s.ToString();
   EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
-  close(fd);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 
 #include "mooncake_tier/remote_client.h"
 #include "rpc/grpc_master_api.h"
+#include "tests/support/eventually.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -42,17 +43,6 @@ std::vector<std::byte> Bytes(uint32_t seed) {
   std::mt19937 rng(seed);
   for (std::byte& b : out) b = static_cast<std::byte>(rng());
   return out;
-}
-
-// Polls `done` every 50 ms until it holds or `timeout` passes.
-template <typename F>
-bool Eventually(F done, milliseconds timeout) {
-  const auto until = SteadyClock::now() + timeout;
-  while (!done()) {
-    if (SteadyClock::now() > until) return false;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return true;
 }
 
 // Reads `key` until it succeeds (or `timeout` passes) and checks its bytes.

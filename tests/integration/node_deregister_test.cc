@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "rpc/grpc_master_api.h"
+#include "tests/support/eventually.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -28,17 +29,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using SteadyClock = std::chrono::steady_clock;
-
-// Polls `done` every 50 ms until it holds or `timeout` passes.
-template <typename F>
-bool Eventually(F done, milliseconds timeout) {
-  const auto until = SteadyClock::now() + timeout;
-  while (!done()) {
-    if (SteadyClock::now() > until) return false;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return true;
-}
 
 class NodeDeregisterTest : public ::testing::Test {
  protected:
