@@ -180,6 +180,8 @@ namespace mooncake_tier::metrics {
     "result", "SSD-read requests received over the data plane, by result.")   \
   X(kNodePendingTasks, kNode, kGauge, "node_pending_tasks", "kind",            \
     "Work accepted from the master and not yet started, by kind.")            \
+  X(kNodeMaxPendingTasks, kNode, kGauge, "node_max_pending_tasks", "",         \
+    "Configured cap on pending offload and promotion tasks.")                 \
   X(kSsdBatchDurationSeconds, kNode, kHistogram,                               \
     "ssd_batch_duration_seconds", "op",                                        \
     "SSD store device time per read batch and per write round.")

@@ -71,6 +71,7 @@ NodeMetrics::NodeMetrics(const StorageNode* node, TransferSource transfer)
 std::vector<prometheus::MetricFamily> NodeMetrics::Collect() const {
   FamilySet families(MetricScope::kNode);
   families.Add(M::kNodeDramCapacityBytes, node_->segment().size());
+  families.Add(M::kNodeMaxPendingTasks, node_->max_pending_tasks());
   AddNodeStats(node_->stats(), families);
   const SsdStore* ssd = node_->ssd();
   AddSsdStats(ssd != nullptr ? ssd->stats() : SsdStoreStats{}, families);

@@ -149,6 +149,26 @@ TEST_F(NodeMetricsTest, PendingTasksCountWorkNotYetStarted) {
             0);
 }
 
+TEST_F(NodeMetricsTest, MaxPendingTasksReportsTheConfiguredCap) {
+  // The fixture's node runs with the default cap.
+  EXPECT_EQ(Scrape(NodeMetrics(node_.get())).Value(
+                "mooncake_node_max_pending_tasks"),
+            StorageNodeOptions{}.max_pending_tasks);
+
+  // A node started with another cap exports that cap, so the alert on
+  // pending tasks near the cap follows it.
+  StorageNodeOptions options;
+  options.name = "n2";
+  options.dram_bytes = kMiB;
+  options.max_pending_tasks = 64;
+  Result<std::unique_ptr<StorageNode>> other =
+      StorageNode::Create(options, nullptr, &link_, &transport_);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  const PromText text = Scrape(NodeMetrics(other->get()));
+  EXPECT_EQ(text.Value("mooncake_node_max_pending_tasks"), 64);
+  EXPECT_EQ(text.types.at("mooncake_node_max_pending_tasks"), "gauge");
+}
+
 TEST(LatencyHistogramTest, SamplesLandInTheirBucket) {
   LatencyHistogram histogram(kIoLatencyBounds);
   histogram.Record(std::chrono::microseconds(10));  // on the first bound

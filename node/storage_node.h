@@ -42,8 +42,9 @@ struct StorageNodeOptions {
   // How often the node heartbeats. REQUIRES: well below the master's
   // node_ttl. Default: 1 s.
   Duration heartbeat_interval = std::chrono::seconds(1);
-  // Offload tasks accepted but not yet executed; the node asks for no more
-  // than the room left. Default: 256.
+  // Offload and promotion tasks accepted but not yet executed; the node
+  // asks the master for no more than the room left. Exported as the gauge
+  // mooncake_node_max_pending_tasks. Default: 256.
   uint32_t max_pending_tasks = 256;
   // Offloads written to (and promotions read from) the SSD store per
   // batch. Default: 16.
@@ -122,6 +123,9 @@ class StorageNode final : public SsdReadHandler {
   const std::string& name() const { return options_.name; }
   const DramSegment& segment() const { return *segment_; }
   SsdStore* ssd() const { return ssd_.get(); }
+  // The configured cap on pending offload and promotion tasks (fixed at
+  // creation, so no lock).
+  uint32_t max_pending_tasks() const { return options_.max_pending_tasks; }
   StorageNodeStats stats() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
