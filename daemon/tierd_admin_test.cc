@@ -409,7 +409,7 @@ TEST(TierdAdminTest, EveryRouteRefusesBadInputAndTheDaemonKeepsServing) {
 
   // Malformed input: bad numbers, unknown states and fields, broken JSON,
   // out-of-range values, a broken percent-encoding.
-  for (const std::string& path :
+  for (const std::string path :
        {"/api/v1/groups?limit=lots", "/api/v1/groups?limit=-1",
         "/api/v1/groups?state=sleepy", "/api/v1/objects/%ZZ"}) {
     const Reply reply = Http(admin, "GET", path);
