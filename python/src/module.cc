@@ -273,6 +273,18 @@ present counts. A missing key is ExistsInfo(exists=False), not an error.
            "policy applies). Raises ObjectNotFoundError, ObjectLeasedError "
            "while a reader holds a lease (unless force), ObjectBusyError "
            "while a put is in flight.")
+      .def("remove_batch", &PyStore::RemoveBatch, py::arg("keys"),
+           py::kw_only(), py::arg("force") = false,
+           R"doc(
+Removes many keys in one batch. Returns one entry per key: None when
+removed, else the StoreError instance (ObjectNotFoundError,
+ObjectLeasedError unless force, ObjectBusyError, InvalidKeyError). For a
+group member the store's group remove policy applies, as for remove():
+under the default policy ("group") removing one member removes its whole
+group, so a later key of the same group in the batch reports
+ObjectNotFoundError. Raises (and removes nothing) only when `keys` is not
+a list or tuple of str / bytes.
+)doc")
       .def("remove_group", &PyStore::RemoveGroup, py::arg("group_id"),
            py::kw_only(), py::arg("force") = false,
            "Removes every member of the group. Raises GroupNotFoundError, "

@@ -87,6 +87,16 @@ py::list ToResultList(std::vector<Result<T>>& results, Convert convert) {
   return out;
 }
 
+// Python list of per-item outcomes without a value: None, or a StoreError
+// instance.
+py::list ToStatusList(const std::vector<Status>& done) {
+  py::list out(done.size());
+  for (size_t i = 0; i < done.size(); ++i) {
+    out[i] = done[i].ok() ? py::none() : MakePyError(done[i]);
+  }
+  return out;
+}
+
 template <typename T>
 T& FirstOrThrow(std::vector<Result<T>>& results) {
   ThrowIfError(results.at(0).status());
@@ -212,12 +222,7 @@ void PyStore::Put(py::handle key, py::handle data, py::handle group,
 
 py::list PyStore::PutBatch(py::handle keys, py::handle values,
                            py::handle groups) {
-  std::vector<Status> done = PutAll(keys, values, groups, "", false);
-  py::list out(done.size());
-  for (size_t i = 0; i < done.size(); ++i) {
-    out[i] = done[i].ok() ? py::none() : MakePyError(done[i]);
-  }
-  return out;
+  return ToStatusList(PutAll(keys, values, groups, "", false));
 }
 
 std::vector<Result<py::object>> PyStore::GetAll(
@@ -380,15 +385,19 @@ GroupInfo PyStore::Group(py::handle group_id) {
   return std::move(FirstOrThrow(got));
 }
 
-void PyStore::Remove(py::handle key, bool force) {
-  std::vector<std::string> keys{ToKey(key, "key")};
+std::vector<Status> PyStore::RemoveAll(std::vector<std::string> keys,
+                                       bool force) {
   std::shared_ptr<Client> client = Acquire();
-  std::vector<Status> done;
-  {
-    py::gil_scoped_release unlocked;
-    done = client->RemoveBatch(keys, RemoveOptions{.force = force});
-  }
-  ThrowIfError(done.at(0));
+  py::gil_scoped_release unlocked;
+  return client->RemoveBatch(keys, RemoveOptions{.force = force});
+}
+
+void PyStore::Remove(py::handle key, bool force) {
+  ThrowIfError(RemoveAll({ToKey(key, "key")}, force).at(0));
+}
+
+py::list PyStore::RemoveBatch(py::handle keys, bool force) {
+  return ToStatusList(RemoveAll(ToKeys(keys, "keys"), force));
 }
 
 void PyStore::RemoveGroup(py::handle group_id, bool force) {

@@ -67,6 +67,7 @@ class PyStore {
 
   GroupInfo Group(pybind11::handle group_id);
   void Remove(pybind11::handle key, bool force);
+  pybind11::list RemoveBatch(pybind11::handle keys, bool force);
   void RemoveGroup(pybind11::handle group_id, bool force);
 
   void RegisterBuffer(pybind11::handle buffer);
@@ -93,6 +94,7 @@ class PyStore {
       const std::vector<std::string>& keys);
   std::vector<Result<uint64_t>> GetIntoAll(pybind11::handle keys,
                                            pybind11::handle buffers);
+  std::vector<Status> RemoveAll(std::vector<std::string> keys, bool force);
 
   const std::string master_;
   // Both guarded by the GIL.

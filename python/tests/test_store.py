@@ -216,6 +216,60 @@ def test_batches_report_each_key(store, key):
     assert isinstance(infos[2], mt.InvalidKeyError)
 
 
+def test_remove_batch_removes_present_keys(store, key):
+    keys = [key("a"), key("b").encode(), key("c")]
+    assert store.put_batch(keys, [b"1", b"2", b"3"]) == [None] * 3
+    assert store.remove_batch(keys) == [None] * 3
+    assert not any(i.exists for i in store.exists_batch(keys))
+    # Removed means gone: a second removal reports each key missing.
+    again = store.remove_batch(keys)
+    assert all(isinstance(r, mt.ObjectNotFoundError) for r in again)
+
+
+def test_remove_batch_reports_each_key(store, key):
+    store.put_batch([key("a"), key("b")], [b"1", b"2"])
+    got = store.remove_batch([key("a"), key("missing"), "", key("b")])
+    assert got[0] is None and got[3] is None
+    assert isinstance(got[1], mt.ObjectNotFoundError)
+    assert got[1].reason == "OBJECT_NOT_FOUND"
+    assert isinstance(got[1], LookupError)
+    assert isinstance(got[2], mt.InvalidKeyError)
+    assert not store.exists(key("a")).exists
+    assert not store.exists(key("b")).exists
+
+
+def test_remove_batch_of_a_member_removes_its_group(store, key):
+    # The standalone daemon runs the default group_remove_policy, "group".
+    gid = key("group")
+    members = [key(f"m{i}") for i in range(3)]
+    store.put_batch(members, [b"x", b"y", b"z"],
+                    [(gid, 3, i) for i in range(3)])
+    store.put(key("plain"), b"p")
+    assert store.exists(members[2]).state == "complete"
+    assert store.remove_batch([members[1], key("plain")]) == [None, None]
+    assert not any(i.exists for i in store.exists_batch(members))
+    assert not store.exists(key("plain")).exists
+    with pytest.raises(mt.GroupNotFoundError):
+        store.group(gid)
+    # Keys are removed in order: the group went with its first member.
+    store.put_batch(members[:2], [b"x", b"y"], [(gid, 2, 0), (gid, 2, 1)])
+    got = store.remove_batch(members[:2])
+    assert got[0] is None and isinstance(got[1], mt.ObjectNotFoundError)
+
+
+def test_remove_batch_bad_input_raises_and_removes_nothing(store, key):
+    store.put(key("a"), b"1")
+    with pytest.raises(TypeError, match="key must be str or bytes"):
+        store.remove_batch([key("a"), 7])
+    with pytest.raises(TypeError, match="list or tuple"):
+        store.remove_batch(key("a"))
+    with pytest.raises(TypeError):
+        store.remove_batch(None)
+    assert store.exists(key("a")).exists
+    assert store.remove_batch([]) == []
+    assert store.remove_batch(()) == []
+
+
 def test_malformed_batch_arguments_raise_and_store_nothing(store, key):
     with pytest.raises(mt.InvalidArgumentError, match="2 keys but 1 values"):
         store.put_batch([key("a"), key("b")], [b"1"])
@@ -245,7 +299,7 @@ def test_context_manager_closes(daemon, key):
 def test_api_is_documented():
     for name in ["put", "get", "get_into", "exists", "group", "remove",
                  "remove_group", "put_batch", "get_batch", "get_into_batch",
-                 "exists_batch", "register_buffer"]:
+                 "exists_batch", "remove_batch", "register_buffer"]:
         doc = getattr(mt.Store, name).__doc__
         assert doc and len(doc) > 60, name
     assert "GIL" in mt.Store.__doc__
