@@ -160,17 +160,18 @@ Timed TimePuts(Master& master, const Objects& o, bool grouped, size_t batch) {
 }
 
 // While alive, freed heap memory stays with the process instead of going
-// back to the kernel (no trimming, large blocks from the heap rather than
-// their own mappings). Each run builds a fresh master of a few hundred MB;
-// without this every run pays the kernel again for zeroed pages, and how
-// much varies with what the host does, which swamped the difference being
-// measured. A master that has run for a while has its heap grown already.
-// Restores glibc's documented defaults (128 KiB) and trims on the way out.
+// back to the kernel (no trimming; blocks up to 32 MiB, glibc's largest
+// allowed threshold, from the heap rather than their own mappings). Each
+// run builds a fresh master of a few hundred MB; without this every run
+// pays the kernel again for zeroed pages, and how much varies with what
+// the host does, which swamped the difference being measured. A master
+// that has run for a while has its heap grown already. Restores glibc's
+// documented defaults (128 KiB) and trims on the way out.
 class HeapKeptForBench {
  public:
   HeapKeptForBench() {
-    mallopt(M_TRIM_THRESHOLD, kKeep);
-    mallopt(M_MMAP_THRESHOLD, kKeep);
+    kept_ = mallopt(M_TRIM_THRESHOLD, kNoTrim) == 1 &&
+            mallopt(M_MMAP_THRESHOLD, kLargestMmapThreshold) == 1;
   }
   ~HeapKeptForBench() {
     mallopt(M_TRIM_THRESHOLD, kGlibcDefault);
@@ -180,9 +181,14 @@ class HeapKeptForBench {
   HeapKeptForBench(const HeapKeptForBench&) = delete;
   HeapKeptForBench& operator=(const HeapKeptForBench&) = delete;
 
+  // Whether malloc took both settings.
+  bool kept() const { return kept_; }
+
  private:
-  static constexpr int kKeep = 1 << 30;
+  static constexpr int kNoTrim = 1 << 30;
+  static constexpr int kLargestMmapThreshold = 32 << 20;
   static constexpr int kGlibcDefault = 128 << 10;
+  bool kept_ = false;
 };
 
 // Full passes of Exists over the keys until kMinExistsTime elapsed. A key
@@ -243,6 +249,10 @@ bool RunBookkeeping(ResultSink& sink, uint64_t objects) {
                 std::to_string(groups * kGroupSize) + " keys");
   const Objects o = MakeObjects("bench/kv/", groups, kBookkeepingObjectSize);
   const HeapKeptForBench heap_kept;
+  if (!heap_kept.kept()) {
+    sink.Progress("groups: malloc did not take the keep-heap settings; "
+                  "figures include the kernel's page zeroing");
+  }
   for (const size_t batch : {size_t{1}, size_t{kGroupSize}}) {
     sink.Progress("groups: bookkeeping, batch " + std::to_string(batch));
     double best[2][2] = {};
