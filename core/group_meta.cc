@@ -158,10 +158,12 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
   return Status::Ok();
 }
 
-void GroupMeta::BindPut(uint32_t index, ReplicaId replica, uint64_t bytes) {
+void GroupMeta::BindPut(uint32_t index, ReplicaId replica, size_t key_hash,
+                        uint64_t bytes) {
   auto it = Slot(members, index);
   if (it != members.end() && it->second.state == MemberState::kReserved) {
     it->second.replica = replica;
+    it->second.key_hash = key_hash;
     dram_bytes += bytes - it->second.dram_bytes;  // a retried put: same bytes
     it->second.dram_bytes = bytes;
   }
@@ -237,13 +239,10 @@ std::vector<GroupMemberView> GroupMeta::Members() const {
 }
 
 std::string GroupMeta::KeyOf(const GroupMember& member) const {
-  const std::string_view stored = StoredKey(member);
-  if (!member.id_prefixed) return std::string(stored);
-  const std::string_view id = record->group_id();
   std::string key;
-  key.reserve(id.size() + stored.size());
-  key += id;
-  key += stored;
+  key.reserve((member.id_prefixed ? record->group_id().size() : 0) +
+              member.key_size);
+  AppendKeyOf(member, key);
   return key;
 }
 

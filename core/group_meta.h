@@ -48,7 +48,7 @@ enum class MemberState : uint8_t {
   kPresent = 1,   // the member's put completed
 };
 
-// Packed (24 bytes; 32 with its index in GroupMeta::members): a group
+// Packed (32 bytes; 40 with its index in GroupMeta::members): a group
 // costs its members' slots, and a put pays for them in memory.
 struct GroupMember {
   MemberState state = MemberState::kReserved;
@@ -65,11 +65,16 @@ struct GroupMember {
   // an SSD inventory. Lets a PutEnd that completed its object outside the
   // group stripe check that the index still belongs to that put.
   ReplicaId replica = 0;
+  // HashKey(key) when known (0: not recorded). Eviction rounds inspect
+  // every complete group's members, so walking them must not hash every
+  // key again.
+  size_t key_hash = 0;
   // DRAM the member's put staged (0 for a member rebuilt from SSD).
   uint64_t dram_bytes = 0;
 };
 
-static_assert(sizeof(GroupMember) == 24, "GroupMember is meant to stay packed");
+static_assert(kMaxKeyBytes <= UINT16_MAX, "GroupMember::key_size is 16 bits");
+static_assert(sizeof(GroupMember) == 32, "GroupMember is meant to stay packed");
 
 // A member as reported to callers (GetGroup, the admin API).
 struct GroupMemberView {
@@ -106,6 +111,8 @@ struct GroupMeta {
   GroupRef record;
 
   // Reserves `spec.group_index` for `key`, whose put is starting.
+  // REQUIRES: spec.group_id is the group's id (record->group_id() once the
+  // group has members): keys that start with it are stored without it.
   //   INVALID_GROUP      index >= group_size, or a group_size other than
   //                      the group's (the message names both sizes);
   //   GROUP_NOT_FILLING  the group is complete, broken or expired and still
@@ -126,9 +133,10 @@ struct GroupMeta {
   Status Reserve(const GroupSpec& spec, std::string_view key, TimePoint now,
                  size_t id_hash = 0);
 
-  // Records the replica the reserved member's put staged and the DRAM it
-  // holds. No-op for an index that is not reserved.
-  void BindPut(uint32_t index, ReplicaId replica, uint64_t dram_bytes);
+  // Records the replica the reserved member's put staged, its key's hash
+  // and the DRAM it holds. No-op for an index that is not reserved.
+  void BindPut(uint32_t index, ReplicaId replica, size_t key_hash,
+               uint64_t dram_bytes);
 
   // DRAM held by this group while it is filling (it cannot be evicted
   // then); 0 in any other state.
@@ -171,6 +179,16 @@ struct GroupMeta {
   const GroupMember* Find(uint32_t index) const;
   // A member's key.
   std::string KeyOf(const GroupMember& member) const;
+  // Appends the member's key to `out` (no allocation when `out` has room).
+  template <typename Buffer>
+  void AppendKeyOf(const GroupMember& member, Buffer& out) const {
+    if (member.id_prefixed) {
+      const std::string_view id = record->group_id();
+      out.insert(out.end(), id.begin(), id.end());
+    }
+    const std::string_view stored = StoredKey(member);
+    out.insert(out.end(), stored.begin(), stored.end());
+  }
   // Whether `key` is the member's key (no copy made).
   bool KeyIs(const GroupMember& member, std::string_view key) const;
   // The bytes of the member's key kept in member_keys: all of it, or what

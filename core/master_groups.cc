@@ -48,7 +48,7 @@ Result<ReplicaDescriptor> Master::PutStartMemberLocked(
       reserved.ok() ? PutStartObject(request, key, now, group.record)
                     : Result<ReplicaDescriptor>(reserved);
   if (placed.ok()) {
-    group.BindPut(spec.group_index, placed->id, request.size);
+    group.BindPut(spec.group_index, placed->id, key.hash, request.size);
   } else if (reserved.ok() && !held) {
     group.Unreserve(spec.group_index);
   }
@@ -152,16 +152,24 @@ void Master::ForEachMemberLocked(const std::string& group_id,
                                  const GroupMeta& group, MemberFn fn)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
   // Member stripes in ascending index, each once: the documented order.
-  // The keys first, so the hashed views below point at storage that no
-  // longer moves.
-  absl::InlinedVector<std::string, 16> names;
+  // Every key end to end in one buffer (eviction rounds walk every complete
+  // group: no allocation per member for groups of usual size), then views
+  // into it once it no longer moves, with the hashes the puts recorded.
+  absl::InlinedVector<char, 1024> names;
+  absl::InlinedVector<size_t, 16> ends;
   for (const auto& [index, member] : group.members) {
-    names.push_back(group.KeyOf(member));
+    group.AppendKeyOf(member, names);
+    ends.push_back(names.size());
   }
   absl::InlinedVector<HashedKey, 16> keys;
   absl::InlinedVector<uint32_t, 16> stripes;
-  for (const std::string& name : names) {
-    keys.push_back(HashedKey(name));
+  size_t begin = 0;
+  size_t next_end = 0;
+  for (const auto& [index, member] : group.members) {
+    const std::string_view key(names.data() + begin, ends[next_end] - begin);
+    begin = ends[next_end++];
+    keys.push_back(member.key_hash != 0 ? HashedKey(key, member.key_hash)
+                                        : HashedKey(key));
     stripes.push_back(objects_.ShardIndex(keys.back()));
   }
   std::sort(stripes.begin(), stripes.end());
