@@ -1,10 +1,11 @@
 #include "bench/groups_scenario.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <malloc.h>
 #include <memory>
 #include <random>
 #include <span>
@@ -23,7 +24,7 @@ namespace {
 
 using BenchClock = std::chrono::steady_clock;
 
-constexpr uint32_t kGroupSize = 8;
+constexpr uint32_t kGroupSize = kGroupsGroupSize;
 const ClientId kClient = "bench-groups";
 
 // ---- Shared by both phases ----
@@ -95,9 +96,6 @@ uint64_t CountErrors(const Results& results) {
 constexpr uint64_t kBookkeepingObjectSize = 4096;
 constexpr int kBookkeepingNodes = 4;
 constexpr uint64_t kMinNodeDram = 64ull << 20;
-// Each variant runs this many times, alternating; the best run counts, which
-// filters out the noise of a shared machine.
-constexpr int kRepeats = 5;
 constexpr auto kMinExistsTime = std::chrono::milliseconds(250);
 
 struct Timed {
@@ -123,13 +121,23 @@ Result<std::unique_ptr<Master>> NewBookkeepingMaster(uint64_t objects) {
   return master;
 }
 
+// The put and exists phases of a bookkeeping run are the functions named
+// below, never inlined nor cloned, so that callgrind's --toggle-collect
+// (bench/README.md) collects exactly one phase, whatever the compiler does.
+#if defined(__clang__)
+#define MT_GROUPS_PHASE __attribute__((noinline))
+#else
+#define MT_GROUPS_PHASE __attribute__((noinline, noclone))
+#endif
+
 // Puts every object, `batch` keys per call, with or without its group.
 // Each call's requests are written into a few reused slots just before the
 // call, as a server decodes a call's requests just before handling them
 // (and timed with it): the master reads requests that are fresh in cache,
 // not 200,000 prebuilt ones spread over tens of MB, whose cache misses
 // would be charged to whichever variant reads more request bytes.
-Timed TimePuts(Master& master, const Objects& o, bool grouped, size_t batch) {
+MT_GROUPS_PHASE Timed GroupsPutPhase(Master& master, const Objects& o,
+                                     bool grouped, size_t batch) {
   std::vector<PutStartRequest> slots(batch);
   for (PutStartRequest& r : slots) {
     r.size = kBookkeepingObjectSize;
@@ -165,17 +173,24 @@ Timed TimePuts(Master& master, const Objects& o, bool grouped, size_t batch) {
 // run builds a fresh master of a few hundred MB; without this every run
 // pays the kernel again for zeroed pages, and how much varies with what
 // the host does, which swamped the difference being measured. A master
-// that has run for a while has its heap grown already. Restores glibc's
-// documented defaults (128 KiB) and trims on the way out.
+// that has run for a while has its heap grown already.
+//
+// It cannot restore glibc's behaviour on the way out. Setting either
+// threshold turns off glibc's dynamic thresholds (which raise them as large
+// blocks are freed), and glibc has no call to turn them back on; so the
+// destructor trims and leaves both at a fixed 128 KiB, glibc's initial
+// value, for the rest of the process. The pressure phase that follows
+// counts reads, not time, so it does not mind.
 class HeapKeptForBench {
  public:
   HeapKeptForBench() {
     kept_ = mallopt(M_TRIM_THRESHOLD, kNoTrim) == 1 &&
             mallopt(M_MMAP_THRESHOLD, kLargestMmapThreshold) == 1;
   }
+  // Fixed 128 KiB thresholds from here on, not glibc's dynamic ones (above).
   ~HeapKeptForBench() {
-    mallopt(M_TRIM_THRESHOLD, kGlibcDefault);
-    mallopt(M_MMAP_THRESHOLD, kGlibcDefault);
+    mallopt(M_TRIM_THRESHOLD, kGlibcInitialThreshold);
+    mallopt(M_MMAP_THRESHOLD, kGlibcInitialThreshold);
     malloc_trim(0);
   }
   HeapKeptForBench(const HeapKeptForBench&) = delete;
@@ -187,14 +202,16 @@ class HeapKeptForBench {
  private:
   static constexpr int kNoTrim = 1 << 30;
   static constexpr int kLargestMmapThreshold = 32 << 20;
-  static constexpr int kGlibcDefault = 128 << 10;
+  static constexpr int kGlibcInitialThreshold = 128 << 10;
   bool kept_ = false;
 };
 
-// Full passes of Exists over the keys until kMinExistsTime elapsed. A key
-// that is absent, or (grouped) whose group is not complete, is an error.
-Timed TimeExists(Master& master, std::span<const std::string> keys,
-                 size_t batch, bool grouped) {
+// Full passes of Exists over the keys until kMinExistsTime elapsed (at
+// least one). A key that is absent, or (grouped) whose group is not
+// complete, is an error.
+MT_GROUPS_PHASE Timed GroupsExistsPhase(Master& master,
+                                        std::span<const std::string> keys,
+                                        size_t batch, bool grouped) {
   Timed t;
   const auto start = BenchClock::now();
   do {
@@ -214,20 +231,44 @@ Timed TimeExists(Master& master, std::span<const std::string> keys,
   return t;
 }
 
-// best[op][grouped]: the best ops/s of put (op 0) and exists (op 1), without
-// (0) and with (1) group metadata.
+// The variants a run selects, in the order each repeat runs them: index 0
+// without, 1 with group metadata.
+std::vector<int> SelectedVariants(GroupsVariant variant) {
+  switch (variant) {
+    case GroupsVariant::kGrouped:
+      return {1};
+    case GroupsVariant::kUngrouped:
+      return {0};
+    case GroupsVariant::kBoth:
+      break;
+  }
+  return {0, 1};
+}
+
+// The best ops/s over the repeats, per op and variant ([grouped]), and the
+// exists passes of the last run of each variant (for callgrind: instructions
+// of GroupsExistsPhase / (passes x objects)).
+struct BookkeepingBest {
+  double put[2] = {};
+  double exists[2] = {};
+  uint64_t exists_passes[2] = {};
+};
+
 bool MeasureBookkeeping(ResultSink& sink, const Objects& o, size_t batch,
-                        double best[2][2]) {
-  for (int rep = 0; rep < kRepeats; ++rep) {
-    for (int grouped = 0; grouped < 2; ++grouped) {
+                        const GroupsOptions& options, BookkeepingBest& best) {
+  const bool run_exists = options.op != GroupsOp::kPut;
+  for (int rep = 0; rep < options.repeats; ++rep) {
+    for (const int grouped : SelectedVariants(options.variant)) {
       auto master = NewBookkeepingMaster(o.keys.size());
       if (!master.ok()) {
         sink.Progress("groups: cannot register nodes: " +
                       master.status().ToString());
         return false;
       }
-      const Timed put = TimePuts(**master, o, grouped != 0, batch);
-      const Timed exists = TimeExists(**master, o.keys, batch, grouped != 0);
+      const Timed put = GroupsPutPhase(**master, o, grouped != 0, batch);
+      const Timed exists =
+          run_exists ? GroupsExistsPhase(**master, o.keys, batch, grouped != 0)
+                     : Timed{};
       const uint64_t evicted = (*master)->GetStats().evicted_memory_objects;
       if (put.errors + exists.errors + evicted != 0) {
         sink.Progress("groups: bookkeeping failed: put errors " +
@@ -236,37 +277,81 @@ bool MeasureBookkeeping(ResultSink& sink, const Objects& o, size_t batch,
                       std::to_string(evicted));
         return false;
       }
-      best[0][grouped] = std::max(best[0][grouped], put.ops_per_s());
-      best[1][grouped] = std::max(best[1][grouped], exists.ops_per_s());
+      best.put[grouped] = std::max(best.put[grouped], put.ops_per_s());
+      best.exists[grouped] = std::max(best.exists[grouped], exists.ops_per_s());
+      best.exists_passes[grouped] = exists.ops / o.keys.size();
     }
   }
   return true;
 }
 
-bool RunBookkeeping(ResultSink& sink, uint64_t objects) {
+// One result line of the bookkeeping phase. With both variants it carries
+// both figures and their ratio; with one, only that variant's figure.
+nlohmann::ordered_json BookkeepingLine(std::string_view op, const Objects& o,
+                                       size_t batch, GroupsVariant variant,
+                                       const double figures[2]) {
+  nlohmann::ordered_json line = {{"scenario", "groups"},
+                                 {"op", op},
+                                 {"objects", o.keys.size()},
+                                 {"group_size", kGroupSize},
+                                 {"batch", batch}};
+  if (variant != GroupsVariant::kUngrouped) {
+    line["grouped_ops_per_s"] = figures[1];
+  }
+  if (variant != GroupsVariant::kGrouped) {
+    line["ungrouped_ops_per_s"] = figures[0];
+  }
+  if (variant == GroupsVariant::kBoth) {
+    line["ratio"] = Ratio(figures[1], figures[0]);
+  }
+  return line;
+}
+
+std::string ExistsPassesNote(const BookkeepingBest& best,
+                             GroupsVariant variant) {
+  std::string note;
+  for (const int grouped : SelectedVariants(variant)) {
+    note += (note.empty() ? "" : ", ") +
+            std::to_string(best.exists_passes[grouped]) +
+            (grouped != 0 ? " grouped" : " ungrouped");
+  }
+  return note;
+}
+
+bool RunBookkeeping(ResultSink& sink, uint64_t objects,
+                    const GroupsOptions& options) {
   const uint64_t groups = std::max<uint64_t>(1, objects / kGroupSize);
-  sink.Progress("groups: bookkeeping, building " +
-                std::to_string(groups * kGroupSize) + " keys");
+  const uint64_t keys = groups * kGroupSize;
+  // The object count goes to stderr before any run, so that a callgrind
+  // count of GroupsPutPhase can be divided by it.
+  sink.Progress("groups: bookkeeping, building " + std::to_string(keys) +
+                " keys; each GroupsPutPhase call puts all " +
+                std::to_string(keys) + " objects, " +
+                std::to_string(options.repeats) +
+                " call(s) per selected variant and batch size");
   const Objects o = MakeObjects("bench/kv/", groups, kBookkeepingObjectSize);
   const HeapKeptForBench heap_kept;
   if (!heap_kept.kept()) {
-    sink.Progress("groups: malloc did not take the keep-heap settings; "
-                  "figures include the kernel's page zeroing");
+    sink.Progress(
+        "groups: malloc did not take the keep-heap settings; "
+        "figures include the kernel's page zeroing");
   }
-  for (const size_t batch : {size_t{1}, size_t{kGroupSize}}) {
+  std::vector<size_t> batches = {1, kGroupSize};
+  if (options.batch != 0) batches = {options.batch};
+  for (const size_t batch : batches) {
     sink.Progress("groups: bookkeeping, batch " + std::to_string(batch));
-    double best[2][2] = {};
-    if (!MeasureBookkeeping(sink, o, batch, best)) return false;
-    for (int op = 0; op < 2; ++op) {
-      const double* figures = best[op];
-      sink.Emit({{"scenario", "groups"},
-                 {"op", op == 0 ? "put" : "exists"},
-                 {"objects", o.keys.size()},
-                 {"group_size", kGroupSize},
-                 {"batch", batch},
-                 {"grouped_ops_per_s", figures[1]},
-                 {"ungrouped_ops_per_s", figures[0]},
-                 {"ratio", Ratio(figures[1], figures[0])}});
+    BookkeepingBest best;
+    if (!MeasureBookkeeping(sink, o, batch, options, best)) return false;
+    if (options.op != GroupsOp::kExists) {
+      sink.Emit(BookkeepingLine("put", o, batch, options.variant, best.put));
+    }
+    if (options.op != GroupsOp::kPut) {
+      sink.Progress("groups: batch " + std::to_string(batch) +
+                    ", passes over the keys of the last GroupsExistsPhase "
+                    "call: " +
+                    ExistsPassesNote(best, options.variant));
+      sink.Emit(
+          BookkeepingLine("exists", o, batch, options.variant, best.exists));
     }
   }
   return true;
@@ -491,12 +576,26 @@ uint64_t Scaled(uint64_t base, double scale, uint64_t at_least) {
 
 }  // namespace
 
-int RunGroupsScenario(const CommonOptions& options, ResultSink& sink) {
-  bool ok = RunBookkeeping(
-      sink, Scaled(kDefaultGroupsObjects, options.scale, kGroupSize));
-  ok = RunPressure(sink, Scaled(kDefaultPressureGroups, options.scale,
-                                kMinPressureGroups)) &&
-       ok;
+int RunGroupsScenario(const CommonOptions& options, const GroupsOptions& groups,
+                      ResultSink& sink) {
+  if (groups.objects % kGroupSize != 0 || groups.repeats < 1 ||
+      groups.repeats > kMaxGroupsRepeats || groups.batch > kMaxGroupsBatch) {
+    sink.Progress("groups: bad options: objects must be a multiple of " +
+                  std::to_string(kGroupSize) + ", repeats 1.." +
+                  std::to_string(kMaxGroupsRepeats) + ", batch 1.." +
+                  std::to_string(kMaxGroupsBatch));
+    return 2;  // usage error, as the CLI's validators report it
+  }
+  const uint64_t objects =
+      groups.objects != 0
+          ? groups.objects
+          : Scaled(kDefaultGroupsObjects, options.scale, kGroupSize);
+  bool ok = RunBookkeeping(sink, objects, groups);
+  if (!groups.skip_pressure) {
+    ok = RunPressure(sink, Scaled(kDefaultPressureGroups, options.scale,
+                                  kMinPressureGroups)) &&
+         ok;
+  }
   return ok ? 0 : 1;
 }
 

@@ -9,6 +9,9 @@
 #include <cstdint>
 #include <exception>
 #include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "bench/admin_scenario.h"
 #include "bench/alloc_scenario.h"
@@ -37,6 +40,7 @@ struct Flags {
   bool json = false;
   uint64_t core_objects = 0;  // 0: kDefaultCoreObjects x scale
   mooncake_tier::bench::RemoteOptions remote;
+  mooncake_tier::bench::GroupsOptions groups;
 };
 
 struct Scenarios {
@@ -70,6 +74,78 @@ void AddRemoteOptions(CLI::App& scenario, Flags& flags) {
   });
 }
 
+// Turns one of `names` into its enum value (CLI11 reads an enum as its
+// number); any other text, numbers included, is an error listing the names.
+template <typename Enum>
+CLI::Validator NamedEnum(std::vector<std::pair<std::string, Enum>> names) {
+  std::string list;
+  for (const auto& entry : names) {
+    list += (list.empty() ? "" : "|") + entry.first;
+  }
+  return CLI::Validator(
+      [names, list](std::string& value) -> std::string {
+        for (const auto& [name, e] : names) {
+          if (value == name) {
+            value = std::to_string(static_cast<int>(e));
+            return "";
+          }
+        }
+        return "must be one of " + list + ", not '" + value + "'";
+      },
+      list, "named enum");
+}
+
+// Options of the groups scenario: which parts of the bookkeeping phase run,
+// and whether the pressure phase runs (bench/README.md, section groups).
+void AddGroupsOptions(CLI::App& scenario,
+                      mooncake_tier::bench::GroupsOptions& groups) {
+  using mooncake_tier::bench::GroupsOp;
+  using mooncake_tier::bench::GroupsVariant;
+  using mooncake_tier::bench::kGroupsGroupSize;
+  scenario
+      .add_option("--variant", groups.variant,
+                  "bookkeeping: objects with group metadata, without, or both "
+                  "(default both)")
+      ->transform(
+          NamedEnum<GroupsVariant>({{"grouped", GroupsVariant::kGrouped},
+                                    {"ungrouped", GroupsVariant::kUngrouped},
+                                    {"both", GroupsVariant::kBoth}}));
+  scenario
+      .add_option("--op", groups.op,
+                  "bookkeeping: ops to report; exists still runs the puts "
+                  "(default all)")
+      ->transform(NamedEnum<GroupsOp>({{"put", GroupsOp::kPut},
+                                       {"exists", GroupsOp::kExists},
+                                       {"all", GroupsOp::kAll}}));
+  scenario
+      .add_option("--batch", groups.batch,
+                  "bookkeeping: keys per call (default: 1, then 8)")
+      ->check(CLI::Range(size_t{1}, mooncake_tier::bench::kMaxGroupsBatch));
+  scenario
+      .add_option("--repeats", groups.repeats,
+                  "bookkeeping: runs per variant and batch, the best counts")
+      ->check(CLI::Range(1, mooncake_tier::bench::kMaxGroupsRepeats))
+      ->capture_default_str();
+  const CLI::Validator whole_groups(
+      [](std::string& value) -> std::string {
+        uint64_t n = 0;
+        if (!CLI::detail::lexical_cast(value, n) || n % kGroupsGroupSize != 0) {
+          return "must be a multiple of the group size, " +
+                 std::to_string(kGroupsGroupSize) + ": " + value;
+        }
+        return "";
+      },
+      "MULTIPLE OF " + std::to_string(kGroupsGroupSize), "whole groups");
+  scenario
+      .add_option("--objects", groups.objects,
+                  "bookkeeping: objects (default: 200000 x --scale, rounded "
+                  "down to whole groups)")
+      ->check(CLI::Range(uint64_t{kGroupsGroupSize}, uint64_t{1'000'000'000}))
+      ->check(whole_groups);
+  scenario.add_flag("--skip-pressure", groups.skip_pressure,
+                    "skip the consistency-under-pressure phase");
+}
+
 Scenarios DefineCli(CLI::App& app, Flags& flags) {
   app.require_subcommand(1);
   // Common flags may also follow the scenario name ("core --json").
@@ -101,6 +177,7 @@ Scenarios DefineCli(CLI::App& app, Flags& flags) {
   s.groups = app.add_subcommand(
       "groups",
       "group bookkeeping cost and partial group reads under memory pressure");
+  AddGroupsOptions(*s.groups, flags.groups);
   s.promotion = app.add_subcommand(
       "promotion",
       "DRAM hit ratio and get latency per promotion policy, real SSD store");
@@ -152,7 +229,8 @@ int RunSelected(const Scenarios& s, const Flags& flags) {
   }
   if (s.ssd->parsed()) return RunSsd(flags, sink);
   if (s.groups->parsed()) {
-    return mooncake_tier::bench::RunGroupsScenario(flags.common, sink);
+    return mooncake_tier::bench::RunGroupsScenario(flags.common, flags.groups,
+                                                   sink);
   }
   if (s.promotion->parsed()) {
     return mooncake_tier::bench::RunPromotionScenario(flags.common, sink);
