@@ -28,6 +28,7 @@
 #include "tests/support/eventually.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/tierd_process.h"
 
 namespace mooncake_tier::testing {
 namespace {
@@ -105,16 +106,12 @@ class MultiProcessTest : public ::testing::Test {
         << nodes_[name]->OutputTail();
   }
 
+  // Each start has output files of its own, so a restarted process keeps
+  // the output of the one before it.
   std::unique_ptr<Subprocess> Start(const std::string& name,
                                     std::vector<std::string> args) {
-    SubprocessOptions options;
-    options.binary = MOONCAKE_TIERD_PATH;
-    options.args = std::move(args);
-    options.output_dir = dir_.path();
-    options.name = name + "-" + std::to_string(++starts_);
-    Result<std::unique_ptr<Subprocess>> process = Subprocess::Start(options);
-    EXPECT_TRUE(process.ok()) << process.status().ToString();
-    return process.ok() ? std::move(*process) : nullptr;
+    return StartTierd(MOONCAKE_TIERD_PATH, dir_.path(),
+                      name + "-" + std::to_string(++starts_), std::move(args));
   }
 
   std::unique_ptr<Client> Connect() {

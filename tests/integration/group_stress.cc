@@ -73,10 +73,8 @@ void GroupStress::Run() {
 
 void GroupStress::NodeLoop() {
   Rng rng(seed_ + 7);
-  for (uint64_t round = 0; (round = rounds_.NodeWait(round)) != 0;) {
-    NodeStep(rng, false);
-    rounds_.NodeDone(round);
-  }
+  // Nothing to do in round 0; then one step per round, until the run stops.
+  while (rounds_.ArriveAndAwaitNext(kNodeParticipant)) NodeStep(rng, false);
 }
 
 // Heartbeats every node; 90% of offloads are reported done at once, 4%
@@ -122,8 +120,8 @@ void GroupStress::NodeStep(Rng& rng, bool drain) {
 void GroupStress::DriverLoop() {
   Rng rng(seed_ + 9);
   for (uint64_t round = 1;; ++round) {
-    if (rounds_.AllClientsDone()) break;
-    rounds_.Next([&] { harness_.clock().Advance(kStep); });
+    if (AllClientsDone()) break;
+    rounds_.Advance([&] { harness_.clock().Advance(kStep); });
     const int pick = Uniform(rng, 0, 99);
     if (pick < 40) {
       master().Tick();
@@ -139,6 +137,13 @@ void GroupStress::DriverLoop() {
     }
   }
   rounds_.Stop();
+}
+
+bool GroupStress::AllClientsDone() const {
+  for (int c = 0; c < kClients; ++c) {
+    if (!rounds_.Excused(c)) return false;
+  }
+  return true;
 }
 
 }  // namespace mooncake_tier::group_stress

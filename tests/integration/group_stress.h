@@ -21,8 +21,8 @@
 #include "absl/base/thread_annotations.h"
 #include "core/master.h"
 #include "core/mutex.h"
-#include "tests/integration/group_stress_rounds.h"
 #include "tests/support/master_harness.h"
+#include "tests/support/round_barrier.h"
 #include "tests/support/violations.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -45,6 +45,9 @@ constexpr int kGroups = 4000;
 #endif
 constexpr uint64_t kKiB = 1024;
 constexpr int kClients = 4;
+// Ops of each client per round of simulated time: client op n waits for
+// round n / kOpsPerRound (see `rounds_`).
+constexpr int kOpsPerRound = 3;
 constexpr int kWindow = 8;  // groups whose members are shuffled together
 constexpr Duration kStep = std::chrono::milliseconds(50);
 const char* const kNodeNames[] = {"node-0", "node-1"};
@@ -128,6 +131,7 @@ class GroupStress {
   void NodeLoop();
   void NodeStep(Rng& rng, bool drain);
   void DriverLoop();
+  bool AllClientsDone() const;
   void VerifyGroup(GroupPlan& plan);
   GroupPlan& NearbyPlan(Rng& rng);
 
@@ -139,7 +143,16 @@ class GroupStress {
   std::vector<Item> items_;
   std::atomic<size_t> next_item_{0};
   std::atomic<int> next_attempt_{1};  // names the keys of repeated puts
-  Rounds rounds_{kClients};
+  // Participants: the clients (ids 0..kClients-1) arrive at round
+  // op / kOpsPerRound before each op, and are excused once done; the node
+  // (kNodeParticipant) after each round's heartbeats. The driver starts
+  // round r+1 (advancing the clock) once every running client reached op
+  // (r+1) * kOpsPerRound and the node finished round r. So clients and
+  // clock keep pace whatever the scheduler does, and the node reports each
+  // offload in the round it was handed out: only the offloads it holds back
+  // can time out.
+  static constexpr size_t kNodeParticipant = kClients;
+  testing::RoundBarrier rounds_{kClients + 1};
   // Node thread only (and the test thread after it joined).
   struct Held {
     NodeId node;

@@ -18,7 +18,7 @@ void GroupStress::ClientLoop(int c) {
   std::vector<InFlight> in_flight;
   std::vector<Item> retry;  // NO_SPACE or revoked: put again later
   for (int op = 0;; ++op) {
-    rounds_.AwaitOp(c, op);
+    rounds_.ArriveAndAwait(c, op / kOpsPerRound);
     FinishDue(op, false, in_flight, retry);
     if (Chance(rng, 0.55)) {
       // Retries first: a client does not start new groups while members
@@ -38,7 +38,7 @@ void GroupStress::ClientLoop(int c) {
     RandomOp(rng);
   }
   FinishDue(0, true, in_flight, retry);
-  rounds_.ClientDone(c);
+  rounds_.SetExcused(c, true);  // done: the driver no longer waits for it
 }
 
 void GroupStress::PutMember(Rng& rng, const Item& item, int attempt, int op,

@@ -13,16 +13,16 @@
 // without every member present, and a group once seen complete (or once a
 // member was read under all_or_nothing) is never seen filling or expired again,
 // and a copy a read was just served is not evicted under its lease. Clients,
-// node and clock move in lockstep rounds (see Rounds), so no thread can outrun
-// simulated time. At the end the engine is quiesced (every timeout passed,
-// tasks drained, groups swept) and checked: Audit is consistent with no pins,
-// tasks or pending puts; only complete groups are left, each with every member
-// stored, readable and in one tier as a whole (DRAM: all or none; SSD: all or
-// none unless a member's offload was failed or held back by the node); no
-// stored member is missing from its group; and the group counters show that
-// completion, expiry, eviction as units and removal all happened, so the test
-// cannot pass vacuously. The seed is printed; thread timing still varies
-// between runs.
+// node and clock move in lockstep rounds (a RoundBarrier), so no thread can
+// outrun simulated time. At the end the engine is quiesced (every timeout
+// passed, tasks drained, groups swept) and checked: Audit is consistent with
+// no pins, tasks or pending puts; only complete groups are left, each with
+// every member stored, readable and in one tier as a whole (DRAM: all or none;
+// SSD: all or none unless a member's offload was failed or held back by the
+// node); no stored member is missing from its group; and the group counters
+// show that completion, expiry, eviction as units and removal all happened, so
+// the test cannot pass vacuously. The seed is printed; thread timing still
+// varies between runs.
 //
 // GroupStress is in group_stress.h (clients in group_stress_clients.cc, the
 // threads, node and driver in group_stress.cc, the end of the run in

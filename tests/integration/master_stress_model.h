@@ -1,18 +1,17 @@
 #pragma once
 
-// The actors of master_stress_test: configuration, the lockstep that moves
-// the clock, the violation log and the simulated storage node. Included
-// by that one test only (its definitions are file-local).
+// The actors of master_stress_test: configuration, the violation log and
+// the simulated storage node (the lockstep that moves the clock is a
+// RoundBarrier, tests/support/round_barrier.h). Included by that one test
+// only (its definitions are file-local).
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -119,77 +118,6 @@ bool Chance(Rng& rng, double p) { return std::bernoulli_distribution(p)(rng); }
 std::string Show(const Status& s) { return s.ToString(); }
 
 using testing::Violations;
-
-// Rounds of simulated time. The driver starts round r+1 (advancing the
-// clock) only once every node that is not silent finished round r, so a
-// healthy node heartbeats at every clock value however threads are
-// scheduled, and only a node that chose silence can expire.
-//
-class Lockstep {
- public:
-  Lockstep(ManualClock* clock, size_t nodes)
-      : clock_(clock), done_(nodes, 0), silent_(nodes, false) {}
-
-  // Node `n` finished the current round; waits for the next one. False
-  // once the run stops.
-  bool NodeDone(size_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    done_[n] = round_ + 1;
-    changed_.notify_all();
-    return AwaitNextRoundLocked(lock);
-  }
-  // Waits for the next round without taking part (a silent node).
-  bool AwaitNextRound() {
-    std::unique_lock<std::mutex> lock(mu_);
-    return AwaitNextRoundLocked(lock);
-  }
-  // Waits until round `r` has started (a client that got ahead of time).
-  void AwaitRound(uint64_t r) {
-    if (started_.load(std::memory_order_acquire) >= r) return;
-    std::unique_lock<std::mutex> lock(mu_);
-    changed_.wait(lock, [&] { return stop_ || round_ >= r; });
-  }
-  void SetSilent(size_t n, bool silent) {
-    std::lock_guard<std::mutex> lock(mu_);
-    silent_[n] = silent;
-    changed_.notify_all();
-  }
-  // Driver: waits for the nodes, then advances the clock by `step`.
-  void NextRound(Duration step) {
-    std::unique_lock<std::mutex> lock(mu_);
-    changed_.wait(lock, [&] {
-      for (size_t n = 0; n < done_.size(); ++n) {
-        if (!silent_[n] && done_[n] != round_ + 1) return stop_;
-      }
-      return true;
-    });
-    clock_->Advance(step);
-    ++round_;
-    started_.store(round_, std::memory_order_release);
-    changed_.notify_all();
-  }
-  void Stop() {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  bool AwaitNextRoundLocked(std::unique_lock<std::mutex>& lock) {
-    const uint64_t seen = round_;
-    changed_.wait(lock, [&] { return stop_ || round_ != seen; });
-    return !stop_;
-  }
-
-  ManualClock* const clock_;
-  std::mutex mu_;
-  std::condition_variable changed_;
-  uint64_t round_ = 0;          // guarded by mu_
-  std::vector<uint64_t> done_;  // guarded by mu_: last round done, plus one
-  std::vector<bool> silent_;    // guarded by mu_
-  bool stop_ = false;           // guarded by mu_
-  std::atomic<uint64_t> started_{0};  // round_, readable without mu_
-};
 
 // A storage node as the master sees it: registration, heartbeats, offload
 // reports, and a model of its SSD store (key -> size) that survives

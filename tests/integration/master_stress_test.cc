@@ -30,11 +30,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -47,6 +45,7 @@
 #include "core/mutex.h"
 #include "core/master.h"
 #include "tests/support/master_harness.h"
+#include "tests/support/round_barrier.h"
 #include "tests/integration/master_stress_model.h"
 
 
@@ -56,7 +55,7 @@ class StressRun {
  public:
   explicit StressRun(OffloadMode mode)
       : harness_(StressConfig(mode)),
-        lockstep_(&harness_.clock(), kNodeCount),
+        lockstep_(kNodeCount),
         seed_(std::random_device{}()) {
     for (const NodeSetup& setup : kNodes) {
       nodes_.push_back(std::make_unique<SimNode>(
@@ -129,7 +128,12 @@ class StressRun {
   }
 
   MasterHarness harness_;
-  Lockstep lockstep_;
+  // Rounds of simulated time; the participants are the nodes. The driver
+  // starts round r+1 (advancing the clock) only once every node that is not
+  // silent finished round r, so a healthy node heartbeats at every clock
+  // value however threads are scheduled, and only a node that chose silence
+  // (excused) can expire.
+  testing::RoundBarrier lockstep_;
   const uint64_t seed_;
   Violations violations_;
   std::vector<std::unique_ptr<SimNode>> nodes_;
@@ -306,7 +310,7 @@ void StressRun::NodeLoop(size_t n) {
       FlakyPause(n, rng);
       until_pause = Uniform(rng, 100, 300);
     }
-  } while (lockstep_.NodeDone(n));
+  } while (lockstep_.ArriveAndAwaitNext(n));
 }
 
 // The flaky node either restarts at once (replacing its live incarnation)
@@ -318,19 +322,19 @@ void StressRun::FlakyPause(size_t n, Rng& rng) {
     node.Register();
     return;
   }
-  lockstep_.SetSilent(n, true);
+  lockstep_.SetExcused(n, true);
   while (master().GetNode(node.id()).has_value()) {
     if (!lockstep_.AwaitNextRound()) break;
   }
   node.Register();
-  lockstep_.SetSilent(n, false);
+  lockstep_.SetExcused(n, false);
 }
 
 void StressRun::DriverLoop() {
   Rng rng(seed_ + 3000);
   for (uint64_t round = 0; !clients_done_.load() || round < kMinRounds;
        ++round) {
-    lockstep_.NextRound(kStep);
+    lockstep_.Advance([&] { harness_.clock().Advance(kStep); });
     BackgroundSteps(rng);
   }
   lockstep_.Stop();

@@ -22,6 +22,7 @@
 #include "tests/support/eventually.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/tierd_process.h"
 
 namespace mooncake_tier::testing {
 namespace {
@@ -44,14 +45,7 @@ class NodeDeregisterTest : public ::testing::Test {
 
   std::unique_ptr<Subprocess> Start(const std::string& name,
                                     std::vector<std::string> args) {
-    SubprocessOptions options;
-    options.binary = MOONCAKE_TIERD_PATH;
-    options.args = std::move(args);
-    options.output_dir = dir_.path();
-    options.name = name;
-    Result<std::unique_ptr<Subprocess>> process = Subprocess::Start(options);
-    EXPECT_TRUE(process.ok()) << process.status().ToString();
-    return process.ok() ? std::move(*process) : nullptr;
+    return StartTierd(MOONCAKE_TIERD_PATH, dir_.path(), name, std::move(args));
   }
 
   void StartMaster(const std::string& node_ttl) {

@@ -1,0 +1,23 @@
+#include "tests/support/tierd_process.h"
+
+#include <gtest/gtest.h>
+
+#include <utility>
+
+namespace mooncake_tier::testing {
+
+std::unique_ptr<Subprocess> StartTierd(const std::string& binary,
+                                       const std::string& output_dir,
+                                       const std::string& name,
+                                       std::vector<std::string> args) {
+  SubprocessOptions options;
+  options.binary = binary;
+  options.args = std::move(args);
+  options.output_dir = output_dir;
+  options.name = name;
+  Result<std::unique_ptr<Subprocess>> process = Subprocess::Start(options);
+  EXPECT_TRUE(process.ok()) << process.status().ToString();
+  return process.ok() ? std::move(*process) : nullptr;
+}
+
+}  // namespace mooncake_tier::testing
