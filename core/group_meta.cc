@@ -87,7 +87,8 @@ std::string_view BreakCauseName(BreakCause cause) {
 }
 
 Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
-                          TimePoint now, size_t id_hash) {
+                          TimePoint now, size_t id_hash,
+                          Reservation* reservation) {
   const uint32_t index = spec.group_index;
   if (index >= spec.group_size) {
     return Status(ErrorReason::kInvalidGroup,
@@ -110,7 +111,8 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
     const GroupMember& holder = slot->second;
     // The same put retried keeps its reservation, whatever happened to the
     // group meanwhile.
-    if (KeyIs(holder, key) && holder.state == MemberState::kReserved) {
+    if (KeyIs(holder, key) && !record->IsPresent(index)) {
+      if (reservation != nullptr) *reservation = {&slot->second, true};
       return Status::Ok();
     }
     return Status(ErrorReason::kObjectExists,
@@ -154,38 +156,39 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
   member.key_offset = static_cast<uint32_t>(member_keys.size());
   member.key_size = static_cast<uint16_t>(stored.size());
   member_keys += stored;
-  members.emplace(slot, index, member);
+  slot = members.emplace(slot, index, member);
+  if (reservation != nullptr) *reservation = {&slot->second, false};
   return Status::Ok();
 }
 
-void GroupMeta::BindPut(uint32_t index, ReplicaId replica, size_t key_hash,
-                        uint64_t bytes) {
-  auto it = Slot(members, index);
-  if (it != members.end() && it->second.state == MemberState::kReserved) {
-    it->second.replica = replica;
-    it->second.key_hash = key_hash;
-    dram_bytes += bytes - it->second.dram_bytes;  // a retried put: same bytes
-    it->second.dram_bytes = bytes;
-  }
+void GroupMeta::BindPut(GroupMember& member, ReplicaId replica,
+                        size_t key_hash, uint64_t bytes) {
+  member.replica = replica;
+  member.key_hash = key_hash;
+  dram_bytes += bytes - member.dram_bytes;  // a retried put: same bytes
+  member.dram_bytes = bytes;
 }
 
 bool GroupMeta::MarkPresent(uint32_t index, TimePoint now) {
-  auto it = Slot(members, index);
-  if (it == members.end() || it->second.state != MemberState::kReserved) {
+  if (Slot(members, index) == members.end() || record->IsPresent(index)) {
     return false;
   }
-  it->second.state = MemberState::kPresent;
-  ++present;
-  if (state == GroupState::kFilling && present == expected) {
-    SetState(*this, GroupState::kComplete, now);
-    return true;
-  }
-  return false;
+  return record->CountPresent(index) && CompleteWithLast(index, now);
+}
+
+bool GroupMeta::CompleteWithLast(uint32_t index, TimePoint now) {
+  record->SetPresent(index);
+  // A group that lost a member meanwhile is broken (or expired) for good:
+  // the last put makes its member present and nothing more.
+  if (state != GroupState::kFilling) return false;
+  record->SetAllPresent();
+  SetState(*this, GroupState::kComplete, now);
+  return true;
 }
 
 void GroupMeta::Unreserve(uint32_t index) {
   auto it = Slot(members, index);
-  if (it != members.end() && it->second.state == MemberState::kReserved) {
+  if (it != members.end() && !record->IsPresent(index)) {
     dram_bytes -= it->second.dram_bytes;
     EraseMember(*this, it);
   }
@@ -194,7 +197,7 @@ void GroupMeta::Unreserve(uint32_t index) {
 bool GroupMeta::Lose(uint32_t index, BreakCause cause, TimePoint now) {
   auto it = Slot(members, index);
   if (it == members.end()) return false;
-  if (it->second.state == MemberState::kPresent) --present;
+  record->ClearPresent(index);
   dram_bytes -= it->second.dram_bytes;
   EraseMember(*this, it);
   if (state != GroupState::kFilling && state != GroupState::kComplete) {
@@ -208,7 +211,6 @@ bool GroupMeta::Lose(uint32_t index, BreakCause cause, TimePoint now) {
 void GroupMeta::DropAllMembers() {
   members.clear();
   member_keys.clear();
-  present = 0;
   dram_bytes = 0;
 }
 
@@ -224,7 +226,7 @@ GroupStatus GroupMeta::ToStatus(std::string_view group_id) const {
   status.group_id = std::string(group_id);
   status.state = state;
   status.expected = expected;
-  status.present = present;
+  status.present = present();
   return status;
 }
 
@@ -232,8 +234,7 @@ std::vector<GroupMemberView> GroupMeta::Members() const {
   std::vector<GroupMemberView> out;
   out.reserve(members.size());
   for (const auto& [index, member] : members) {
-    out.push_back(GroupMemberView{index, KeyOf(member),
-                                  member.state == MemberState::kPresent});
+    out.push_back(GroupMemberView{index, KeyOf(member), IsPresent(index)});
   }
   return out;
 }

@@ -43,15 +43,12 @@ enum class BreakCause : uint8_t {
 // "removed" | "node_lost" | "corrupt"
 std::string_view BreakCauseName(BreakCause cause);
 
-enum class MemberState : uint8_t {
-  kReserved = 0,  // the member's put is in flight
-  kPresent = 1,   // the member's put completed
-};
-
 // Packed (32 bytes; 40 with its index in GroupMeta::members): a group
 // costs its members' slots, and a put pays for them in memory.
+// Whether the member's put has completed is not here but in the group's
+// record (GroupRecord::IsPresent): a completing put counts itself under its
+// own object stripe.
 struct GroupMember {
-  MemberState state = MemberState::kReserved;
   // The key starts with the group id, and only the rest of it is stored:
   // KV-cache engines name a block's pieces after the block ("<hash>_0_k",
   // "<hash>_0_v" in group "<hash>"), so this keeps a group's key buffer to
@@ -86,8 +83,8 @@ struct GroupMemberView {
 };
 
 // The fields are public for reading; change them only through the methods,
-// which keep `present` equal to the number of kPresent members and move
-// `state` only along the edges drawn above.
+// which move `state` only along the edges drawn above. A member is reserved
+// (its put in flight) until its record's present bit is set.
 struct GroupMeta {
   // (index, member) pairs sorted by index: listings come out in order, a
   // group's members share one allocation (typical groups hold 2 to 64), and
@@ -98,7 +95,6 @@ struct GroupMeta {
   // outweigh the live ones; then the buffer is packed again.
   std::string member_keys;
   uint32_t expected = 0;  // group_size; 0 until the first reservation
-  uint32_t present = 0;   // members in kPresent
   GroupState state = GroupState::kFilling;
   std::optional<BreakCause> break_cause;  // set iff state == kBroken
   TimePoint created;      // first reservation; the fill timeout counts from it
@@ -119,7 +115,7 @@ struct GroupMeta {
   //                      has members;
   //   OBJECT_EXISTS      the index is reserved or present under another
   //                      key, or already present under this one.
-  // Reserving an index this key already holds in kReserved is OK and changes
+  // Reserving an index this key already holds, not yet present, is OK and changes
   // nothing (a retried PutStart), whatever the group's state. On error
   // nothing changes.
   // A group without members, in any state, is as good as new: its next
@@ -130,12 +126,20 @@ struct GroupMeta {
   // REQUIRES: the caller validated spec (ValidateGroupSpec) and key, and
   // ensures a key holds at most one index (the object table refuses a
   // second put of a key).
+  // On success, `*reservation` (when given) says which slot the index holds
+  // and whether this was a retried PutStart (the key held it already).
+  struct Reservation {
+    // Valid until the member list next changes.
+    GroupMember* member = nullptr;
+    bool retried = false;
+  };
   Status Reserve(const GroupSpec& spec, std::string_view key, TimePoint now,
-                 size_t id_hash = 0);
+                 size_t id_hash = 0, Reservation* reservation = nullptr);
 
   // Records the replica the reserved member's put staged, its key's hash
-  // and the DRAM it holds. No-op for an index that is not reserved.
-  void BindPut(uint32_t index, ReplicaId replica, size_t key_hash,
+  // and the DRAM it holds. `member` is Reserve's slot for that put, with
+  // the member list unchanged since.
+  void BindPut(GroupMember& member, ReplicaId replica, size_t key_hash,
                uint64_t dram_bytes);
 
   // DRAM held by this group while it is filling (it cannot be evicted
@@ -144,11 +148,28 @@ struct GroupMeta {
     return state == GroupState::kFilling ? dram_bytes : 0;
   }
 
-  // The member's put completed: kReserved -> kPresent. Returns true iff this
-  // made the group complete. False, changing nothing, for an index that is
-  // not reserved (already present, or not a member). A member completing in
-  // a broken or expired group becomes present; the state stays.
+  // The member's put completed: it becomes present (through the record's
+  // CountPresent, here under the group stripe: a restore). Returns true iff
+  // this made the group complete. False, changing nothing, for an index
+  // that is not reserved (already present, or not a member). A member
+  // completing in a broken or expired group becomes present; the state
+  // stays.
   bool MarkPresent(uint32_t index, TimePoint now);
+
+  // The put of member `index` was counted last by record->CountPresent
+  // (every member's put has completed), outside the group stripe: the
+  // member becomes present and a filling group complete. Returns true iff
+  // the group became complete. REQUIRES: `index` is a member of this
+  // incarnation, held by that put.
+  bool CompleteWithLast(uint32_t index, TimePoint now);
+
+  // Members whose put has completed.
+  uint32_t present() const {
+    return members.empty() ? 0 : record->PresentCount();
+  }
+  bool IsPresent(uint32_t index) const {
+    return record != nullptr && record->IsPresent(index);
+  }
 
   // The member's put was revoked or timed out: a reserved index becomes
   // free again and the state does not change. No-op for a present member or

@@ -45,7 +45,7 @@ TEST_F(GroupMetaTest, CompletesOnlyWhenTheLastMemberLandsInAnyOrder) {
   const std::vector<uint32_t> order = {3, 0, 7, 5, 1, 6, 2, 4};
   for (size_t n = 0; n < order.size(); ++n) {
     EXPECT_EQ(g.state, GroupState::kFilling);
-    EXPECT_EQ(g.present, n);
+    EXPECT_EQ(g.present(), n);
     const bool completed = g.MarkPresent(order[n], clock_.Now());
     EXPECT_EQ(completed, n + 1 == order.size()) << "member " << n;
   }
@@ -70,7 +70,7 @@ TEST_F(GroupMetaTest, MarkPresentIsIdempotent) {
   EXPECT_TRUE(g.MarkPresent(0, clock_.Now()));
   EXPECT_FALSE(g.MarkPresent(0, clock_.Now()));
   EXPECT_FALSE(g.MarkPresent(5, clock_.Now()));  // not a member
-  EXPECT_EQ(g.present, 1u);
+  EXPECT_EQ(g.present(), 1u);
   EXPECT_EQ(g.state, GroupState::kComplete);
 }
 
@@ -111,7 +111,7 @@ TEST_F(GroupMetaTest, TakenIndexIsRefusedAndChangesNothing) {
   EXPECT_EQ(g.Reserve(Spec(4, 3), "b", clock_.Now()).reason(),
             ErrorReason::kObjectExists);
   EXPECT_EQ(g.Members(), (std::vector<GroupMemberView>{{3, "a", true}}));
-  EXPECT_EQ(g.present, 1u);
+  EXPECT_EQ(g.present(), 1u);
 }
 
 TEST_F(GroupMetaTest, SameKeyRetryOfAReservationIsOk) {
@@ -122,7 +122,7 @@ TEST_F(GroupMetaTest, SameKeyRetryOfAReservationIsOk) {
   EXPECT_TRUE(g.Reserve(Spec(2, 1), "a", clock_.Now()).ok());
   EXPECT_EQ(g.created, first);
   EXPECT_EQ(g.Members(), (std::vector<GroupMemberView>{{1, "a", false}}));
-  EXPECT_EQ(g.present, 0u);
+  EXPECT_EQ(g.present(), 0u);
 }
 
 TEST_F(GroupMetaTest, OnlyAFillingGroupAcceptsMembers) {
@@ -183,7 +183,7 @@ TEST_F(GroupMetaTest, UnreserveFreesTheIndex) {
   EXPECT_EQ(g.Find(1), nullptr);
   g.Unreserve(0);  // present: not a reservation, nothing happens
   ASSERT_NE(g.Find(0), nullptr);
-  EXPECT_EQ(g.present, 1u);
+  EXPECT_EQ(g.present(), 1u);
 
   ASSERT_TRUE(g.Reserve(Spec(2, 1), "c", clock_.Now()).ok());
   EXPECT_TRUE(g.MarkPresent(1, clock_.Now()));
@@ -211,7 +211,7 @@ TEST_F(GroupMetaTest, LosingAMemberBreaksACompleteGroup) {
   EXPECT_EQ(g.state, GroupState::kBroken);
   EXPECT_EQ(g.break_cause, BreakCause::kNodeLost);
   EXPECT_EQ(g.state_since, clock_.Now());
-  EXPECT_EQ(g.present, 2u);
+  EXPECT_EQ(g.present(), 2u);
   EXPECT_EQ(g.Find(1), nullptr);
 
   // Later losses drop members but keep the first cause and time.
@@ -221,10 +221,10 @@ TEST_F(GroupMetaTest, LosingAMemberBreaksACompleteGroup) {
   EXPECT_FALSE(g.Lose(0, BreakCause::kCorrupt, clock_.Now()));  // gone
   EXPECT_EQ(g.break_cause, BreakCause::kNodeLost);
   EXPECT_EQ(g.state_since, broke);
-  EXPECT_EQ(g.present, 1u);
+  EXPECT_EQ(g.present(), 1u);
   EXPECT_FALSE(g.Lose(2, BreakCause::kRemoved, clock_.Now()));
   EXPECT_TRUE(g.Empty());
-  EXPECT_EQ(g.present, 0u);
+  EXPECT_EQ(g.present(), 0u);
 }
 
 TEST_F(GroupMetaTest, LosingAMemberBreaksAFillingGroup) {
@@ -237,10 +237,10 @@ TEST_F(GroupMetaTest, LosingAMemberBreaksAFillingGroup) {
   EXPECT_TRUE(g.Lose(0, BreakCause::kCorrupt, clock_.Now()));
   EXPECT_EQ(g.state, GroupState::kBroken);
   EXPECT_EQ(g.break_cause, BreakCause::kCorrupt);
-  EXPECT_EQ(g.present, 0u);
+  EXPECT_EQ(g.present(), 0u);
   // The reserved member may still finish; the group stays broken.
   EXPECT_FALSE(g.MarkPresent(1, clock_.Now()));
-  EXPECT_EQ(g.present, 1u);
+  EXPECT_EQ(g.present(), 1u);
   EXPECT_EQ(g.state, GroupState::kBroken);
 }
 
@@ -386,7 +386,7 @@ TEST(GroupMetaLookupTest, SparseAndOutOfOrderMembersAreFound) {
   EXPECT_EQ(order, (std::vector<uint32_t>{0, 1, 2, 5, 7}));
   EXPECT_FALSE(g.MarkPresent(3, clock.Now()));  // not a member
   EXPECT_FALSE(g.MarkPresent(6, clock.Now()));
-  EXPECT_EQ(g.present, 0u);
+  EXPECT_EQ(g.present(), 0u);
 }
 
 // Keys named after their group ("<id>_0_k") keep only what follows the id;
@@ -442,6 +442,83 @@ TEST(GroupRecordTest, CompleteStatusIsSharedAndKeepsTheRecordAlive) {
   record = nullptr;  // the answers keep the record (and its status) alive
   EXPECT_EQ(b->group_id, "block-9");
   EXPECT_EQ(a, b);
+}
+
+// PutEnd's split: members count themselves in the record (CountPresent,
+// under their object stripes), and only the last one completes the group
+// under the group stripe (CompleteWithLast).
+TEST_F(GroupMetaTest, OnlyTheLastCountedPutCompletesAndNoOneSeesItEarly) {
+  GroupMeta g;
+  for (uint32_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(g.Reserve(Spec(4, i), Key(i), clock_.Now()).ok());
+  }
+  for (uint32_t i : {2u, 0u, 3u}) {
+    EXPECT_FALSE(g.record->CountPresent(i));
+    EXPECT_TRUE(g.IsPresent(i));
+  }
+  EXPECT_EQ(g.present(), 3u);
+  EXPECT_TRUE(g.record->CountPresent(1));  // the last put
+  // Until it reaches the group stripe, the group reads as filling with the
+  // last member still on its way, never as filling with every member.
+  EXPECT_FALSE(g.IsPresent(1));
+  EXPECT_EQ(g.ToStatus("g").present, 3u);
+  EXPECT_EQ(g.state, GroupState::kFilling);
+  EXPECT_FALSE(g.record->IsComplete());
+  // A retried PutStart of the last member still holds its reservation.
+  EXPECT_TRUE(g.Reserve(Spec(4, 1), Key(1), clock_.Now()).ok());
+
+  clock_.Advance(seconds(2));
+  EXPECT_TRUE(g.CompleteWithLast(1, clock_.Now()));
+  EXPECT_EQ(g.state, GroupState::kComplete);
+  EXPECT_EQ(g.state_since, clock_.Now());
+  EXPECT_TRUE(g.record->IsComplete());
+  EXPECT_EQ(g.ToStatus("g").present, 4u);
+  for (const GroupMemberView& m : g.Members()) EXPECT_TRUE(m.present);
+  // Present members hold their index: no retry, no unreserve.
+  EXPECT_EQ(g.Reserve(Spec(4, 1), Key(1), clock_.Now()).reason(),
+            ErrorReason::kObjectExists);
+  g.Unreserve(1);
+  EXPECT_EQ(g.members.size(), 4u);
+}
+
+TEST_F(GroupMetaTest, TheLastPutIntoABrokenGroupIsPresentButRevivesNothing) {
+  GroupMeta g;
+  for (uint32_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(g.Reserve(Spec(3, i), Key(i), clock_.Now()).ok());
+  }
+  EXPECT_FALSE(g.record->CountPresent(0));
+  EXPECT_FALSE(g.record->CountPresent(1));
+  EXPECT_TRUE(g.record->CountPresent(2));
+  // A member is lost before the last put reaches the group stripe.
+  EXPECT_TRUE(g.Lose(0, BreakCause::kNodeLost, clock_.Now()));
+  EXPECT_FALSE(g.CompleteWithLast(2, clock_.Now()));
+  EXPECT_EQ(g.state, GroupState::kBroken);
+  EXPECT_FALSE(g.record->IsComplete());
+  EXPECT_EQ(g.present(), 2u);  // members 1 and 2; 0 is gone
+  EXPECT_FALSE(g.IsPresent(0));
+}
+
+TEST(GroupRecordTest, PresentBitsCoverLargeGroupsWordByWord) {
+  // 130 members: three words of bits, the last one partly used.
+  GroupRef record = GroupRecord::Make("wide", 130);
+  EXPECT_EQ(record->group_id(), "wide");
+  EXPECT_EQ(record->PresentCount(), 0u);
+  for (uint32_t i = 0; i < 129; ++i) {
+    ASSERT_FALSE(record->CountPresent(i)) << i;
+  }
+  EXPECT_EQ(record->PresentCount(), 129u);
+  EXPECT_TRUE(record->IsPresent(63));
+  EXPECT_TRUE(record->IsPresent(64));
+  EXPECT_TRUE(record->IsPresent(128));
+  EXPECT_FALSE(record->IsPresent(129));
+  EXPECT_TRUE(record->CountPresent(129));
+  EXPECT_FALSE(record->IsPresent(129));
+  record->SetAllPresent();
+  EXPECT_EQ(record->PresentCount(), 130u);  // no bit past the last index
+  record->ClearPresent(64);
+  EXPECT_FALSE(record->IsPresent(64));
+  EXPECT_EQ(record->PresentCount(), 129u);
+  EXPECT_EQ(record->group_id(), "wide");  // the bits never reach the id
 }
 
 TEST(SharedGroupStatusTest, ReadsLikeAnOptional) {

@@ -102,15 +102,15 @@ std::vector<Result<ReplicaDescriptor>> Master::PutStart(
 
 std::vector<Status> Master::PutEnd(const ClientId& client,
                                    std::span<const std::string> keys) {
-  // The object half per key (one lookup each), then the group half once per
-  // group: members of one group ended in one batch share its stripe. In
-  // between a member is complete but not yet counted present, like any
-  // member whose PutEnd has not returned.
+  // The object half per key (one lookup each; a member is counted present
+  // there), then the group half for each group whose last member this
+  // batch ended. In between that member's object is complete but its
+  // group is still filling, like any member whose PutEnd has not returned.
   CompletedMembers members;
   std::vector<Status> out = ForEachInBatch(keys, [&](const std::string& key) {
     return CompletePut(client, key, &members);
   });
-  if (!members.empty()) MarkMembersPresent(members);
+  if (!members.empty()) CompleteGroups(members);
   return out;
 }
 
@@ -200,10 +200,6 @@ void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
   // once for all of them.
   const std::string& group_id = run.front().options.group->group_id;
   const Status id_valid = ValidateGroupId(group_id);
-  absl::InlinedVector<Status, 8> valid;
-  for (const PutStartRequest& request : run) {
-    valid.push_back(ValidatePutStart(request, &id_valid));
-  }
   const HashedKey id(group_id);
   GroupTable::Shard& gshard = groups_.ShardFor(id);
   // As PutStartOne, one retry after making room, and no lock held across
@@ -217,8 +213,10 @@ void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
       // One lookup for the run's members (one hash for stripe and lookup).
       auto group = gshard.groups.find(id.view(), id.hash);
       for (; i < run.size(); ++i, evicted = false) {
-        if (!valid[i].ok()) {
-          out.push_back(CountPutStart(valid[i]));
+        // Checked here rather than before the lock: the checks take no
+        // lock and cost less than keeping their answers.
+        if (Status valid = ValidatePutStart(run[i], &id_valid); !valid.ok()) {
+          out.push_back(CountPutStart(std::move(valid)));
           continue;
         }
         const HashedKey key(run[i].key);
@@ -302,7 +300,10 @@ Status Master::CompletePut(const ClientId& client, const std::string& key,
   meta.last_access = now;
   shard.pending_puts.erase(key);
   counters_.put_completed.fetch_add(1, std::memory_order_relaxed);
-  if (meta.group) {
+  // A member counts itself present here, under its own stripe; only the
+  // put that every other member's has preceded goes on to the group
+  // stripe, to complete the group.
+  if (meta.group && meta.group->CountPresent(meta.group_index)) {
     members->push_back(
         CompletedMember{meta.group, meta.group_index, staged->desc.id, now});
   }

@@ -330,16 +330,17 @@ class Master {
   };
   using CompletedMembers = absl::InlinedVector<CompletedMember, 8>;
   // The object half of PutEnd, under the key's stripe alone: completes the
-  // staged DRAM replica. For a group member it appends the member to
-  // *members when this call completed it; the caller then books them with
-  // MarkMembersPresent.
+  // staged DRAM replica, and a group member counts itself present in its
+  // group's record. It appends the member to *members when its put is the
+  // group's last (GroupRecord::CountPresent); the caller then completes
+  // those groups with CompleteGroups.
   Status CompletePut(const ClientId& client, const std::string& key,
                      CompletedMembers* members);
-  // The group half of PutEnd, under each group's stripe once: a member is
-  // present if its index still belongs to that put (its staged replica);
-  // the last one completes the group, which makes every member readable
-  // (one store into the group's record). Reorders `members` (by group).
-  void MarkMembersPresent(CompletedMembers& members);
+  // The group half of PutEnd, under each group's stripe: the last member
+  // becomes present if its index still belongs to that put (its staged
+  // replica), and a filling group complete, which makes every member
+  // readable (one store into the group's record).
+  void CompleteGroups(const CompletedMembers& last_members);
   Status PutRevokeOne(const ClientId& client, const std::string& key);
   // Frees a staged put of `key` (still carrying `group`). With a null
   // client, only if it is stalled past the put timeout.

@@ -23,10 +23,10 @@ Result<ReplicaDescriptor> Master::PutStartMemberLocked(
   const bool created = it == gshard.groups.end();
   if (created || it->second.Empty()) {
     // A new group: admitted only while filling groups leave DRAM room.
-    const TierUsage usage = nodes_.MemoryUsage();
+    const uint64_t capacity = nodes_.MemoryCapacity();
     const int64_t filling = filling_group_bytes_.load(std::memory_order_relaxed);
     if (filling + static_cast<int64_t>(request.size) >
-        config_.group_filling_max_ratio * static_cast<double>(usage.capacity)) {
+        config_.group_filling_max_ratio * static_cast<double>(capacity)) {
       group_counters_.groups_refused_filling_full.fetch_add(
           1, std::memory_order_relaxed);
       return Status(ErrorReason::kFillingGroupsFull,
@@ -38,18 +38,20 @@ Result<ReplicaDescriptor> Master::PutStartMemberLocked(
   if (created) it = gshard.groups.try_emplace(spec.group_id).first;
   GroupMeta& group = it->second;
   FillingDelta filling(&filling_group_bytes_, &group);
-  // A reservation this key already holds is a retried put: keep it even if
-  // this attempt fails.
-  const bool held = group.Find(spec.group_index) != nullptr;
-  Status reserved = group.Reserve(spec, request.key, now, id.hash);
+  GroupMeta::Reservation reservation;
+  Status reserved =
+      group.Reserve(spec, request.key, now, id.hash, &reservation);
   // The object joins the group's current incarnation (Reserve may just
-  // have started it).
+  // have started it). Starting it leaves the member list alone: the slot
+  // stays valid.
   Result<ReplicaDescriptor> placed =
       reserved.ok() ? PutStartObject(request, key, now, group.record)
                     : Result<ReplicaDescriptor>(reserved);
   if (placed.ok()) {
-    group.BindPut(spec.group_index, placed->id, key.hash, request.size);
-  } else if (reserved.ok() && !held) {
+    group.BindPut(*reservation.member, placed->id, key.hash, request.size);
+  } else if (reserved.ok() && !reservation.retried) {
+    // A reservation this key already held (a retried put) stays even
+    // though this attempt failed.
     group.Unreserve(spec.group_index);
   }
   if (group.Empty()) {
@@ -62,49 +64,30 @@ Result<ReplicaDescriptor> Master::PutStartMemberLocked(
   return placed;
 }
 
-void Master::MarkMembersPresent(CompletedMembers& members) {
-  // Members of one group next to each other (a batch usually holds a group
-  // in order already: then nothing moves). A group is its record: one per
-  // incarnation.
-  const auto by_group = [](const CompletedMember& a,
-                           const CompletedMember& b) {
-    return std::less<const GroupRecord*>()(a.group.get(), b.group.get());
-  };
-  if (!std::is_sorted(members.begin(), members.end(), by_group)) {
-    std::sort(members.begin(), members.end(), by_group);
-  }
-  for (size_t first = 0; first < members.size();) {
-    const GroupRecord& record = *members[first].group;
-    size_t end = first + 1;
-    while (end < members.size() && members[end].group.get() == &record) {
-      ++end;
-    }
+void Master::CompleteGroups(const CompletedMembers& last_members) {
+  for (const CompletedMember& last : last_members) {
+    const GroupRecord& record = *last.group;
     const HashedKey id = record.hashed_id();
     GroupTable::Shard& gshard = groups_.ShardFor(id);
     MutexLock group_lock(&gshard.mu);
     auto it = gshard.groups.find(id.view(), id.hash);
-    // Gone, or started afresh: the incarnation these members joined was
+    // Gone, or started afresh: the incarnation this member joined was
     // removed or expired and collected meanwhile, which removed its members
     // too (or will, at the next sweep).
-    if (it != gshard.groups.end() && it->second.record.get() == &record) {
-      GroupMeta& group = it->second;
-      FillingDelta filling(&filling_group_bytes_, &group);
-      for (size_t m = first; m < end; ++m) {
-        const uint32_t index = members[m].index;
-        // Replica ids are never reused: a match is this very put.
-        const GroupMember* holder = group.Find(index);
-        if (holder == nullptr || holder->replica != members[m].replica) {
-          continue;  // the index now belongs to another put
-        }
-        // The last member makes the group complete, and with it (through
-        // the record) every member readable: no pass over their stripes.
-        if (group.MarkPresent(index, members[m].completed)) {
-          group_counters_.groups_completed.fetch_add(
-              1, std::memory_order_relaxed);
-        }
-      }
+    if (it == gshard.groups.end() || it->second.record.get() != &record) {
+      continue;
     }
-    first = end;
+    GroupMeta& group = it->second;
+    // Replica ids are never reused: a match is this very put. (A member
+    // removed meanwhile is no longer held; its group is broken.)
+    const GroupMember* holder = group.Find(last.index);
+    if (holder == nullptr || holder->replica != last.replica) continue;
+    FillingDelta filling(&filling_group_bytes_, &group);
+    // The group completing makes every member readable (through the
+    // record): no pass over their stripes.
+    if (group.CompleteWithLast(last.index, last.completed)) {
+      group_counters_.groups_completed.fetch_add(1, std::memory_order_relaxed);
+    }
   }
 }
 
@@ -264,8 +247,12 @@ std::vector<Result<GroupDescription>> Master::GetGroup(
       }
       d.status = it->second.ToStatus(id);
       d.break_cause = it->second.break_cause;
+      // Members count themselves present under their own stripes: the
+      // count comes from the same reading as the flags, so the two agree.
+      d.status.present = 0;
       for (const GroupMemberView& m : it->second.Members()) {
         d.members.push_back({m.index, m.key, m.present, {}});
+        d.status.present += m.present;
       }
     }
     // Member tiers after the group stripe is released (object stripes alone).

@@ -80,7 +80,20 @@ Result<NodeId> NodeRegistry::Register(
   }
   nodes_.emplace(id, std::move(node));
   by_name_[spec.name] = id;
+  SegmentsChangedLocked();
   return id;
+}
+
+void NodeRegistry::SegmentsChangedLocked() {
+  uint64_t capacity = 0;
+  uint64_t largest = 0;
+  for (const auto& [id, node] : nodes_) {
+    const uint64_t bytes = node->segment_bytes.load(std::memory_order_relaxed);
+    capacity += bytes;
+    largest = std::max(largest, bytes);
+  }
+  memory_capacity_.store(capacity, std::memory_order_relaxed);
+  largest_segment_.store(largest, std::memory_order_relaxed);
 }
 
 void NodeRegistry::RetireLocked(NodeId id) {
@@ -93,6 +106,7 @@ void NodeRegistry::RetireLocked(NodeId id) {
   if (dead_.size() > kDeadHistory) dead_.pop_front();
   by_name_.erase(it->second->name);
   nodes_.erase(it);
+  SegmentsChangedLocked();
 }
 
 Status NodeRegistry::Heartbeat(NodeId id) {
@@ -267,15 +281,6 @@ TierUsage NodeRegistry::MemoryUsage() const {
     usage.used += capacity - node->free_bytes.load(std::memory_order_relaxed);
   }
   return usage;
-}
-
-uint64_t NodeRegistry::LargestSegment() const {
-  ReaderMutexLock lock(&map_mu_);
-  uint64_t largest = 0;
-  for (const auto& [id, node] : nodes_) {
-    largest = std::max(largest, node->segment_bytes.load(std::memory_order_relaxed));
-  }
-  return largest;
 }
 
 TierUsage NodeRegistry::SsdUsage() const {

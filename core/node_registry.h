@@ -123,8 +123,15 @@ class NodeRegistry {
   size_t DeadCount() const;
   static constexpr size_t kDeadNamesLimit = 4096;
   TierUsage MemoryUsage() const;       // over alive and suspect nodes
+  // MemoryUsage().capacity without the walk over the nodes: kept as nodes
+  // come and go (every put reads these two; lock-free).
+  uint64_t MemoryCapacity() const {
+    return memory_capacity_.load(std::memory_order_relaxed);
+  }
   // Size of the largest DRAM segment of any registered node.
-  uint64_t LargestSegment() const;
+  uint64_t LargestSegment() const {
+    return largest_segment_.load(std::memory_order_relaxed);
+  }
   TierUsage SsdUsage() const;
   TierUsage SsdUsageOf(NodeId id) const;
 
@@ -147,6 +154,8 @@ class NodeRegistry {
 
   Node* Find(NodeId id) const ABSL_SHARED_LOCKS_REQUIRED(map_mu_);
   void RetireLocked(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_);
+  // Recomputes memory_capacity_ and largest_segment_ after nodes_ changed.
+  void SegmentsChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_);
   // Retires a node that died (silent or leaving), remembering its name as
   // lost until it registers again.
   void DeclareDeadLocked(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_);
@@ -165,6 +174,10 @@ class NodeRegistry {
       ABSL_GUARDED_BY(map_mu_);
   absl::flat_hash_map<std::string, NodeId> by_name_ ABSL_GUARDED_BY(map_mu_);
   std::deque<NodeView> dead_ ABSL_GUARDED_BY(map_mu_);
+  // Written under map_mu_ (exclusive) whenever nodes_ changes; read
+  // without it.
+  std::atomic<uint64_t> memory_capacity_{0};
+  std::atomic<uint64_t> largest_segment_{0};
   absl::flat_hash_set<std::string> dead_names_ ABSL_GUARDED_BY(map_mu_);
 };
 
