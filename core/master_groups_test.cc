@@ -92,6 +92,68 @@ TEST(MasterGroupsTest, PipelineParallelMembersFromEightThreads) {
   EXPECT_EQ(h.master().GetStats().get_group_incomplete, 28u);
 }
 
+// Members count themselves present under their own stripes and only the
+// last put of a group takes the group stripe: eight threads end one member
+// of each of many groups at once while a prober reads the groups. No
+// reading may see a filling group with every member present, counts and
+// flags disagree, or a complete group with an unreadable member; every
+// group completes exactly once.
+TEST(MasterGroupsTest, ConcurrentPutEndsCompleteEachGroupExactlyOnce) {
+  MasterHarness h(Config());
+  h.AddNode("n", 64 * kMiB);
+  constexpr uint32_t kGroups = 200;
+  constexpr uint32_t kSize = 8;
+  std::vector<PutStartRequest> starts;
+  for (uint32_t g = 0; g < kGroups; ++g) {
+    for (uint32_t i = 0; i < kSize; ++i) {
+      const std::string id = "c" + std::to_string(g);
+      starts.push_back({MemberKey(id, i), kObj, Member(id, kSize, i),
+                        MasterHarness::kClient});
+    }
+  }
+  for (const Result<ReplicaDescriptor>& r : h.master().PutStart(starts)) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  std::atomic<bool> done{false};
+  std::thread prober([&] {
+    while (!done.load()) {
+      for (uint32_t g = 0; g < kGroups; g += 7) {
+        const std::string id = "c" + std::to_string(g);
+        Result<GroupDescription> d = std::move(h.master().GetGroup({&id, 1})[0]);
+        ASSERT_TRUE(d.ok());
+        uint32_t flagged = 0;
+        for (const GroupDescription::Member& m : d->members) flagged += m.present;
+        EXPECT_EQ(flagged, d->status.present) << id;
+        if (d->status.state == GroupState::kFilling) {
+          EXPECT_LT(d->status.present, kSize) << id;
+        } else {
+          EXPECT_EQ(d->status.state, GroupState::kComplete) << id;
+          EXPECT_EQ(d->status.present, kSize) << id;
+          EXPECT_TRUE(h.Get(MemberKey(id, g % kSize)).ok()) << id;
+        }
+      }
+    }
+  });
+  std::vector<std::thread> enders;
+  for (uint32_t rank = 0; rank < kSize; ++rank) {
+    enders.emplace_back([&, rank] {
+      for (uint32_t g = 0; g < kGroups; ++g) {
+        const std::string key = MemberKey("c" + std::to_string(g), rank);
+        EXPECT_TRUE(h.master().PutEnd(MasterHarness::kClient, {&key, 1})[0].ok());
+      }
+    });
+  }
+  for (std::thread& t : enders) t.join();
+  done.store(true);
+  prober.join();
+  for (uint32_t g = 0; g < kGroups; ++g) {
+    const GroupDescription d = Describe(h.master(), "c" + std::to_string(g));
+    EXPECT_EQ(d.status.state, GroupState::kComplete);
+    EXPECT_EQ(d.status.present, kSize);
+  }
+  EXPECT_EQ(h.master().GetStats().group_counters.groups_completed, kGroups);
+}
+
 // A batch holds runs of two groups around a plain key. DRAM is full of old
 // plain objects, so members find no space halfway through a run: the run
 // leaves its group stripe for the eviction round and carries on. Results
