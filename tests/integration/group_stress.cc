@@ -79,11 +79,15 @@ void GroupStress::NodeLoop() {
 
 // Heartbeats every node; 90% of offloads are reported done at once, 4%
 // failed, the rest held back some rounds (maybe past the offload timeout).
+// Promotions (reads of SSD-only groups) are run as a node runs them.
 void GroupStress::NodeStep(Rng& rng, bool drain) {
   for (NodeId node : node_ids_) {
     Result<HeartbeatReply> reply = master().Heartbeat(node);
     violations_.Check(reply.ok(), "Heartbeat: " + Show(reply.status()));
     if (!reply.ok()) continue;
+    for (const Task& task : reply->promotions) {
+      Promote(node, task, drain ? 0 : Uniform(rng, 0, 99));
+    }
     for (const Task& task : reply->offloads) {
       const int pick = drain ? 0 : Uniform(rng, 0, 99);
       if (pick < 90) {
@@ -115,6 +119,36 @@ void GroupStress::NodeStep(Rng& rng, bool drain) {
                       "late offload report: " + Show(s));
     held_.erase(held_.begin() + i);
   }
+}
+
+// A promotion as a node runs it: stage DRAM, write, report, all in the
+// round it was handed out. 85% succeed (a group's members commit together
+// once all are staged), 10% fail the transfer (the group's promotion is
+// abandoned), 5% are dropped silently and left to the promotion timeout.
+void GroupStress::Promote(NodeId node, const Task& task, int pick) {
+  violations_.Check(task.kind == TaskKind::kPromotion && task.node == node &&
+                        task.source.tier == Tier::kLocalDisk,
+                    "malformed promotion task for " + task.key);
+  if (pick >= 95) return;
+  Result<ReplicaDescriptor> staged =
+      master().PromotionAllocStart(node, task.id);
+  if (!staged.ok()) {
+    // Settled by the master (no DRAM, source gone), or abandoned with
+    // another member of its group.
+    const ErrorReason why = staged.status().reason();
+    violations_.Check(why == ErrorReason::kNoSpace ||
+                          why == ErrorReason::kObjectNotFound ||
+                          why == ErrorReason::kTaskNotFound,
+                      "PromotionAllocStart: " + Show(staged.status()));
+    return;
+  }
+  const Status s =
+      pick >= 85 ? master().NotifyPromotionFailure(
+                       node, task.id, Status(ErrorReason::kIoError, "injected"))
+                 : master().NotifyPromotionSuccess(node, task.id);
+  // TASK_NOT_FOUND: a failed member of its group abandoned it first.
+  violations_.Check(s.ok() || s.reason() == ErrorReason::kTaskNotFound,
+                    "promotion report: " + Show(s));
 }
 
 void GroupStress::DriverLoop() {

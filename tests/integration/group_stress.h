@@ -130,6 +130,8 @@ class GroupStress {
   void RemoveSome(Rng& rng, GroupPlan& plan);
   void NodeLoop();
   void NodeStep(Rng& rng, bool drain);
+  // `pick` in 0..99 chooses the outcome (0: success).
+  void Promote(NodeId node, const Task& task, int pick);
   void DriverLoop();
   bool AllClientsDone() const;
   void VerifyGroup(GroupPlan& plan);

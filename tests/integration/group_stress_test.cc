@@ -2,7 +2,8 @@
 // the members of shared groups (each group's members spread over the
 // clients, in random order), read them, probe Exists and GetGroup, and
 // remove members and whole groups, while a node thread reports offloads and
-// a driver thread moves a ManualClock and runs the background steps (Tick,
+// runs promotions (reads of SSD-only groups queue them) and a driver thread
+// moves a ManualClock and runs the background steps (Tick,
 // EvictMemory, EvictSsd, SweepGroups). DRAM and SSD are small, so groups are
 // evicted and offloaded as units throughout. The run is bounded by its work
 // list (every member of every planned group is put once, or again after a

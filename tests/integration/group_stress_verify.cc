@@ -18,21 +18,34 @@ namespace mooncake_tier::group_stress {
 void GroupStress::Quiesce() {
   const MasterConfig& c = master().config();
   Rng rng(seed_ + 11);
-  // The offloads of the last round (and the held ones) are reported before
-  // the clock jumps, so only those held past the timeout were reaped.
+  // The offloads and promotions of the last round (and the held offloads)
+  // are reported before the clock jumps, so only the offloads held past
+  // their timeout were reaped. The jump passes every task timeout: the
+  // promotions the node dropped (it drops some on purpose) are reaped here,
+  // as the driver's Tick would have done had the run lasted longer.
   NodeStep(rng, true);
-  harness_.clock().Advance(
-      std::max({c.put_timeout, c.offload_task_timeout, c.lease_ttl}) +
-      std::chrono::seconds(1));
+  harness_.clock().Advance(std::max({c.put_timeout, c.offload_task_timeout,
+                                     c.promotion.task_timeout, c.lease_ttl}) +
+                           std::chrono::seconds(1));
   master().ReapStalledPuts();
   EXPECT_EQ(master().ReapOffloadTasks(), 0u);
+  master().ReapPromotionTasks();
+  // From here nothing queues promotions (no reads, no Tick), so each round
+  // either frees DRAM or SSD for good or runs tasks the node finishes in
+  // the same round; a few rounds settle it, 500 is a generous bound.
   bool settled = false;
+  uint64_t evicted = 0;
   for (int round = 0; round < 500 && !settled; ++round) {
-    const uint64_t evicted = master().EvictMemory() + master().EvictSsd();
+    evicted = master().EvictMemory() + master().EvictSsd();
     NodeStep(rng, true);
     settled = evicted == 0 && master().Audit().tasks == 0;
   }
-  ASSERT_TRUE(settled) << "eviction and offload did not settle";
+  ASSERT_TRUE(settled) << "eviction and offload did not settle: "
+                       << master().ListTasks(TaskKind::kOffload).size()
+                       << " offloads and "
+                       << master().ListTasks(TaskKind::kPromotion).size()
+                       << " promotions left, " << evicted
+                       << " bytes evicted in the last round";
   // Filling groups expire; broken and expired ones are collected.
   for (Duration d :
        {c.group_fill_timeout, c.group_broken_ttl, c.group_broken_ttl}) {
