@@ -34,9 +34,9 @@
 // at all. The present count and bits are atomics: CountPresent runs under
 // the member object's stripe (PutEnd) or the group stripe (a restore); the
 // other present calls run under the group stripe (docs/design/groups.md,
-// "Completion without the group stripe"). GroupRef and the SharedGroupStatus of CompleteStatus() are
-// values: copies of one record may be made and dropped concurrently on any
-// threads.
+// "Completion without the group stripe"). GroupRef and the
+// SharedGroupStatus of CompleteStatus() are values: copies of one record may
+// be made and dropped concurrently on any threads.
 
 #include <atomic>
 #include <cstddef>

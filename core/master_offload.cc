@@ -49,6 +49,16 @@ Status Master::WithCompletedOffload(NodeId node, TaskId id, Fn&& fn) {
                   "task " + std::to_string(id) +
                       " is unknown to this master (reaped or never issued)");
   }
+  // A promotion's id reported as an offload (a confused or hostile node)
+  // must not settle the promotion: its in-flight count and pins would
+  // never be released. Refused, changing nothing. (Ids are never reused
+  // and a task keeps its kind, so the check holds under the lock too.)
+  if (booked->kind != TaskKind::kOffload) {
+    return Status(ErrorReason::kTaskNotFound,
+                  "task " + std::to_string(id) + " is a " +
+                      std::string(TaskKindName(booked->kind)) +
+                      " task, not an offload");
+  }
   Shard& shard = objects_.ShardFor(booked->key);
   MutexLock lock(&shard.mu);
   // Reaped between the lookup and the lock: its reaper settled it.

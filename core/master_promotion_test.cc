@@ -236,6 +236,29 @@ TEST_F(PromotionTest, AllocationFailureSettlesTheTask) {
   ExpectNoPins();
 }
 
+// A node that reports a promotion's id through the offload calls is
+// refused, and the promotion goes on as if nothing had been said.
+TEST_F(PromotionTest, APromotionReportedAsAnOffloadIsRefused) {
+  const NodeId node = AddNode("n", {OnSsd("k")});
+  Read("k", 2);
+  Result<HeartbeatReply> reply = h_.master().Heartbeat(node);
+  ASSERT_TRUE(reply.ok());
+  ASSERT_EQ(reply->promotions.size(), 1u);
+  const TaskId id = reply->promotions[0].id;
+  ASSERT_TRUE(h_.master().PromotionAllocStart(node, id).ok());
+  EXPECT_EQ(h_.master().NotifyOffloadSuccess(node, id).reason(),
+            ErrorReason::kTaskNotFound);
+  EXPECT_EQ(h_.master()
+                .NotifyOffloadFailure(node, id, Status(ErrorReason::kIoError, "x"))
+                .reason(),
+            ErrorReason::kTaskNotFound);
+  EXPECT_EQ(Stats().promotion_in_flight, 1u);
+  EXPECT_EQ(Stats().offload_completed, 0u);
+  EXPECT_TRUE(h_.master().NotifyPromotionSuccess(node, id).ok());
+  EXPECT_EQ(h_.Tiers("k"), (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
+  ExpectNoPins();
+}
+
 TEST_F(PromotionTest, TransferFailureFreesTheStagedCopy) {
   const NodeId node = AddNode("n", {OnSsd("k")});
   Read("k", 2);
