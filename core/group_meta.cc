@@ -6,6 +6,8 @@
 namespace mooncake_tier {
 namespace {
 
+using SparseMembers = GroupMeta::SparseMembers;
+
 std::string Quoted(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 2);
@@ -15,55 +17,61 @@ std::string Quoted(std::string_view s) {
   return out;
 }
 
-constexpr uint32_t kMembersReservedUpFront = 64;
-
-// The first slot of `members` whose index is >= `index`. Members usually
-// arrive in index order and rarely leave, so the list is mostly dense:
-// slot `index` holding `index` (a lookup) and an index past the last one (a
-// put appending) are answered without a search.
-template <typename List>
-auto LowerBound(List& members, uint32_t index) {
-  if (index < members.size() && members[index].first == index) {
-    return members.begin() + index;
+// Calls fn(member) for every member slot of `group`, changeable.
+template <typename Fn>
+void ForEachSlot(GroupMeta& group, Fn&& fn) {
+  if (group.member_count == 0) return;
+  GroupMember* slots = group.DenseSlots();
+  for (uint32_t i = 0, n = GroupMeta::DenseCount(group.expected); i < n; ++i) {
+    if (slots[i].held) fn(slots[i]);
   }
-  if (members.empty() || members.back().first < index) return members.end();
-  return std::lower_bound(
-      members.begin(), members.end(), index,
+  if (group.sparse != nullptr) {
+    for (auto& [index, member] : *group.sparse) fn(member);
+  }
+}
+
+// The sparse slot of `index` (>= kDenseMembers), or null.
+GroupMember* SparseSlot(const GroupMeta& group, uint32_t index) {
+  if (group.sparse == nullptr) return nullptr;
+  auto it = std::lower_bound(
+      group.sparse->begin(), group.sparse->end(), index,
       [](const auto& slot, uint32_t i) { return slot.first < i; });
+  return it != group.sparse->end() && it->first == index ? &it->second
+                                                          : nullptr;
 }
 
-// The slot of `index`, or members.end().
-template <typename List>
-auto Slot(List& members, uint32_t index) {
-  auto it = LowerBound(members, index);
-  return it != members.end() && it->first == index ? it : members.end();
-}
-
-// Every state change after the start goes through here, so the record
-// the members read stays in step with `state`.
-// Drops `slot` from the member list; packs the key buffer once it holds
-// more dead bytes than live ones (bounded: a group whose puts are revoked
-// and retried again and again does not grow it for ever).
-void EraseMember(GroupMeta& group,
-                 decltype(GroupMeta::members)::iterator slot) {
-  group.members.erase(slot);
-  if (group.members.empty()) {
+// Drops member `index` (held) from its slot; packs the key buffer once it
+// holds more dead bytes than live ones (bounded: a group whose puts are
+// revoked and retried again and again does not grow it for ever).
+void EraseMember(GroupMeta& group, uint32_t index) {
+  if (index < GroupMeta::DenseCount(group.expected)) {
+    group.DenseSlots()[index] = GroupMember{};
+  } else {
+    SparseMembers& sparse = *group.sparse;
+    sparse.erase(std::lower_bound(
+        sparse.begin(), sparse.end(), index,
+        [](const auto& slot, uint32_t i) { return slot.first < i; }));
+    if (sparse.empty()) group.sparse.reset();
+  }
+  if (--group.member_count == 0) {
     group.member_keys.clear();
     return;
   }
   size_t live = 0;
-  for (const auto& [index, member] : group.members) live += member.key_size;
+  ForEachSlot(group, [&](const GroupMember& m) { live += m.key_size; });
   if (group.member_keys.size() <= 2 * live + 256) return;
   std::string packed;
   packed.reserve(live);
-  for (auto& [index, member] : group.members) {
+  ForEachSlot(group, [&](GroupMember& member) {
     const std::string_view stored = group.StoredKey(member);
     member.key_offset = static_cast<uint32_t>(packed.size());
     packed += stored;
-  }
+  });
   group.member_keys = std::move(packed);
 }
 
+// Every state change after the start goes through here, so the record
+// the members read stays in step with `state`.
 void SetState(GroupMeta& group, GroupState next, TimePoint now) {
   group.state = next;
   group.state_since = now;
@@ -99,26 +107,24 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
   // A group without members holds nothing: whatever its state, it starts
   // afresh, exactly as if the table had dropped it and created it again (an
   // engine re-puts a block whose group expired or lost every member).
-  const bool fresh = members.empty();
+  const bool fresh = member_count == 0;
   if (!fresh && spec.group_size != expected) {
     return Status(ErrorReason::kInvalidGroup,
                   "group " + Quoted(spec.group_id) + " has group_size " +
                       std::to_string(expected) + ", the put says " +
                       std::to_string(spec.group_size));
   }
-  auto slot = LowerBound(members, index);
-  if (slot != members.end() && slot->first == index) {
-    const GroupMember& holder = slot->second;
+  if (GroupMember* holder = fresh ? nullptr : Find(index)) {
     // The same put retried keeps its reservation, whatever happened to the
     // group meanwhile.
-    if (KeyIs(holder, key) && !record->IsPresent(index)) {
-      if (reservation != nullptr) *reservation = {&slot->second, true};
+    if (KeyIs(*holder, key) && !record->IsPresent(index)) {
+      if (reservation != nullptr) *reservation = {holder, true};
       return Status::Ok();
     }
     return Status(ErrorReason::kObjectExists,
                   "group " + Quoted(spec.group_id) + " index " +
                       std::to_string(index) + " is already taken by key " +
-                      Quoted(KeyOf(holder)));
+                      Quoted(KeyOf(*holder)));
   }
   if (state != GroupState::kFilling && !fresh) {
     return Status(ErrorReason::kGroupNotFilling,
@@ -136,41 +142,48 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
     break_cause.reset();
     created = now;
     state_since = now;
+    dram_bytes = 0;
+    sparse.reset();
     // A new incarnation: objects of an earlier one keep their own record.
-    record = id_hash != 0
-                 ? GroupRecord::Make(HashedKey(spec.group_id, id_hash),
-                                     spec.group_size)
-                 : GroupRecord::Make(spec.group_id, spec.group_size);
-    // Room for every member at once, bounded so a huge group_size from
-    // outside input reserves nothing unreasonable.
-    // (Empty, so `slot` is end() again after the reserve.)
-    const uint32_t room = std::min<uint32_t>(expected, kMembersReservedUpFront);
-    members.reserve(room);
-    slot = members.end();
+    // Its allocation holds the dense member slots, zeroed (none held).
+    const HashedKey id = id_hash != 0 ? HashedKey(spec.group_id, id_hash)
+                                      : HashedKey(spec.group_id);
+    record = GroupRecord::Make(id, spec.group_size,
+                               DenseCount(expected) * sizeof(GroupMember));
     // Members' keys tend to be alike in length (a block's pieces).
     member_keys.clear();
-    member_keys.reserve(room * stored.size());
+    member_keys.reserve(DenseCount(expected) * stored.size());
   }
   GroupMember member;
   member.id_prefixed = id_prefixed;
+  member.held = true;
   member.key_offset = static_cast<uint32_t>(member_keys.size());
   member.key_size = static_cast<uint16_t>(stored.size());
   member_keys += stored;
-  slot = members.emplace(slot, index, member);
-  if (reservation != nullptr) *reservation = {&slot->second, false};
+  GroupMember* slot;
+  if (index < DenseCount(expected)) {
+    slot = &DenseSlots()[index];
+    *slot = member;
+  } else {
+    if (sparse == nullptr) sparse = std::make_unique<SparseMembers>();
+    auto at = std::lower_bound(
+        sparse->begin(), sparse->end(), index,
+        [](const auto& s, uint32_t i) { return s.first < i; });
+    slot = &sparse->emplace(at, index, member)->second;
+  }
+  ++member_count;
+  if (reservation != nullptr) *reservation = {slot, false};
   return Status::Ok();
 }
 
-void GroupMeta::BindPut(GroupMember& member, ReplicaId replica,
-                        size_t key_hash, uint64_t bytes) {
-  member.replica = replica;
-  member.key_hash = key_hash;
-  dram_bytes += bytes - member.dram_bytes;  // a retried put: same bytes
-  member.dram_bytes = bytes;
+void GroupMeta::BindPut(const Reservation& reservation, size_t key_hash,
+                        uint64_t bytes) {
+  reservation.member->key_hash = key_hash;
+  if (!reservation.retried) dram_bytes += bytes;
 }
 
 bool GroupMeta::MarkPresent(uint32_t index, TimePoint now) {
-  if (Slot(members, index) == members.end() || record->IsPresent(index)) {
+  if (Find(index) == nullptr || record->IsPresent(index)) {
     return false;
   }
   return record->CountPresent(index) && CompleteWithLast(index, now);
@@ -186,20 +199,21 @@ bool GroupMeta::CompleteWithLast(uint32_t index, TimePoint now) {
   return true;
 }
 
-void GroupMeta::Unreserve(uint32_t index) {
-  auto it = Slot(members, index);
-  if (it != members.end() && !record->IsPresent(index)) {
-    dram_bytes -= it->second.dram_bytes;
-    EraseMember(*this, it);
+void GroupMeta::Unreserve(uint32_t index, std::string_view key,
+                          uint64_t bytes) {
+  const GroupMember* member = Find(index);
+  if (member != nullptr && !record->IsPresent(index) && KeyIs(*member, key)) {
+    dram_bytes -= bytes;
+    EraseMember(*this, index);
   }
 }
 
 bool GroupMeta::Lose(uint32_t index, BreakCause cause, TimePoint now) {
-  auto it = Slot(members, index);
-  if (it == members.end()) return false;
+  if (Find(index) == nullptr) return false;
   record->ClearPresent(index);
-  dram_bytes -= it->second.dram_bytes;
-  EraseMember(*this, it);
+  EraseMember(*this, index);
+  // dram_bytes is left as it is: the group stops filling here (or had
+  // stopped before), and only a filling group's bytes count.
   if (state != GroupState::kFilling && state != GroupState::kComplete) {
     return false;
   }
@@ -209,13 +223,17 @@ bool GroupMeta::Lose(uint32_t index, BreakCause cause, TimePoint now) {
 }
 
 void GroupMeta::DropAllMembers() {
-  members.clear();
+  if (member_count != 0) {
+    std::fill_n(DenseSlots(), DenseCount(expected), GroupMember{});
+  }
+  sparse.reset();
+  member_count = 0;
   member_keys.clear();
   dram_bytes = 0;
 }
 
 bool GroupMeta::Expire(TimePoint now, Duration fill_timeout) {
-  if (state != GroupState::kFilling || members.empty()) return false;
+  if (state != GroupState::kFilling || member_count == 0) return false;
   if (now - created < fill_timeout) return false;
   SetState(*this, GroupState::kExpired, now);
   return true;
@@ -232,10 +250,10 @@ GroupStatus GroupMeta::ToStatus(std::string_view group_id) const {
 
 std::vector<GroupMemberView> GroupMeta::Members() const {
   std::vector<GroupMemberView> out;
-  out.reserve(members.size());
-  for (const auto& [index, member] : members) {
+  out.reserve(member_count);
+  ForEachMember([&](uint32_t index, const GroupMember& member) {
     out.push_back(GroupMemberView{index, KeyOf(member), IsPresent(index)});
-  }
+  });
   return out;
 }
 
@@ -256,8 +274,16 @@ bool GroupMeta::KeyIs(const GroupMember& member, std::string_view key) const {
 }
 
 const GroupMember* GroupMeta::Find(uint32_t index) const {
-  auto it = Slot(members, index);
-  return it == members.end() ? nullptr : &it->second;
+  if (member_count == 0) return nullptr;
+  if (index < DenseCount(expected)) {
+    const GroupMember& slot = DenseSlots()[index];
+    return slot.held ? &slot : nullptr;
+  }
+  return SparseSlot(*this, index);
+}
+
+GroupMember* GroupMeta::Find(uint32_t index) {
+  return const_cast<GroupMember*>(std::as_const(*this).Find(index));
 }
 
 }  // namespace mooncake_tier

@@ -20,6 +20,7 @@
 // lock of the GroupTable stripe that holds the group.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,35 +44,34 @@ enum class BreakCause : uint8_t {
 // "removed" | "node_lost" | "corrupt"
 std::string_view BreakCauseName(BreakCause cause);
 
-// Packed (32 bytes; 40 with its index in GroupMeta::members): a group
-// costs its members' slots, and a put pays for them in memory.
+// One member index's slot (16 bytes): a group costs its members' slots,
+// and a put pays for them in memory (docs/design/groups.md, "Cost").
 // Whether the member's put has completed is not here but in the group's
 // record (GroupRecord::IsPresent): a completing put counts itself under its
-// own object stripe.
+// own object stripe. Neither are the DRAM bytes of its put: the group keeps
+// their sum while it fills, and whoever drops a reserved member says how
+// many bytes it held.
 struct GroupMember {
+  // HashKey(key) when known (0: not recorded). Eviction rounds inspect
+  // every complete group's members, so walking them must not hash every
+  // key again.
+  size_t key_hash = 0;
+  // Where the member's stored key bytes sit in GroupMeta::member_keys
+  // (GroupMeta::StoredKey). Keys are at most kMaxKeyBytes (1024) long.
+  uint32_t key_offset = 0;
+  uint16_t key_size = 0;
   // The key starts with the group id, and only the rest of it is stored:
   // KV-cache engines name a block's pieces after the block ("<hash>_0_k",
   // "<hash>_0_v" in group "<hash>"), so this keeps a group's key buffer to
   // a few bytes per member instead of a copy of every key.
   bool id_prefixed = false;
-  // Where the member's stored key bytes sit in GroupMeta::member_keys
-  // (GroupMeta::StoredKey). Keys are at most kMaxKeyBytes (1024) long.
-  uint16_t key_size = 0;
-  uint32_t key_offset = 0;
-  // The DRAM replica the member's put staged; 0 for a member rebuilt from
-  // an SSD inventory. Lets a PutEnd that completed its object outside the
-  // group stripe check that the index still belongs to that put.
-  ReplicaId replica = 0;
-  // HashKey(key) when known (0: not recorded). Eviction rounds inspect
-  // every complete group's members, so walking them must not hash every
-  // key again.
-  size_t key_hash = 0;
-  // DRAM the member's put staged (0 for a member rebuilt from SSD).
-  uint64_t dram_bytes = 0;
+  // The slot holds a member (dense slots exist for every index below the
+  // bound, members or not).
+  bool held = false;
 };
 
 static_assert(kMaxKeyBytes <= UINT16_MAX, "GroupMember::key_size is 16 bits");
-static_assert(sizeof(GroupMember) == 32, "GroupMember is meant to stay packed");
+static_assert(sizeof(GroupMember) == 16, "GroupMember is meant to stay packed");
 
 // A member as reported to callers (GetGroup, the admin API).
 struct GroupMemberView {
@@ -85,25 +85,41 @@ struct GroupMemberView {
 // The fields are public for reading; change them only through the methods,
 // which move `state` only along the edges drawn above. A member is reserved
 // (its put in flight) until its record's present bit is set.
+//
+// Members live in slots indexed by group_index. The first kDenseMembers
+// indexes have a slot each in the record's allocation (GroupRecord::extra():
+// a group of 8 costs 128 bytes of slots next to its record, and no
+// allocation of its own); indexes beyond (groups larger than that, rare)
+// live in `sparse`, a list sorted by index, so that a huge group_size from
+// outside input allocates nothing up front. Listings come out in index
+// order.
 struct GroupMeta {
-  // (index, member) pairs sorted by index: listings come out in order, a
-  // group's members share one allocation (typical groups hold 2 to 64), and
-  // a group_size from outside input allocates nothing up front.
-  std::vector<std::pair<uint32_t, GroupMember>> members;
+  static constexpr uint32_t kDenseMembers = 64;
+  using SparseMembers = std::vector<std::pair<uint32_t, GroupMember>>;
+
+  // Members with an index >= kDenseMembers, sorted by index; null while
+  // there are none.
+  std::unique_ptr<SparseMembers> sparse;
   // The members' keys (or what follows the group id in them) end to end:
-  // one buffer per group rather than one string per member. Keys of members that left stay until the dead bytes
-  // outweigh the live ones; then the buffer is packed again.
+  // one buffer per group rather than one string per member. Keys of members
+  // that left stay until the dead bytes outweigh the live ones; then the
+  // buffer is packed again.
   std::string member_keys;
   uint32_t expected = 0;  // group_size; 0 until the first reservation
+  uint32_t member_count = 0;  // members held (reserved or present)
   GroupState state = GroupState::kFilling;
   std::optional<BreakCause> break_cause;  // set iff state == kBroken
   TimePoint created;      // first reservation; the fill timeout counts from it
   TimePoint state_since;  // last state change (or `created`)
-  uint64_t dram_bytes = 0;  // sum of the members' dram_bytes
-  // What the member objects of this incarnation share (group_record.h):
-  // made afresh by the Reserve that starts the group, kept in step with
-  // `state` (record->IsComplete() iff state == kComplete). Null until the
-  // first successful Reserve.
+  // DRAM staged by the reserved and present members' puts while the group
+  // is filling (the filling cap counts it); reset when the group starts
+  // afresh, and meaningless once it stops filling.
+  uint64_t dram_bytes = 0;
+  // What the member objects of this incarnation share (group_record.h),
+  // with this incarnation's dense member slots in its allocation: made
+  // afresh by the Reserve that starts the group, kept in step with `state`
+  // (record->IsComplete() iff state == kComplete). Null until the first
+  // successful Reserve.
   GroupRef record;
 
   // Reserves `spec.group_index` for `key`, whose put is starting.
@@ -136,10 +152,11 @@ struct GroupMeta {
   Status Reserve(const GroupSpec& spec, std::string_view key, TimePoint now,
                  size_t id_hash = 0, Reservation* reservation = nullptr);
 
-  // Records the replica the reserved member's put staged, its key's hash
-  // and the DRAM it holds. `member` is Reserve's slot for that put, with
-  // the member list unchanged since.
-  void BindPut(GroupMember& member, ReplicaId replica, size_t key_hash,
+  // Records the reserved member's key hash and the DRAM its put staged
+  // (counted once: a retried put stages the same bytes again).
+  // `reservation` is Reserve's answer for that put, with the member list
+  // unchanged since.
+  void BindPut(const Reservation& reservation, size_t key_hash,
                uint64_t dram_bytes);
 
   // DRAM held by this group while it is filling (it cannot be evicted
@@ -163,18 +180,21 @@ struct GroupMeta {
   // incarnation, held by that put.
   bool CompleteWithLast(uint32_t index, TimePoint now);
 
-  // Members whose put has completed.
+  // Members whose put has completed. (A group without members has nothing
+  // present, whatever its record from an earlier incarnation says.)
   uint32_t present() const {
-    return members.empty() ? 0 : record->PresentCount();
+    return member_count == 0 ? 0 : record->PresentCount();
   }
   bool IsPresent(uint32_t index) const {
-    return record != nullptr && record->IsPresent(index);
+    return member_count != 0 && record->IsPresent(index);
   }
 
-  // The member's put was revoked or timed out: a reserved index becomes
-  // free again and the state does not change. No-op for a present member or
-  // an index that is not a member (use Lose for a present member).
-  void Unreserve(uint32_t index);
+  // The put of `key` into member `index`, which staged `dram_bytes` (0 if
+  // it never got as far as BindPut), was revoked or timed out: the index
+  // becomes free again and the state does not change. No-op for a present
+  // member, an index that is not a member, or one held by another key (use
+  // Lose for a present member).
+  void Unreserve(uint32_t index, std::string_view key, uint64_t dram_bytes);
 
   // The member at `index` is gone (removed, lost with its node, corrupt):
   // it is dropped, and a filling or complete group becomes broken with
@@ -196,8 +216,37 @@ struct GroupMeta {
   GroupStatus ToStatus(std::string_view group_id) const;
   // Every member, ascending by index.
   std::vector<GroupMemberView> Members() const;
+  // Calls fn(index, member) for every member, ascending by index, until
+  // fn returns true; returns whether one did. `fn` must not change the
+  // member list.
+  template <typename Pred>
+  bool AnyMember(Pred&& fn) const {
+    if (member_count == 0) return false;
+    const GroupMember* slots = DenseSlots();
+    for (uint32_t i = 0, n = DenseCount(expected); i < n; ++i) {
+      if (slots[i].held && fn(i, static_cast<const GroupMember&>(slots[i]))) {
+        return true;
+      }
+    }
+    if (sparse != nullptr) {
+      for (const auto& [index, member] : *sparse) {
+        if (fn(index, member)) return true;
+      }
+    }
+    return false;
+  }
+  // Calls fn(index, member) for every member, ascending by index. `fn` must
+  // not change the member list.
+  template <typename Fn>
+  void ForEachMember(Fn&& fn) const {
+    AnyMember([&](uint32_t index, const GroupMember& member) {
+      fn(index, member);
+      return false;
+    });
+  }
   // The member at `index`, or null.
   const GroupMember* Find(uint32_t index) const;
+  GroupMember* Find(uint32_t index);
   // A member's key.
   std::string KeyOf(const GroupMember& member) const;
   // Appends the member's key to `out` (no allocation when `out` has room).
@@ -220,7 +269,16 @@ struct GroupMeta {
         .substr(member.key_offset, member.key_size);
   }
   // No member left (reserved or present): the table may drop the group.
-  bool Empty() const { return members.empty(); }
+  bool Empty() const { return member_count == 0; }
+
+  // Slots in the record for a group of `size`: indexes below this.
+  static uint32_t DenseCount(uint32_t size) {
+    return size < kDenseMembers ? size : kDenseMembers;
+  }
+  // The record's dense slots. REQUIRES: record != nullptr.
+  GroupMember* DenseSlots() const {
+    return static_cast<GroupMember*>(record->extra());
+  }
 };
 
 }  // namespace mooncake_tier

@@ -178,10 +178,12 @@ TEST_F(GroupMetaTest, UnreserveFreesTheIndex) {
   ASSERT_TRUE(g.Reserve(Spec(2, 0), "a", clock_.Now()).ok());
   ASSERT_TRUE(g.Reserve(Spec(2, 1), "b", clock_.Now()).ok());
   g.MarkPresent(0, clock_.Now());
-  g.Unreserve(1);  // the put of "b" was revoked
+  g.Unreserve(1, "a", 0);  // another key's index: nothing happens
+  ASSERT_NE(g.Find(1), nullptr);
+  g.Unreserve(1, "b", 0);  // the put of "b" was revoked
   EXPECT_EQ(g.state, GroupState::kFilling);
   EXPECT_EQ(g.Find(1), nullptr);
-  g.Unreserve(0);  // present: not a reservation, nothing happens
+  g.Unreserve(0, "a", 0);  // present: not a reservation, nothing happens
   ASSERT_NE(g.Find(0), nullptr);
   EXPECT_EQ(g.present(), 1u);
 
@@ -194,7 +196,7 @@ TEST_F(GroupMetaTest, UnreserveFreesTheIndex) {
 TEST_F(GroupMetaTest, AFillingGroupLeftEmptyStartsAfresh) {
   GroupMeta g;
   ASSERT_TRUE(g.Reserve(Spec(4, 0), "a", clock_.Now()).ok());
-  g.Unreserve(0);
+  g.Unreserve(0, "a", 0);
   EXPECT_TRUE(g.Empty());
   clock_.Advance(seconds(100));
   EXPECT_FALSE(g.Expire(clock_.Now(), seconds(60)));  // holds nothing
@@ -343,7 +345,7 @@ TEST_F(GroupMetaTest, KeyBufferStaysBoundedUnderRevokeAndRetry) {
     const uint32_t index = 4 + round % 4;
     ASSERT_TRUE(
         g.Reserve(Spec(8, index), long_key + Key(index), clock_.Now()).ok());
-    g.Unreserve(index);
+    g.Unreserve(index, long_key + Key(index), 0);
   }
   EXPECT_LE(g.member_keys.size(), 3 * 4 * (long_key.size() + 2) + 256);
   const std::vector<GroupMemberView> members = g.Members();
@@ -353,7 +355,7 @@ TEST_F(GroupMetaTest, KeyBufferStaysBoundedUnderRevokeAndRetry) {
     EXPECT_EQ(g.KeyOf(*g.Find(i)), long_key + Key(i));
   }
   // Emptied, the buffer is dropped too.
-  for (uint32_t i = 0; i < 4; ++i) g.Unreserve(i);
+  for (uint32_t i = 0; i < 4; ++i) g.Unreserve(i, long_key + Key(i), 0);
   EXPECT_TRUE(g.Empty());
   EXPECT_TRUE(g.member_keys.empty());
 }
@@ -421,7 +423,7 @@ TEST(GroupMetaKeyTest, KeysStartingWithTheGroupIdStoreOnlyTheirRest) {
             ErrorReason::kObjectExists);
   // Members leaving and coming back (repacking the buffer) keep the rest.
   for (int round = 0; round < 200; ++round) {
-    g.Unreserve(1);
+    g.Unreserve(1, keys[1], 0);
     ASSERT_TRUE(g.Reserve(Spec(8, 1, id), keys[1], clock.Now()).ok());
   }
   for (const GroupMemberView& m : g.Members()) {
@@ -477,8 +479,8 @@ TEST_F(GroupMetaTest, OnlyTheLastCountedPutCompletesAndNoOneSeesItEarly) {
   // Present members hold their index: no retry, no unreserve.
   EXPECT_EQ(g.Reserve(Spec(4, 1), Key(1), clock_.Now()).reason(),
             ErrorReason::kObjectExists);
-  g.Unreserve(1);
-  EXPECT_EQ(g.members.size(), 4u);
+  g.Unreserve(1, Key(1), 0);
+  EXPECT_EQ(g.member_count, 4u);
 }
 
 TEST_F(GroupMetaTest, TheLastPutIntoABrokenGroupIsPresentButRevivesNothing) {
@@ -496,6 +498,87 @@ TEST_F(GroupMetaTest, TheLastPutIntoABrokenGroupIsPresentButRevivesNothing) {
   EXPECT_FALSE(g.record->IsComplete());
   EXPECT_EQ(g.present(), 2u);  // members 1 and 2; 0 is gone
   EXPECT_FALSE(g.IsPresent(0));
+}
+
+// Indexes below kDenseMembers have slots in the record; those above live
+// in the sparse list. Both halves answer alike and list in index order.
+TEST_F(GroupMetaTest, MembersAcrossTheDenseBoundAnswerAlike) {
+  constexpr uint32_t kSize = 1000;
+  const uint32_t dense = GroupMeta::kDenseMembers;
+  GroupMeta g;
+  const std::vector<uint32_t> indexes = {999, 0, dense, dense - 1, 500, 7};
+  for (uint32_t i : indexes) {
+    ASSERT_TRUE(g.Reserve(Spec(kSize, i), Key(i), clock_.Now()).ok()) << i;
+  }
+  EXPECT_EQ(g.member_count, indexes.size());
+  ASSERT_NE(g.sparse, nullptr);
+  EXPECT_EQ(g.sparse->size(), 3u);  // dense, 500, 999
+  std::vector<uint32_t> listed;
+  g.ForEachMember([&](uint32_t index, const GroupMember& member) {
+    listed.push_back(index);
+    EXPECT_EQ(g.KeyOf(member), Key(index));
+  });
+  EXPECT_EQ(listed, (std::vector<uint32_t>{0, 7, dense - 1, dense, 500, 999}));
+  for (uint32_t i : {1u, dense + 1, 998u}) EXPECT_EQ(g.Find(i), nullptr) << i;
+  // Taken on either side: refused; retried on either side: kept.
+  EXPECT_EQ(g.Reserve(Spec(kSize, 500), "other", clock_.Now()).reason(),
+            ErrorReason::kObjectExists);
+  EXPECT_EQ(g.Reserve(Spec(kSize, 7), "other", clock_.Now()).reason(),
+            ErrorReason::kObjectExists);
+  GroupMeta::Reservation again;
+  ASSERT_TRUE(g.Reserve(Spec(kSize, 999), Key(999), clock_.Now(), 0, &again)
+                  .ok());
+  EXPECT_TRUE(again.retried);
+  EXPECT_EQ(again.member, g.Find(999));
+
+  g.Unreserve(500, Key(500), 0);
+  g.Unreserve(7, Key(7), 0);
+  EXPECT_EQ(g.Find(500), nullptr);
+  EXPECT_EQ(g.Find(7), nullptr);
+  EXPECT_EQ(g.member_count, 4u);
+  EXPECT_TRUE(g.Lose(dense, BreakCause::kRemoved, clock_.Now()));
+  EXPECT_FALSE(g.Lose(999, BreakCause::kRemoved, clock_.Now()));  // broken
+  EXPECT_EQ(g.sparse, nullptr);  // the last sparse member took the list
+  EXPECT_EQ(g.Members(), (std::vector<GroupMemberView>{{0, Key(0), false},
+                                                       {dense - 1,
+                                                        Key(dense - 1),
+                                                        false}}));
+  g.DropAllMembers();
+  EXPECT_TRUE(g.Empty());
+  EXPECT_EQ(g.Find(0), nullptr);
+  // Emptied, it starts afresh with a new record and no old slot held.
+  const GroupRecord* old = g.record.get();
+  ASSERT_TRUE(g.Reserve(Spec(4, 3), Key(3), clock_.Now()).ok());
+  EXPECT_NE(g.record.get(), old);
+  EXPECT_EQ(g.member_count, 1u);
+  EXPECT_EQ(g.Find(0), nullptr);
+  EXPECT_EQ(g.state, GroupState::kFilling);
+}
+
+// The DRAM a filling group holds: counted once per put (a retried put
+// stages the same bytes), returned by an unreserved put, forgotten once the
+// group stops filling, and started from zero by a new incarnation.
+TEST_F(GroupMetaTest, FillingBytesFollowThePuts) {
+  GroupMeta g;
+  GroupMeta::Reservation r;
+  ASSERT_TRUE(g.Reserve(Spec(3, 0), Key(0), clock_.Now(), 0, &r).ok());
+  g.BindPut(r, 11, 100);
+  ASSERT_TRUE(g.Reserve(Spec(3, 1), Key(1), clock_.Now(), 0, &r).ok());
+  g.BindPut(r, 12, 40);
+  EXPECT_EQ(g.Find(1)->key_hash, 12u);
+  EXPECT_EQ(g.FillingDramBytes(), 140u);
+  ASSERT_TRUE(g.Reserve(Spec(3, 1), Key(1), clock_.Now(), 0, &r).ok());
+  ASSERT_TRUE(r.retried);
+  g.BindPut(r, 12, 40);
+  EXPECT_EQ(g.FillingDramBytes(), 140u);
+  g.Unreserve(1, Key(1), 40);
+  EXPECT_EQ(g.FillingDramBytes(), 100u);
+  EXPECT_TRUE(g.Lose(0, BreakCause::kNodeLost, clock_.Now()));
+  EXPECT_EQ(g.FillingDramBytes(), 0u);  // broken: not filling
+  ASSERT_TRUE(g.Reserve(Spec(2, 0), Key(0), clock_.Now(), 0, &r).ok());
+  EXPECT_EQ(g.FillingDramBytes(), 0u);
+  g.BindPut(r, 11, 7);
+  EXPECT_EQ(g.FillingDramBytes(), 7u);
 }
 
 TEST(GroupRecordTest, PresentBitsCoverLargeGroupsWordByWord) {

@@ -58,12 +58,18 @@ GroupRef GroupRecord::Make(std::string_view id, uint32_t size) {
   return Make(HashedKey(id), size);
 }
 
-GroupRef GroupRecord::Make(const HashedKey& id, uint32_t size) {
-  // One allocation: the record, its present bits, then the id's bytes.
+GroupRef GroupRecord::Make(const HashedKey& id, uint32_t size,
+                           size_t extra_bytes) {
+  // One allocation: the record, its present bits, the id's bytes, then the
+  // extra space from the next multiple of 8.
+  const size_t id_bytes =
+      extra_bytes == 0 ? id.key.size() : RoundUp8(id.key.size());
   void* memory = ::operator new(sizeof(GroupRecord) +
-                                WordCount(size) * sizeof(uint64_t) +
-                                id.key.size());
-  return GroupRef(new (memory) GroupRecord(id.key, size, id.hash));
+                                WordCount(size) * sizeof(uint64_t) + id_bytes +
+                                extra_bytes);
+  GroupRecord* record = new (memory) GroupRecord(id.key, size, id.hash);
+  if (extra_bytes != 0) std::memset(record->extra(), 0, extra_bytes);
+  return GroupRef(record);
 }
 
 SharedGroupStatus GroupRecord::CompleteStatus() const {

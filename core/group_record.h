@@ -17,8 +17,8 @@
 // reads the state of a later one, and "this object belongs to this group"
 // is a pointer comparison.
 //
-// A record, its present bits (one per index) and its id's bytes are one
-// allocation, owned through GroupRef, an intrusive reference count: the group
+// A record, its present bits (one per index), its id's bytes and the
+// group's member slots (extra()) are one allocation, owned through GroupRef, an intrusive reference count: the group
 // table and every member object hold a reference; whichever lets go last
 // frees it. The same count lets an existence probe share the record's
 // "complete" answer (CompleteStatus: the id, complete, size of size) with
@@ -55,8 +55,11 @@ class GroupRecord final : public GroupStatusOwner {
  public:
   // A new record (complete: false) for group `id` of `size` members.
   static GroupRef Make(std::string_view id, uint32_t size);
-  // The same with the id already hashed (id.hash == HashKey(id.key)).
-  static GroupRef Make(const HashedKey& id, uint32_t size);
+  // The same with the id already hashed (id.hash == HashKey(id.key)), and
+  // `extra_bytes` of zeroed space after the id for the group's own
+  // bookkeeping (extra()), in the same allocation.
+  static GroupRef Make(const HashedKey& id, uint32_t size,
+                       size_t extra_bytes = 0);
 
   GroupRecord(const GroupRecord&) = delete;
   GroupRecord& operator=(const GroupRecord&) = delete;
@@ -70,6 +73,15 @@ class GroupRecord final : public GroupStatusOwner {
   size_t id_hash() const { return id_hash_; }  // HashKey(group_id())
   // The id as the group table looks it up: hashed once, at Make.
   HashedKey hashed_id() const { return HashedKey(group_id(), id_hash_); }
+
+  // The space Make set aside after the id: 8-byte aligned, zeroed at Make,
+  // for trivially destructible objects only (nothing destroys them). It
+  // belongs to the group's GroupMeta, which uses it only under its stripe
+  // lock (the member slots, group_meta.h).
+  void* extra() const {
+    return reinterpret_cast<char*>(Words() + WordCount(group_size_)) +
+           RoundUp8(id_size_);
+  }
 
   // What an existence probe reports for a member while IsComplete(): the
   // group complete with every member present. Shares this record (one
@@ -128,6 +140,7 @@ class GroupRecord final : public GroupStatusOwner {
   ~GroupRecord();
 
   static size_t WordCount(uint32_t size) { return (size + 63) / 64; }
+  static size_t RoundUp8(size_t n) { return (n + 7) & ~size_t{7}; }
   static uint64_t Bit(uint32_t index) { return uint64_t{1} << (index % 64); }
   // The present bits follow the record; the id's bytes follow them.
   std::atomic<uint64_t>* Words() const {
@@ -147,7 +160,8 @@ class GroupRecord final : public GroupStatusOwner {
   // Completed member puts counted by CountPresent (never decremented).
   std::atomic<uint32_t> counted_{0};
   std::atomic<bool> complete_{false};
-  // The present bits (WordCount(group_size_) words), then the id's bytes.
+  // The present bits (WordCount(group_size_) words), then the id's bytes,
+  // then (from the next multiple of 8) the extra space.
 };
 
 // An owning reference to a GroupRecord (null or one record).

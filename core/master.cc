@@ -304,8 +304,7 @@ Status Master::CompletePut(const ClientId& client, const std::string& key,
   // put that every other member's has preceded goes on to the group
   // stripe, to complete the group.
   if (meta.group && meta.group->CountPresent(meta.group_index)) {
-    members->push_back(
-        CompletedMember{meta.group, meta.group_index, staged->desc.id, now});
+    members->push_back(CompletedMember{meta.group, meta.group_index, now});
   }
   if (config_.offload_mode == OffloadMode::kWriteThrough &&
       NodeHasSsd(staged->desc.node)) {
@@ -325,7 +324,8 @@ Status Master::PutRevokeOne(const ClientId& client, const std::string& key) {
 
 Status Master::RevokeStaged(const std::string& key,
                             const std::optional<GroupSpec>& group,
-                            const ClientId* client, bool* revoked) {
+                            const ClientId* client,
+                            std::optional<uint64_t>* revoked_bytes) {
   Shard& shard = objects_.ShardFor(key);
   MutexLock lock(&shard.mu);
   auto it = shard.objects.find(key);
@@ -364,7 +364,7 @@ Status Master::RevokeStaged(const std::string& key,
   }
   (client == nullptr ? counters_.put_timed_out : counters_.put_revoked)
       .fetch_add(1, std::memory_order_relaxed);
-  if (revoked != nullptr) *revoked = true;
+  if (revoked_bytes != nullptr) *revoked_bytes = replica.desc.size;
   return Status::Ok();
 }
 

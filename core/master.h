@@ -325,7 +325,6 @@ class Master {
   struct CompletedMember {
     GroupRef group;
     uint32_t index = 0;
-    ReplicaId replica = 0;
     TimePoint completed;
   };
   using CompletedMembers = absl::InlinedVector<CompletedMember, 8>;
@@ -337,16 +336,18 @@ class Master {
   Status CompletePut(const ClientId& client, const std::string& key,
                      CompletedMembers* members);
   // The group half of PutEnd, under each group's stripe: the last member
-  // becomes present if its index still belongs to that put (its staged
-  // replica), and a filling group complete, which makes every member
+  // becomes present if its index is still held (by that put: see
+  // CompleteGroups), and a filling group complete, which makes every member
   // readable (one store into the group's record).
   void CompleteGroups(const CompletedMembers& last_members);
   Status PutRevokeOne(const ClientId& client, const std::string& key);
   // Frees a staged put of `key` (still carrying `group`). With a null
-  // client, only if it is stalled past the put timeout.
+  // client, only if it is stalled past the put timeout. On success
+  // *revoked_bytes (when given) is the DRAM the put had staged.
   Status RevokeStaged(const std::string& key,
                       const std::optional<GroupSpec>& group,
-                      const ClientId* client, bool* revoked);
+                      const ClientId* client,
+                      std::optional<uint64_t>* revoked_bytes);
   Status RevokeGrouped(const std::string& key, const GroupSpec& group,
                        const ClientId* client);
   // The group membership of `key`, read under its stripe alone.

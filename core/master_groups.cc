@@ -48,11 +48,11 @@ Result<ReplicaDescriptor> Master::PutStartMemberLocked(
       reserved.ok() ? PutStartObject(request, key, now, group.record)
                     : Result<ReplicaDescriptor>(reserved);
   if (placed.ok()) {
-    group.BindPut(*reservation.member, placed->id, key.hash, request.size);
+    group.BindPut(reservation, key.hash, request.size);
   } else if (reserved.ok() && !reservation.retried) {
     // A reservation this key already held (a retried put) stays even
-    // though this attempt failed.
-    group.Unreserve(spec.group_index);
+    // though this attempt failed. This one never got to BindPut.
+    group.Unreserve(spec.group_index, request.key, 0);
   }
   if (group.Empty()) {
     filling.Dropped();
@@ -78,10 +78,11 @@ void Master::CompleteGroups(const CompletedMembers& last_members) {
       continue;
     }
     GroupMeta& group = it->second;
-    // Replica ids are never reused: a match is this very put. (A member
-    // removed meanwhile is no longer held; its group is broken.)
-    const GroupMember* holder = group.Find(last.index);
-    if (holder == nullptr || holder->replica != last.replica) continue;
+    // Within one incarnation the index is still held by this very put, or
+    // by nothing: a counted put cannot be revoked, and a member lost
+    // meanwhile broke the group, which then takes no member until it has
+    // none left and starts afresh with a new record.
+    if (group.Find(last.index) == nullptr) continue;
     FillingDelta filling(&filling_group_bytes_, &group);
     // The group completing makes every member readable (through the
     // record): no pass over their stripes.
@@ -95,13 +96,13 @@ Status Master::RevokeGrouped(const std::string& key, const GroupSpec& spec,
                              const ClientId* client) {
   GroupTable::Shard& gshard = groups_.ShardFor(spec.group_id);
   MutexLock group_lock(&gshard.mu);
-  bool revoked = false;
-  MT_RETURN_IF_ERROR(RevokeStaged(key, spec, client, &revoked));
+  std::optional<uint64_t> revoked_bytes;
+  MT_RETURN_IF_ERROR(RevokeStaged(key, spec, client, &revoked_bytes));
   auto it = gshard.groups.find(spec.group_id);
-  if (revoked && it != gshard.groups.end()) {
+  if (revoked_bytes && it != gshard.groups.end()) {
     // The index may be put again; the group keeps filling.
     FillingDelta filling(&filling_group_bytes_, &it->second);
-    it->second.Unreserve(spec.group_index);
+    it->second.Unreserve(spec.group_index, key, *revoked_bytes);
     if (it->second.Empty()) {
       filling.Dropped();
       gshard.groups.erase(it);
@@ -114,9 +115,9 @@ void Master::ForEachMemberKeyLocked(const GroupMeta& group,
                                     const std::string& extra, MemberKeyFn fn)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::vector<std::string> keys;
-  for (const auto& [index, member] : group.members) {
+  group.ForEachMember([&](uint32_t, const GroupMember& member) {
     keys.push_back(group.KeyOf(member));
-  }
+  });
   if (std::find(keys.begin(), keys.end(), extra) == keys.end()) {
     keys.push_back(extra);
   }
@@ -140,37 +141,37 @@ void Master::ForEachMemberLocked(const std::string& group_id,
   // into it once it no longer moves, with the hashes the puts recorded.
   absl::InlinedVector<char, 1024> names;
   absl::InlinedVector<size_t, 16> ends;
-  for (const auto& [index, member] : group.members) {
+  group.ForEachMember([&](uint32_t, const GroupMember& member) {
     group.AppendKeyOf(member, names);
     ends.push_back(names.size());
-  }
+  });
   absl::InlinedVector<HashedKey, 16> keys;
   absl::InlinedVector<uint32_t, 16> stripes;
   size_t begin = 0;
   size_t next_end = 0;
-  for (const auto& [index, member] : group.members) {
+  group.ForEachMember([&](uint32_t, const GroupMember& member) {
     const std::string_view key(names.data() + begin, ends[next_end] - begin);
     begin = ends[next_end++];
     keys.push_back(member.key_hash != 0 ? HashedKey(key, member.key_hash)
                                         : HashedKey(key));
     stripes.push_back(objects_.ShardIndex(keys.back()));
-  }
+  });
   std::sort(stripes.begin(), stripes.end());
   stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
   for (uint32_t s : stripes) objects_.shard(s).mu.Lock();
   size_t next = 0;
-  for (const auto& [index, member] : group.members) {
+  group.ForEachMember([&](uint32_t index, const GroupMember&) {
     const HashedKey& key = keys[next++];
     Shard& shard = objects_.ShardFor(key);
     auto it = shard.objects.find(key.view(), key.hash);
     // The key's object must still be this incarnation's member at this
-    // index (records are per incarnation: a pointer comparison).
-    if (it == shard.objects.end() || it->second.group != group.record ||
-        it->second.group_index != index) {
-      continue;  // gone, or the key now holds another object
+    // index (records are per incarnation: a pointer comparison). Otherwise
+    // it is gone, or the key now holds another object.
+    if (it != shard.objects.end() && it->second.group == group.record &&
+        it->second.group_index == index) {
+      fn(shard, it);
     }
-    fn(shard, it);
-  }
+  });
   for (auto s = stripes.rbegin(); s != stripes.rend(); ++s) {
     objects_.shard(*s).mu.Unlock();
   }

@@ -209,12 +209,13 @@ Result<std::vector<TaskId>> Master::QueueGroupPromotion(
                   "group '" + group_id + "' is " +
                       std::string(GroupStateName(group.state)));
   }
-  for (const auto& [index, member] : group.members) {
-    if (tasks_.FindByKey(TaskKind::kPromotion, group.KeyOf(member))) {
-      return Status(ErrorReason::kObjectBusy, "a promotion is already queued");
-    }
+  if (group.AnyMember([&](uint32_t, const GroupMember& member) {
+        return tasks_.FindByKey(TaskKind::kPromotion, group.KeyOf(member))
+            .has_value();
+      })) {
+    return Status(ErrorReason::kObjectBusy, "a promotion is already queued");
   }
-  const uint32_t n = static_cast<uint32_t>(group.members.size());
+  const uint32_t n = group.member_count;
   if (!promotion_.Reserve(n, promotion_.options().queue_limit)) {
     return Status(ErrorReason::kQueueFull, "promotion queue is full");
   }
@@ -351,12 +352,15 @@ Status Master::NotifyPromotionSuccess(NodeId node, TaskId id) {
   auto g = gshard.groups.find(group_id);
   if (g == gshard.groups.end()) return Status::Ok();  // the reaper settles it
   std::vector<Task> staged;
-  for (const auto& [index, member] : g->second.members) {
-    std::optional<Task> t =
-        tasks_.FindByKey(TaskKind::kPromotion, g->second.KeyOf(member));
-    if (!t || t->state != TaskState::kStaged) return Status::Ok();  // not yet
-    staged.push_back(*t);
-  }
+  const bool unstaged =
+      g->second.AnyMember([&](uint32_t, const GroupMember& member) {
+        std::optional<Task> t =
+            tasks_.FindByKey(TaskKind::kPromotion, g->second.KeyOf(member));
+        if (!t || t->state != TaskState::kStaged) return true;
+        staged.push_back(*t);
+        return false;
+      });
+  if (unstaged) return Status::Ok();  // not yet
   uint32_t committed = 0;
   ForEachMemberLocked(group_id, g->second, [&](Shard& shard, ObjectMap::iterator it)
                                                ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
