@@ -39,6 +39,15 @@ uint32_t GroupTable::ShardIndex(std::string_view id) const {
   return ShardIndex(HashedKey(id));
 }
 
+Status GroupTable::Reserve(GroupMap::iterator it, const GroupSpec& spec,
+                           std::string_view key, TimePoint now,
+                           size_t id_hash,
+                           GroupMeta::Reservation* reservation) {
+  Status status = it->second.Reserve(spec, key, now, id_hash, reservation);
+  if (status.ok()) it->first.id = it->second.record->group_id();
+  return status;
+}
+
 std::optional<GroupStatus> GroupTable::Find(std::string_view id) const {
   return Find(HashedKey(id));
 }
@@ -84,8 +93,9 @@ GroupPage GroupTable::ListPage(std::optional<GroupState> filter, size_t limit,
   bool more = false;
   for (const auto& s : shards_) {
     MutexLock lock(&s->mu);
-    for (const auto& [id, meta] : s->groups) {
-      if (std::string_view(id) <= cursor) continue;
+    for (const auto& [key, meta] : s->groups) {
+      const std::string_view id = key.id;
+      if (id <= cursor) continue;
       if (filter.has_value() && meta.state != *filter) continue;
       if (heap.size() < limit) {
         heap.push_back(meta.ToStatus(id));

@@ -50,9 +50,48 @@ struct GroupPage {
   std::string next_cursor;
 };
 
+// A group table entry's key: a view of the group's id, in the record of
+// the group's current incarnation (the table keeps no copy of the id).
+// GroupTable::Reserve points it there whenever a reservation may have made
+// a new record; until then (an entry just made) it views the id being
+// reserved. `id` is mutable so the view can move to a new record's equal
+// bytes in place: hash and equality depend on the bytes only.
+struct GroupKey {
+  explicit GroupKey(std::string_view group_id) : id(group_id) {}
+  operator std::string_view() const { return id; }  // NOLINT: lookups
+  mutable std::string_view id;
+};
+
+// Hash and equality of group ids, whether GroupKey, std::string or either
+// string_view (HashedKey::view() is absl's): HashKey, so a HashedKey's hash
+// finds an entry.
+struct GroupKeyView {
+  static std::string_view Of(const GroupKey& id) { return id.id; }
+  static std::string_view Of(const std::string& id) { return id; }
+  static std::string_view Of(std::string_view id) { return id; }
+  static std::string_view Of(absl::string_view id) {
+    return std::string_view(id.data(), id.size());
+  }
+};
+struct GroupKeyHash {
+  using is_transparent = void;
+  template <typename Id>
+  size_t operator()(const Id& id) const {
+    return HashKey(GroupKeyView::Of(id));
+  }
+};
+struct GroupKeyEq {
+  using is_transparent = void;
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    return GroupKeyView::Of(a) == GroupKeyView::Of(b);
+  }
+};
+
 class GroupTable {
  public:
-  using GroupMap = absl::flat_hash_map<std::string, GroupMeta>;
+  using GroupMap =
+      absl::flat_hash_map<GroupKey, GroupMeta, GroupKeyHash, GroupKeyEq>;
   struct Shard {
     mutable Mutex mu;
     GroupMap groups ABSL_GUARDED_BY(mu);
@@ -73,6 +112,16 @@ class GroupTable {
     return *shards_[ShardIndex(id)];
   }
   const Shard& shard(uint32_t index) const { return *shards_[index]; }
+
+  // GroupMeta::Reserve on the entry `it` (made by
+  // groups.try_emplace(spec.group_id) if the group was new), then keys the
+  // entry by the id in the group's record. Every reservation goes through
+  // here: one that starts a new incarnation replaces the record the key
+  // viewed. REQUIRES: the lock of the entry's stripe.
+  static Status Reserve(GroupMap::iterator it, const GroupSpec& spec,
+                        std::string_view key, TimePoint now,
+                        size_t id_hash = 0,
+                        GroupMeta::Reservation* reservation = nullptr);
 
   // The group's status, or nullopt if there is no such group.
   std::optional<GroupStatus> Find(std::string_view id) const;

@@ -25,7 +25,7 @@ Status Reserve(GroupTable& table, const GroupSpec& spec, std::string_view key,
   GroupTable::Shard& shard = table.ShardFor(spec.group_id);
   MutexLock lock(&shard.mu);
   auto [it, inserted] = shard.groups.try_emplace(spec.group_id);
-  Status status = it->second.Reserve(spec, key, now);
+  Status status = GroupTable::Reserve(it, spec, key, now);
   if (!status.ok() && it->second.Empty()) {
     shard.groups.erase(it);
   } else if (status.ok() && inserted && counters != nullptr) {
@@ -131,6 +131,35 @@ TEST_F(GroupTableTest, AFailedFirstReservationLeavesNoGroup) {
             ErrorReason::kInvalidGroup);
   EXPECT_FALSE(table_.Find("g").has_value());
   EXPECT_EQ(table_.Size(), 0u);
+}
+
+// The table keeps no copy of an id: an entry's key views its record's. A
+// group that starts afresh gets a new record (the old one freed with the
+// last member object holding it), and the key must follow it: the id
+// reserved with comes from a string that is gone by then.
+TEST_F(GroupTableTest, AnEntryStartedAfreshIsStillFoundByItsId) {
+  {
+    const std::string id = Id(7);  // freed at the end of the block
+    ASSERT_TRUE(Reserve(table_, GroupSpec{id, 2, 0}, "a", clock_.Now()).ok());
+  }
+  const std::string id = Id(7);
+  WithGroup(table_, id, [&](GroupMeta& g) {
+    EXPECT_TRUE(g.Expire(clock_.Now() + seconds(120), seconds(60)));
+    g.DropAllMembers();  // the sweep removed the expired group's members
+  });
+  const GroupRecord* old = nullptr;
+  WithGroup(table_, id, [&](GroupMeta& g) { old = g.record.get(); });
+  ASSERT_TRUE(Reserve(table_, GroupSpec{id, 3, 1}, "b", clock_.Now()).ok());
+  WithGroup(table_, id, [&](GroupMeta& g) {
+    EXPECT_NE(g.record.get(), old);
+    EXPECT_EQ(g.state, GroupState::kFilling);
+    EXPECT_EQ(g.expected, 3u);
+  });
+  std::optional<GroupStatus> found = table_.Find(id);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->group_id, id);
+  EXPECT_EQ(found->expected, 3u);
+  EXPECT_EQ(table_.ListPage(std::nullopt, 10, "").groups.size(), 1u);
 }
 
 TEST_F(GroupTableTest, CountsGroupsByState) {

@@ -362,7 +362,7 @@ class Master {
   // calls fn(shard, iterator) for each member object that still belongs to
   // it. REQUIRES: the group's stripe is held.
   using MemberFn = absl::FunctionRef<void(Shard&, ObjectMap::iterator)>;
-  void ForEachMemberLocked(const std::string& group_id, const GroupMeta& group,
+  void ForEachMemberLocked(std::string_view group_id, const GroupMeta& group,
                            MemberFn fn);
   // The same over member keys, whether or not their objects exist, plus
   // `extra` (a key that may have left the member list).
@@ -372,7 +372,7 @@ class Master {
   // Removes every member object of `group` (leases and pins as Remove
   // with `force`); returns OBJECT_LEASED / OBJECT_BUSY without changing
   // anything when a member blocks it.
-  Status RemoveMembersLocked(const std::string& group_id, GroupMeta& group,
+  Status RemoveMembersLocked(std::string_view group_id, GroupMeta& group,
                              bool force);
   // Records that members of groups lost their last replica or were found
   // corrupt: their groups turn broken.
@@ -466,7 +466,7 @@ class Master {
   };
   // What evicting `group` from `tier` (for local_disk: on `node`) means.
   // REQUIRES: the group's stripe is held.
-  GroupUnit InspectGroupLocked(const std::string& id, const GroupMeta& group,
+  GroupUnit InspectGroupLocked(std::string_view id, const GroupMeta& group,
                                Tier tier, NodeId node, TimePoint now);
   // Pass 1: every evictable group as one candidate.
   void PlanGroups(EvictionPlanner& planner, Tier tier, NodeId node);
@@ -474,7 +474,7 @@ class Master {
   uint64_t EvictGroups(Tier tier, NodeId node, TimePoint cutoff, uint64_t need);
   // Evicts one group from `tier`; true when the group left the store (the
   // caller drops its entry).
-  bool EvictGroupLocked(const std::string& id, GroupMeta& group, Tier tier,
+  bool EvictGroupLocked(std::string_view id, GroupMeta& group, Tier tier,
                         const GroupUnit& unit);
   // on_evict: queues offloads for the members without an SSD copy; false
   // when a member's node has no SSD tier. With `forced` (an operator's
@@ -482,7 +482,7 @@ class Master {
   // eviction, their ids go to *queued, and the first that cannot be queued
   // is returned in *failed (the others stay queued: their copies are
   // harmless and a retry queues only what is missing).
-  bool QueueGroupOffloadLocked(const std::string& id, GroupMeta& group,
+  bool QueueGroupOffloadLocked(std::string_view id, GroupMeta& group,
                                bool forced = false,
                                std::vector<TaskId>* queued = nullptr,
                                Status* failed = nullptr);

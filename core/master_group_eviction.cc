@@ -8,7 +8,7 @@
 
 namespace mooncake_tier {
 
-Master::GroupUnit Master::InspectGroupLocked(const std::string& id,
+Master::GroupUnit Master::InspectGroupLocked(std::string_view id,
                                              const GroupMeta& group,
                                              Tier tier, NodeId node,
                                              TimePoint now) {
@@ -68,7 +68,7 @@ uint64_t Master::EvictGroups(Tier tier, NodeId node, TimePoint cutoff,
   return freed;
 }
 
-bool Master::EvictGroupLocked(const std::string& id, GroupMeta& group,
+bool Master::EvictGroupLocked(std::string_view id, GroupMeta& group,
                               Tier tier, const GroupUnit& unit) {
   // Another copy of every member exists: drop this tier's copies together.
   const bool other_tier_whole =
@@ -113,7 +113,7 @@ bool Master::EvictGroupLocked(const std::string& id, GroupMeta& group,
   return true;
 }
 
-bool Master::QueueGroupOffloadLocked(const std::string& id, GroupMeta& group,
+bool Master::QueueGroupOffloadLocked(std::string_view id, GroupMeta& group,
                                      bool forced, std::vector<TaskId>* queued,
                                      Status* failed) {
   bool possible = true;

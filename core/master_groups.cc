@@ -40,7 +40,7 @@ Result<ReplicaDescriptor> Master::PutStartMemberLocked(
   FillingDelta filling(&filling_group_bytes_, &group);
   GroupMeta::Reservation reservation;
   Status reserved =
-      group.Reserve(spec, request.key, now, id.hash, &reservation);
+      GroupTable::Reserve(it, spec, request.key, now, id.hash, &reservation);
   // The object joins the group's current incarnation (Reserve may just
   // have started it). Starting it leaves the member list alone: the slot
   // stays valid.
@@ -132,7 +132,7 @@ void Master::ForEachMemberKeyLocked(const GroupMeta& group,
   }
 }
 
-void Master::ForEachMemberLocked(const std::string& group_id,
+void Master::ForEachMemberLocked(std::string_view group_id,
                                  const GroupMeta& group, MemberFn fn)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
   // Member stripes in ascending index, each once: the documented order.
@@ -177,7 +177,7 @@ void Master::ForEachMemberLocked(const std::string& group_id,
   }
 }
 
-Status Master::RemoveMembersLocked(const std::string& group_id,
+Status Master::RemoveMembersLocked(std::string_view group_id,
                                    GroupMeta& group, bool force) {
   const TimePoint now = clock_->Now();
   Status blocked;

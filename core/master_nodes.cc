@@ -47,7 +47,7 @@ void Master::RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry) 
   bool reserved = false;
   const bool restored = RestoreObject(node, entry, [&] {
     // Fails harmlessly when the member is already known (another copy).
-    reserved = group.Reserve(spec, entry.key, now).ok();
+    reserved = GroupTable::Reserve(it, spec, entry.key, now).ok();
     return reserved ? group.record : GroupRef();
   });
   if (reserved) {
