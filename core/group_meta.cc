@@ -239,12 +239,18 @@ bool GroupMeta::Expire(TimePoint now, Duration fill_timeout) {
   return true;
 }
 
-GroupStatus GroupMeta::ToStatus(std::string_view group_id) const {
+GroupStatus GroupMeta::ToStatus(std::string_view group_id,
+                                std::vector<GroupMemberView>* members) const {
   GroupStatus status;
   status.group_id = std::string(group_id);
   status.state = state;
   status.expected = expected;
-  status.present = present();
+  if (members == nullptr) {
+    status.present = present();
+    return status;
+  }
+  *members = Members();
+  for (const GroupMemberView& m : *members) status.present += m.present;
   return status;
 }
 

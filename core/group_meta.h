@@ -213,7 +213,12 @@ struct GroupMeta {
   // holds nothing, and the table may drop it.
   bool Expire(TimePoint now, Duration fill_timeout);
 
-  GroupStatus ToStatus(std::string_view group_id) const;
+  // The group's status. With `members`, also lists every member (ascending
+  // by index) into it, and counts `present` from the same reading of the
+  // present bits as the members' flags: members count themselves under
+  // their own stripes, and the two must agree.
+  GroupStatus ToStatus(std::string_view group_id,
+                       std::vector<GroupMemberView>* members = nullptr) const;
   // Every member, ascending by index.
   std::vector<GroupMemberView> Members() const;
   // Calls fn(index, member) for every member, ascending by index, until

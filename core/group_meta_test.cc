@@ -464,6 +464,12 @@ TEST_F(GroupMetaTest, OnlyTheLastCountedPutCompletesAndNoOneSeesItEarly) {
   // last member still on its way, never as filling with every member.
   EXPECT_FALSE(g.IsPresent(1));
   EXPECT_EQ(g.ToStatus("g").present, 3u);
+  std::vector<GroupMemberView> members;
+  EXPECT_EQ(g.ToStatus("g", &members).present, 3u);
+  EXPECT_EQ(members, (std::vector<GroupMemberView>{{0, Key(0), true},
+                                                   {1, Key(1), false},
+                                                   {2, Key(2), true},
+                                                   {3, Key(3), true}}));
   EXPECT_EQ(g.state, GroupState::kFilling);
   EXPECT_FALSE(g.record->IsComplete());
   // A retried PutStart of the last member still holds its reservation.

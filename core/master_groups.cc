@@ -246,14 +246,12 @@ std::vector<Result<GroupDescription>> Master::GetGroup(
         out.emplace_back(GroupMissing(id));
         continue;
       }
-      d.status = it->second.ToStatus(id);
+      std::vector<GroupMemberView> members;
+      d.status = it->second.ToStatus(id, &members);
       d.break_cause = it->second.break_cause;
-      // Members count themselves present under their own stripes: the
-      // count comes from the same reading as the flags, so the two agree.
-      d.status.present = 0;
-      for (const GroupMemberView& m : it->second.Members()) {
-        d.members.push_back({m.index, m.key, m.present, {}});
-        d.status.present += m.present;
+      d.members.reserve(members.size());
+      for (GroupMemberView& m : members) {
+        d.members.push_back({m.index, std::move(m.key), m.present, {}});
       }
     }
     // Member tiers after the group stripe is released (object stripes alone).
