@@ -20,9 +20,10 @@
 // A record, its present bits (one per index), its id's bytes and the
 // group's member slots (extra()) are one allocation, owned through
 // GroupRef, an intrusive reference count: the group table and every member
-// object hold a reference; whichever lets go last frees it. The same count lets an existence probe share the record's
-// "complete" answer (CompleteStatus: the id, complete, size of size) with
-// its caller: a reference, not a copy of the id per answer. That answer is
+// object hold a reference; whichever lets go last frees it. The same count
+// lets an existence probe share the record's "complete" answer
+// (CompleteStatus: the id, complete, size of size) with its caller: a
+// reference, not a copy of the id per answer. That answer is
 // made by the first probe that needs it, not by the put: a record costs no
 // more than its id until a probe asks.
 //
