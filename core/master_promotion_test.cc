@@ -61,6 +61,15 @@ class PromotionTest : public ::testing::Test {
     }
     return reply->promotions.size();
   }
+  // Heartbeats `node`, which must be handed exactly one promotion, and
+  // stages it (PromotionAllocStart) without reporting it: *id is its task.
+  void StageOnlyPromotion(NodeId node, TaskId* id) {
+    Result<HeartbeatReply> reply = h_.master().Heartbeat(node);
+    ASSERT_TRUE(reply.ok());
+    ASSERT_EQ(reply->promotions.size(), 1u);
+    *id = reply->promotions[0].id;
+    ASSERT_TRUE(h_.master().PromotionAllocStart(node, *id).ok());
+  }
   MasterStats Stats() { return h_.master().GetStats(); }
   void ExpectNoPins() {
     const AuditReport audit = h_.master().Audit();
@@ -241,11 +250,8 @@ TEST_F(PromotionTest, AllocationFailureSettlesTheTask) {
 TEST_F(PromotionTest, APromotionReportedAsAnOffloadIsRefused) {
   const NodeId node = AddNode("n", {OnSsd("k")});
   Read("k", 2);
-  Result<HeartbeatReply> reply = h_.master().Heartbeat(node);
-  ASSERT_TRUE(reply.ok());
-  ASSERT_EQ(reply->promotions.size(), 1u);
-  const TaskId id = reply->promotions[0].id;
-  ASSERT_TRUE(h_.master().PromotionAllocStart(node, id).ok());
+  TaskId id = 0;
+  ASSERT_NO_FATAL_FAILURE(StageOnlyPromotion(node, &id));
   EXPECT_EQ(h_.master().NotifyOffloadSuccess(node, id).reason(),
             ErrorReason::kTaskNotFound);
   EXPECT_EQ(h_.master()
@@ -272,18 +278,14 @@ TEST_F(PromotionTest, TransferFailureFreesTheStagedCopy) {
 TEST_F(PromotionTest, TimedOutTasksAreReaped) {
   const NodeId node = AddNode("n", {OnSsd("k")});
   Read("k", 2);
-  Result<HeartbeatReply> reply = h_.master().Heartbeat(node);
-  ASSERT_TRUE(reply.ok());
-  ASSERT_EQ(reply->promotions.size(), 1u);
-  ASSERT_TRUE(h_.master().PromotionAllocStart(node, reply->promotions[0].id).ok());
+  TaskId id = 0;
+  ASSERT_NO_FATAL_FAILURE(StageOnlyPromotion(node, &id));
   h_.clock().Advance(h_.master().promotion_options().task_timeout - seconds(1));
   EXPECT_EQ(h_.master().ReapPromotionTasks(), 0u);
   h_.clock().Advance(seconds(1));
   EXPECT_EQ(h_.master().ReapPromotionTasks(), 1u);
   EXPECT_EQ(Stats().promotion_timeout, 1u);
-  EXPECT_EQ(h_.master()
-                .NotifyPromotionSuccess(node, reply->promotions[0].id)
-                .reason(),
+  EXPECT_EQ(h_.master().NotifyPromotionSuccess(node, id).reason(),
             ErrorReason::kTaskNotFound);
   EXPECT_EQ(Stats().memory.used, 0u);
   ExpectNoPins();
@@ -313,11 +315,8 @@ TEST_F(PromotionTest, DeadNodesTasksAreReapedWithIt) {
 TEST_F(PromotionTest, RemovalMidFlightCommitsNothingAndLeaksNothing) {
   const NodeId node = AddNode("n", {OnSsd("k")});
   Read("k", 2);
-  Result<HeartbeatReply> reply = h_.master().Heartbeat(node);
-  ASSERT_TRUE(reply.ok());
-  ASSERT_EQ(reply->promotions.size(), 1u);
-  const TaskId task = reply->promotions[0].id;
-  ASSERT_TRUE(h_.master().PromotionAllocStart(node, task).ok());
+  TaskId task = 0;
+  ASSERT_NO_FATAL_FAILURE(StageOnlyPromotion(node, &task));
   EXPECT_TRUE(h_.Remove("k", /*force=*/true).ok());  // not blocked by it
   EXPECT_TRUE(h_.master().NotifyPromotionSuccess(node, task).ok());
   EXPECT_EQ(Stats().promotion_completed, 0u);
