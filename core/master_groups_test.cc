@@ -503,6 +503,38 @@ TEST(MasterGroupsTest, FillingGroupsAreCappedButStartedOnesComplete) {
   EXPECT_TRUE(h.master().Audit().consistent());
 }
 
+// The DRAM filling groups hold follows their members' puts: a retried
+// PutStart counts once, a revoked or timed-out put gives its bytes back,
+// and a group that completes, breaks or expires holds none.
+TEST(MasterGroupsTest, FillingBytesFollowRetriesRevokesAndTimeouts) {
+  MasterHarness h(Config());
+  h.AddNode("n", 16 * kObj);
+  auto filling = [&] { return h.master().GetStats().filling_group_bytes; };
+  ASSERT_TRUE(h.PutStart(MemberKey("a", 0), kObj, Member("a", 3, 0)).ok());
+  ASSERT_TRUE(h.PutStart(MemberKey("a", 0), kObj, Member("a", 3, 0)).ok());
+  EXPECT_EQ(filling(), kObj);  // the retry staged nothing more
+  ASSERT_TRUE(h.PutStart(MemberKey("a", 1), kObj, Member("a", 3, 1)).ok());
+  EXPECT_EQ(filling(), 2 * kObj);
+  const std::string revoked = MemberKey("a", 1);
+  ASSERT_TRUE(h.master()
+                  .PutRevoke(MasterHarness::kClient, {&revoked, 1})[0]
+                  .ok());
+  EXPECT_EQ(filling(), kObj);
+  EXPECT_EQ(Describe(h.master(), "a").status.state, GroupState::kFilling);
+  // The index is free again; a stalled put times out and gives back too.
+  ASSERT_TRUE(h.PutStart(MemberKey("a", 1), kObj, Member("a", 3, 1)).ok());
+  ASSERT_TRUE(h.PutEnd(MemberKey("a", 0)).ok());
+  EXPECT_EQ(filling(), 2 * kObj);
+  h.clock().Advance(h.master().config().put_timeout);
+  EXPECT_EQ(h.master().ReapStalledPuts(), 1u);
+  EXPECT_EQ(filling(), kObj);
+  ASSERT_TRUE(h.Put(MemberKey("a", 1), kObj, Member("a", 3, 1)).ok());
+  ASSERT_TRUE(h.Put(MemberKey("a", 2), kObj, Member("a", 3, 2)).ok());
+  EXPECT_EQ(Describe(h.master(), "a").status.state, GroupState::kComplete);
+  EXPECT_EQ(filling(), 0u);
+  EXPECT_TRUE(h.master().Audit().consistent());
+}
+
 TEST(MasterGroupsTest, RestartedNodeRestoresGroupsWithTheirState) {
   MasterHarness h(Config());
   std::vector<SsdInventoryEntry> inventory;
