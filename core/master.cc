@@ -181,15 +181,17 @@ Result<ReplicaDescriptor> Master::CountPutStart(
 }
 
 Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
-  const Status valid = ValidatePutStart(request);
+  if (Status valid = ValidatePutStart(request); !valid.ok()) {
+    return CountPutStart(std::move(valid));
+  }
+  const HashedKey key(request.key);
+  Result<ReplicaDescriptor> placed =
+      PutStartObject(request, key, clock_->Now());
   // One retry after making room: a full store evicts rather than refuses.
   // No lock is held across the eviction round.
-  Result<ReplicaDescriptor> placed = valid;
-  const HashedKey key(request.key);
-  for (int attempt = 0; valid.ok() && attempt < 2; ++attempt) {
+  if (!placed.ok() && placed.status().reason() == ErrorReason::kNoSpace) {
+    EvictMemory(request.size);
     placed = PutStartObject(request, key, clock_->Now());
-    if (placed.ok() || placed.status().reason() != ErrorReason::kNoSpace) break;
-    if (attempt == 0) EvictMemory(request.size);
   }
   return CountPutStart(std::move(placed));
 }
