@@ -80,6 +80,38 @@ void SetState(GroupMeta& group, GroupState next, TimePoint now) {
   }
 }
 
+// Reserve's refusals. Out of line and cold, like every error: a member
+// put that is accepted runs none of this message building.
+[[gnu::cold]] Status IndexOutOfRange(const GroupSpec& spec) {
+  return Status(ErrorReason::kInvalidGroup,
+                "group " + Quoted(spec.group_id) + " index " +
+                    std::to_string(spec.group_index) +
+                    " is not below its group_size " +
+                    std::to_string(spec.group_size));
+}
+
+[[gnu::cold]] Status SizeDisagrees(const GroupSpec& spec, uint32_t expected) {
+  return Status(ErrorReason::kInvalidGroup,
+                "group " + Quoted(spec.group_id) + " has group_size " +
+                    std::to_string(expected) + ", the put says " +
+                    std::to_string(spec.group_size));
+}
+
+[[gnu::cold]] Status IndexTaken(const GroupSpec& spec,
+                                const std::string& holder) {
+  return Status(ErrorReason::kObjectExists,
+                "group " + Quoted(spec.group_id) + " index " +
+                    std::to_string(spec.group_index) +
+                    " is already taken by key " + Quoted(holder));
+}
+
+[[gnu::cold]] Status NotFilling(const GroupSpec& spec, GroupState state) {
+  return Status(ErrorReason::kGroupNotFilling,
+                "group " + Quoted(spec.group_id) + " is " +
+                    std::string(GroupStateName(state)) +
+                    " and accepts no members");
+}
+
 }  // namespace
 
 std::string_view BreakCauseName(BreakCause cause) {
@@ -98,21 +130,13 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
                           TimePoint now, size_t id_hash,
                           Reservation* reservation) {
   const uint32_t index = spec.group_index;
-  if (index >= spec.group_size) {
-    return Status(ErrorReason::kInvalidGroup,
-                  "group " + Quoted(spec.group_id) + " index " +
-                      std::to_string(index) + " is not below its group_size " +
-                      std::to_string(spec.group_size));
-  }
+  if (index >= spec.group_size) return IndexOutOfRange(spec);
   // A group without members holds nothing: whatever its state, it starts
   // afresh, exactly as if the table had dropped it and created it again (an
   // engine re-puts a block whose group expired or lost every member).
   const bool fresh = member_count == 0;
   if (!fresh && spec.group_size != expected) {
-    return Status(ErrorReason::kInvalidGroup,
-                  "group " + Quoted(spec.group_id) + " has group_size " +
-                      std::to_string(expected) + ", the put says " +
-                      std::to_string(spec.group_size));
+    return SizeDisagrees(spec, expected);
   }
   if (GroupMember* holder = fresh ? nullptr : Find(index)) {
     // The same put retried keeps its reservation, whatever happened to the
@@ -121,17 +145,9 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
       if (reservation != nullptr) *reservation = {holder, true};
       return Status::Ok();
     }
-    return Status(ErrorReason::kObjectExists,
-                  "group " + Quoted(spec.group_id) + " index " +
-                      std::to_string(index) + " is already taken by key " +
-                      Quoted(KeyOf(*holder)));
+    return IndexTaken(spec, KeyOf(*holder));
   }
-  if (state != GroupState::kFilling && !fresh) {
-    return Status(ErrorReason::kGroupNotFilling,
-                  "group " + Quoted(spec.group_id) + " is " +
-                      std::string(GroupStateName(state)) +
-                      " and accepts no members");
-  }
+  if (state != GroupState::kFilling && !fresh) return NotFilling(spec, state);
   // The group was found by its id: record->group_id() == spec.group_id.
   const bool id_prefixed = key.starts_with(spec.group_id);
   const std::string_view stored =

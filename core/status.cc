@@ -1,6 +1,8 @@
 #include "mooncake_tier/status.h"
 
 #include <array>
+#include <string>
+#include <utility>
 
 namespace mooncake_tier {
 namespace {
@@ -25,6 +27,9 @@ constexpr std::array<std::string_view, 12> kCodeNames = {
 };
 
 }  // namespace
+
+Status::Status(ErrorReason reason, std::string message)
+    : reason_(reason), message_(std::move(message)) {}
 
 std::string_view ReasonName(ErrorReason reason) {
   const auto index = static_cast<size_t>(reason);

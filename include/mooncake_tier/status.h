@@ -83,8 +83,11 @@ ErrorReason ReasonFromName(std::string_view name);
 class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
-  Status(ErrorReason reason, std::string message)
-      : reason_(reason), message_(std::move(message)) {}
+  // Out of line and cold. Every error is built through here, so the
+  // compiler treats a branch that ends in an error as unlikely and moves it
+  // (with the message it formats) away from the success path: the code a
+  // request runs when nothing fails stays dense in the instruction cache.
+  [[gnu::cold]] Status(ErrorReason reason, std::string message);
 
   static Status Ok() { return Status(); }
 
