@@ -1,6 +1,7 @@
 #include "core/group_meta.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 
 namespace mooncake_tier {
@@ -20,22 +21,32 @@ std::string Quoted(std::string_view s) {
 // Calls fn(member) for every member slot of `group`, changeable.
 template <typename Fn>
 void ForEachSlot(GroupMeta& group, Fn&& fn) {
-  if (group.member_count == 0) return;
-  GroupMember* slots = group.DenseSlots();
-  for (uint32_t i = 0, n = GroupMeta::DenseCount(group.expected); i < n; ++i) {
-    if (slots[i].held) fn(slots[i]);
-  }
-  if (group.sparse != nullptr) {
-    for (auto& [index, member] : *group.sparse) fn(member);
-  }
+  auto each = [&](uint32_t, GroupMember& member) {
+    fn(member);
+    return false;
+  };
+  GroupMeta::AnyMemberOf(group, each);
 }
 
-// The sparse slot of `index` (>= kDenseMembers), or null.
-GroupMember* SparseSlot(const GroupMeta& group, uint32_t index) {
-  if (group.sparse == nullptr) return nullptr;
-  auto it = std::lower_bound(
-      group.sparse->begin(), group.sparse->end(), index,
+// Where `index` is, or would go, in the sparse list (sorted by index).
+SparseMembers::iterator SparseAt(SparseMembers& sparse, uint32_t index) {
+  return std::lower_bound(
+      sparse.begin(), sparse.end(), index,
       [](const auto& slot, uint32_t i) { return slot.first < i; });
+}
+
+// The slot of member `index`, or null; const when `group` is.
+template <typename Group>
+auto SlotOf(Group& group, uint32_t index)
+    -> std::conditional_t<std::is_const_v<Group>, const GroupMember*,
+                          GroupMember*> {
+  if (group.member_count == 0) return nullptr;
+  if (index < GroupMeta::DenseCount(group.expected)) {
+    auto* slot = &group.DenseSlots()[index];
+    return slot->held ? slot : nullptr;
+  }
+  if (group.sparse == nullptr) return nullptr;
+  auto it = SparseAt(*group.sparse, index);
   return it != group.sparse->end() && it->first == index ? &it->second
                                                           : nullptr;
 }
@@ -48,9 +59,7 @@ void EraseMember(GroupMeta& group, uint32_t index) {
     group.DenseSlots()[index] = GroupMember{};
   } else {
     SparseMembers& sparse = *group.sparse;
-    sparse.erase(std::lower_bound(
-        sparse.begin(), sparse.end(), index,
-        [](const auto& slot, uint32_t i) { return slot.first < i; }));
+    sparse.erase(SparseAt(sparse, index));
     if (sparse.empty()) group.sparse.reset();
   }
   if (--group.member_count == 0) {
@@ -182,10 +191,7 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
     *slot = member;
   } else {
     if (sparse == nullptr) sparse = std::make_unique<SparseMembers>();
-    auto at = std::lower_bound(
-        sparse->begin(), sparse->end(), index,
-        [](const auto& s, uint32_t i) { return s.first < i; });
-    slot = &sparse->emplace(at, index, member)->second;
+    slot = &sparse->emplace(SparseAt(*sparse, index), index, member)->second;
   }
   ++member_count;
   if (reservation != nullptr) *reservation = {slot, false};
@@ -296,16 +302,9 @@ bool GroupMeta::KeyIs(const GroupMember& member, std::string_view key) const {
 }
 
 const GroupMember* GroupMeta::Find(uint32_t index) const {
-  if (member_count == 0) return nullptr;
-  if (index < DenseCount(expected)) {
-    const GroupMember& slot = DenseSlots()[index];
-    return slot.held ? &slot : nullptr;
-  }
-  return SparseSlot(*this, index);
+  return SlotOf(*this, index);
 }
 
-GroupMember* GroupMeta::Find(uint32_t index) {
-  return const_cast<GroupMember*>(std::as_const(*this).Find(index));
-}
+GroupMember* GroupMeta::Find(uint32_t index) { return SlotOf(*this, index); }
 
 }  // namespace mooncake_tier

@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -226,15 +227,23 @@ struct GroupMeta {
   // member list.
   template <typename Pred>
   bool AnyMember(Pred&& fn) const {
-    if (member_count == 0) return false;
-    const GroupMember* slots = DenseSlots();
-    for (uint32_t i = 0, n = DenseCount(expected); i < n; ++i) {
-      if (slots[i].held && fn(i, static_cast<const GroupMember&>(slots[i]))) {
-        return true;
-      }
+    return AnyMemberOf(*this, fn);
+  }
+  // The same walk over `group`'s slots, changeable when `group` is: fn gets
+  // a GroupMember& or a const GroupMember& as Group is const or not.
+  template <typename Group, typename Pred>
+  static bool AnyMemberOf(Group& group, Pred& fn) {
+    if (group.member_count == 0) return false;
+    auto* slots = group.DenseSlots();
+    for (uint32_t i = 0, n = DenseCount(group.expected); i < n; ++i) {
+      if (slots[i].held && fn(i, slots[i])) return true;
     }
-    if (sparse != nullptr) {
-      for (const auto& [index, member] : *sparse) {
+    if (group.sparse != nullptr) {
+      // The list's constness follows the group's (a unique_ptr's does not).
+      std::conditional_t<std::is_const_v<Group>, const SparseMembers&,
+                         SparseMembers&>
+          list = *group.sparse;
+      for (auto& [index, member] : list) {
         if (fn(index, member)) return true;
       }
     }
@@ -281,8 +290,11 @@ struct GroupMeta {
     return size < kDenseMembers ? size : kDenseMembers;
   }
   // The record's dense slots. REQUIRES: record != nullptr.
-  GroupMember* DenseSlots() const {
+  GroupMember* DenseSlots() {
     return static_cast<GroupMember*>(record->extra());
+  }
+  const GroupMember* DenseSlots() const {
+    return static_cast<const GroupMember*>(record->extra());
   }
 };
 

@@ -58,7 +58,6 @@ struct GroupPage {
 // bytes in place: hash and equality depend on the bytes only.
 struct GroupKey {
   explicit GroupKey(std::string_view group_id) : id(group_id) {}
-  operator std::string_view() const { return id; }  // NOLINT: lookups
   mutable std::string_view id;
 };
 

@@ -362,8 +362,7 @@ class Master {
   // calls fn(shard, iterator) for each member object that still belongs to
   // it. REQUIRES: the group's stripe is held.
   using MemberFn = absl::FunctionRef<void(Shard&, ObjectMap::iterator)>;
-  void ForEachMemberLocked(std::string_view group_id, const GroupMeta& group,
-                           MemberFn fn);
+  void ForEachMemberLocked(const GroupMeta& group, MemberFn fn);
   // The same over member keys, whether or not their objects exist, plus
   // `extra` (a key that may have left the member list).
   using MemberKeyFn = absl::FunctionRef<void(Shard&, std::string_view)>;
@@ -372,8 +371,7 @@ class Master {
   // Removes every member object of `group` (leases and pins as Remove
   // with `force`); returns OBJECT_LEASED / OBJECT_BUSY without changing
   // anything when a member blocks it.
-  Status RemoveMembersLocked(std::string_view group_id, GroupMeta& group,
-                             bool force);
+  Status RemoveMembersLocked(GroupMeta& group, bool force);
   // Records that members of groups lost their last replica or were found
   // corrupt: their groups turn broken.
   void LoseMembers(const std::vector<std::pair<GroupSpec, std::string>>& lost,
@@ -466,24 +464,22 @@ class Master {
   };
   // What evicting `group` from `tier` (for local_disk: on `node`) means.
   // REQUIRES: the group's stripe is held.
-  GroupUnit InspectGroupLocked(std::string_view id, const GroupMeta& group,
-                               Tier tier, NodeId node, TimePoint now);
+  GroupUnit InspectGroupLocked(const GroupMeta& group, Tier tier, NodeId node,
+                               TimePoint now);
   // Pass 1: every evictable group as one candidate.
   void PlanGroups(EvictionPlanner& planner, Tier tier, NodeId node);
   // Pass 2: evicts groups not used after `cutoff` until `need` bytes.
   uint64_t EvictGroups(Tier tier, NodeId node, TimePoint cutoff, uint64_t need);
   // Evicts one group from `tier`; true when the group left the store (the
   // caller drops its entry).
-  bool EvictGroupLocked(std::string_view id, GroupMeta& group, Tier tier,
-                        const GroupUnit& unit);
+  bool EvictGroupLocked(GroupMeta& group, Tier tier, const GroupUnit& unit);
   // on_evict: queues offloads for the members without an SSD copy; false
   // when a member's node has no SSD tier. With `forced` (an operator's
   // eviction) the tasks are marked so that the last to land finishes the
   // eviction, their ids go to *queued, and the first that cannot be queued
   // is returned in *failed (the others stay queued: their copies are
   // harmless and a retry queues only what is missing).
-  bool QueueGroupOffloadLocked(std::string_view id, GroupMeta& group,
-                               bool forced = false,
+  bool QueueGroupOffloadLocked(GroupMeta& group, bool forced = false,
                                std::vector<TaskId>* queued = nullptr,
                                Status* failed = nullptr);
   void CountEviction(Tier tier, uint64_t bytes);

@@ -86,7 +86,7 @@ Result<ForcedEviction> Master::EvictGroup(const std::string& group_id) {
   // only on SSD stay as they are, unless a task is moving one (a
   // promotion would bring it back alone).
   Status blocked;
-  ForEachMemberLocked(group_id, group, [&](Shard&, ObjectMap::iterator it) {
+  ForEachMemberLocked(group, [&](Shard&, ObjectMap::iterator it) {
     const ObjectMeta& meta = it->second;
     if (!blocked.ok()) return;
     if (!meta.PutInFlight() && !meta.AnyPinned() &&
@@ -96,8 +96,7 @@ Result<ForcedEviction> Master::EvictGroup(const std::string& group_id) {
     blocked = ForcedEvictable(it->first, meta, now);
   });
   MT_RETURN_IF_ERROR(blocked);
-  const GroupUnit unit =
-      InspectGroupLocked(group_id, group, Tier::kMemory, kNoNode, now);
+  const GroupUnit unit = InspectGroupLocked(group, Tier::kMemory, kNoNode, now);
   if (unit.bytes == 0) {
     return Status(ErrorReason::kNotApplicable,
                   "no member of group '" + group_id + "' is in DRAM");
@@ -105,7 +104,7 @@ Result<ForcedEviction> Master::EvictGroup(const std::string& group_id) {
   ForcedEviction out;
   if (!unit.all_on_disk && config_.offload_mode != OffloadMode::kOff) {
     Status failed;
-    if (QueueGroupOffloadLocked(group_id, group, /*forced=*/true, &out.offloads,
+    if (QueueGroupOffloadLocked(group, /*forced=*/true, &out.offloads,
                                 &failed)) {
       MT_RETURN_IF_ERROR(failed);
       return out;
@@ -114,7 +113,7 @@ Result<ForcedEviction> Master::EvictGroup(const std::string& group_id) {
     // whole, as an eviction round would do.
   }
   out.bytes_freed = unit.bytes;
-  if (EvictGroupLocked(group_id, group, Tier::kMemory, unit)) {
+  if (EvictGroupLocked(group, Tier::kMemory, unit)) {
     gshard.groups.erase(g);  // no copy left anywhere: it left the store
   }
   return out;
@@ -125,14 +124,14 @@ void Master::FinishForcedGroupEviction(const std::string& group_id) {
   MutexLock group_lock(&gshard.mu);
   auto g = gshard.groups.find(group_id);
   if (g == gshard.groups.end()) return;
-  const GroupUnit unit = InspectGroupLocked(g->first, g->second, Tier::kMemory,
-                                            kNoNode, clock_->Now());
+  const GroupUnit unit =
+      InspectGroupLocked(g->second, Tier::kMemory, kNoNode, clock_->Now());
   // Another member's offload is still in flight (its source is pinned), a
   // reader holds a lease, or a member failed to reach SSD: the DRAM copies
   // stay; the last landing, the next round or another forced eviction
   // takes them.
   if (!unit.evictable || !unit.all_on_disk) return;
-  EvictGroupLocked(g->first, g->second, Tier::kMemory, unit);
+  EvictGroupLocked(g->second, Tier::kMemory, unit);
 }
 
 }  // namespace mooncake_tier

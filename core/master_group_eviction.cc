@@ -8,14 +8,12 @@
 
 namespace mooncake_tier {
 
-Master::GroupUnit Master::InspectGroupLocked(std::string_view id,
-                                             const GroupMeta& group,
-                                             Tier tier, NodeId node,
-                                             TimePoint now) {
+Master::GroupUnit Master::InspectGroupLocked(const GroupMeta& group, Tier tier,
+                                             NodeId node, TimePoint now) {
   GroupUnit unit;
   if (group.state == GroupState::kFilling) return unit;
   unit.evictable = true;
-  ForEachMemberLocked(id, group, [&](Shard&, ObjectMap::iterator it) {
+  ForEachMemberLocked(group, [&](Shard&, ObjectMap::iterator it) {
     const ObjectMeta& meta = it->second;
     ++unit.members;
     unit.last_access = std::max(unit.last_access, meta.last_access);
@@ -39,8 +37,8 @@ void Master::PlanGroups(EvictionPlanner& planner, Tier tier, NodeId node) {
   for (uint32_t g = 0; g < groups_.shard_count(); ++g) {
     GroupTable::Shard& gshard = groups_.shard(g);
     MutexLock group_lock(&gshard.mu);
-    for (const auto& [id, group] : gshard.groups) {
-      const GroupUnit unit = InspectGroupLocked(id, group, tier, node, now);
+    for (const auto& entry : gshard.groups) {
+      const GroupUnit unit = InspectGroupLocked(entry.second, tier, node, now);
       if (unit.evictable) planner.Add(unit.last_access, unit.bytes);
     }
   }
@@ -57,10 +55,10 @@ uint64_t Master::EvictGroups(Tier tier, NodeId node, TimePoint cutoff,
          it != gshard.groups.end() && freed < need;) {
       auto current = it++;
       const GroupUnit unit =
-          InspectGroupLocked(current->first, current->second, tier, node, now);
+          InspectGroupLocked(current->second, tier, node, now);
       if (!unit.evictable || unit.last_access > cutoff) continue;
       freed += unit.bytes;
-      if (EvictGroupLocked(current->first, current->second, tier, unit)) {
+      if (EvictGroupLocked(current->second, tier, unit)) {
         gshard.groups.erase(current);  // the group left the store whole
       }
     }
@@ -68,14 +66,14 @@ uint64_t Master::EvictGroups(Tier tier, NodeId node, TimePoint cutoff,
   return freed;
 }
 
-bool Master::EvictGroupLocked(std::string_view id, GroupMeta& group,
-                              Tier tier, const GroupUnit& unit) {
+bool Master::EvictGroupLocked(GroupMeta& group, Tier tier,
+                              const GroupUnit& unit) {
   // Another copy of every member exists: drop this tier's copies together.
   const bool other_tier_whole =
       tier == Tier::kMemory ? unit.all_on_disk : unit.all_in_memory;
   if (other_tier_whole) {
-    ForEachMemberLocked(id, group, [&](Shard& shard, ObjectMap::iterator it)
-                                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+    ForEachMemberLocked(group, [&](Shard& shard, ObjectMap::iterator it)
+                               ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
       ObjectMeta& meta = it->second;
       for (size_t i = meta.replicas.size(); i-- > 0;) {
         const Replica r = meta.replicas[i];
@@ -94,12 +92,12 @@ bool Master::EvictGroupLocked(std::string_view id, GroupMeta& group,
   // write_through, a member whose own offload failed gets another one); the
   // DRAM copies go together once every member is on SSD.
   if (tier == Tier::kMemory && config_.offload_mode != OffloadMode::kOff &&
-      QueueGroupOffloadLocked(id, group)) {
+      QueueGroupOffloadLocked(group)) {
     return false;
   }
   // No tier holds the whole group afterwards: it leaves the store whole.
-  ForEachMemberLocked(id, group, [&](Shard& shard, ObjectMap::iterator it)
-                                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+  ForEachMemberLocked(group, [&](Shard& shard, ObjectMap::iterator it)
+                             ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
     for (const Replica& r : it->second.replicas) {
       if (r.desc.tier == tier) CountEviction(tier, r.desc.size);
     }
@@ -113,11 +111,10 @@ bool Master::EvictGroupLocked(std::string_view id, GroupMeta& group,
   return true;
 }
 
-bool Master::QueueGroupOffloadLocked(std::string_view id, GroupMeta& group,
-                                     bool forced, std::vector<TaskId>* queued,
+bool Master::QueueGroupOffloadLocked(GroupMeta& group, bool forced, std::vector<TaskId>* queued,
                                      Status* failed) {
   bool possible = true;
-  ForEachMemberLocked(id, group, [&](Shard&, ObjectMap::iterator it) {
+  ForEachMemberLocked(group, [&](Shard&, ObjectMap::iterator it) {
     const Replica* memory =
         it->second.FindTier(Tier::kMemory, ReplicaState::kComplete);
     if (!it->second.HasComplete(Tier::kLocalDisk) &&
@@ -126,8 +123,8 @@ bool Master::QueueGroupOffloadLocked(std::string_view id, GroupMeta& group,
     }
   });
   if (!possible) return false;
-  ForEachMemberLocked(id, group, [&](Shard& shard, ObjectMap::iterator it)
-                                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+  ForEachMemberLocked(group, [&](Shard& shard, ObjectMap::iterator it)
+                             ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
     ObjectMeta& meta = it->second;
     if (meta.HasComplete(Tier::kLocalDisk)) return;
     Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);

@@ -132,8 +132,7 @@ void Master::ForEachMemberKeyLocked(const GroupMeta& group,
   }
 }
 
-void Master::ForEachMemberLocked(std::string_view group_id,
-                                 const GroupMeta& group, MemberFn fn)
+void Master::ForEachMemberLocked(const GroupMeta& group, MemberFn fn)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
   // Member stripes in ascending index, each once: the documented order.
   // Every key end to end in one buffer (eviction rounds walk every complete
@@ -179,11 +178,10 @@ void Master::ForEachMemberLocked(std::string_view group_id,
   }
 }
 
-Status Master::RemoveMembersLocked(std::string_view group_id,
-                                   GroupMeta& group, bool force) {
+Status Master::RemoveMembersLocked(GroupMeta& group, bool force) {
   const TimePoint now = clock_->Now();
   Status blocked;
-  ForEachMemberLocked(group_id, group, [&](Shard&, ObjectMap::iterator it) {
+  ForEachMemberLocked(group, [&](Shard&, ObjectMap::iterator it) {
     if (!blocked.ok()) return;
     if (it->second.PutInFlight()) {
       blocked = Status(ErrorReason::kObjectBusy,
@@ -194,8 +192,8 @@ Status Master::RemoveMembersLocked(std::string_view group_id,
     }
   });
   if (!blocked.ok()) return blocked;
-  ForEachMemberLocked(group_id, group, [this](Shard& shard, ObjectMap::iterator it)
-                                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+  ForEachMemberLocked(group, [this](Shard& shard, ObjectMap::iterator it)
+                             ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
     DropObjectLocked(shard, it);
     counters_.removes.fetch_add(1, std::memory_order_relaxed);
   });
@@ -225,7 +223,7 @@ Status Master::RemoveGroupOne(const std::string& group_id,
       return GroupMissing(group_id);
     }
   }
-  MT_RETURN_IF_ERROR(RemoveMembersLocked(group_id, it->second, options.force));
+  MT_RETURN_IF_ERROR(RemoveMembersLocked(it->second, options.force));
   filling_group_bytes_.fetch_sub(
       static_cast<int64_t>(it->second.FillingDramBytes()),
       std::memory_order_relaxed);
@@ -311,7 +309,7 @@ size_t Master::SweepGroups() {
       // survivors for group_broken_ttl (an operator may still look).
       const bool collect = now - group.state_since >= knobs_.group_broken_ttl();
       if (group.state == GroupState::kBroken && !collect) continue;
-      if (!RemoveMembersLocked(current->first, group, /*force=*/true).ok()) {
+      if (!RemoveMembersLocked(group, /*force=*/true).ok()) {
         continue;  // a member's put is still in flight: next sweep
       }
       group.DropAllMembers();  // the record stays; its members are gone

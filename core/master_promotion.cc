@@ -222,8 +222,8 @@ Result<std::vector<TaskId>> Master::QueueGroupPromotion(
   std::vector<TaskId> ids;
   Status failed;
   uint32_t visited = 0;
-  ForEachMemberLocked(group_id, group, [&](Shard& shard, ObjectMap::iterator it)
-                                           ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+  ForEachMemberLocked(group, [&](Shard& shard, ObjectMap::iterator it)
+                             ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
     ++visited;
     if (!failed.ok()) return;
     Result<TaskId> id = QueuePromotionLocked(shard, it, forced);
@@ -239,8 +239,8 @@ Result<std::vector<TaskId>> Master::QueueGroupPromotion(
   }
   if (failed.ok()) return ids;
   // All or nothing: take back the members already queued.
-  ForEachMemberLocked(group_id, group, [&](Shard& shard, ObjectMap::iterator it)
-                                           ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+  ForEachMemberLocked(group, [&](Shard& shard, ObjectMap::iterator it)
+                             ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
     std::optional<Task> task = tasks_.FindByKey(TaskKind::kPromotion, it->first);
     if (!task || std::find(ids.begin(), ids.end(), task->id) == ids.end()) return;
     if (tasks_.Take(task->id).ok()) AbandonPromotionLocked(shard, *task);
@@ -362,8 +362,8 @@ Status Master::NotifyPromotionSuccess(NodeId node, TaskId id) {
       });
   if (unstaged) return Status::Ok();  // not yet
   uint32_t committed = 0;
-  ForEachMemberLocked(group_id, g->second, [&](Shard& shard, ObjectMap::iterator it)
-                                               ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+  ForEachMemberLocked(g->second, [&](Shard& shard, ObjectMap::iterator it)
+                                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
     for (const Task& t : staged) {
       if (t.key != it->first || !tasks_.Take(t.id).ok()) continue;
       if (CommitPromotionLocked(shard, t)) {
