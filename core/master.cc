@@ -168,21 +168,24 @@ Status Master::ValidatePutStart(const PutStartRequest& request,
   return Status::Ok();
 }
 
-Result<ReplicaDescriptor> Master::CountPutStart(
-    Result<ReplicaDescriptor> placed) {
+void Master::CountPutStart(const Result<ReplicaDescriptor>& placed) {
   if (placed.ok()) {
     counters_.put_started.fetch_add(1, std::memory_order_relaxed);
   } else {
-    (placed.status().reason() == ErrorReason::kNoSpace ? counters_.put_no_space
-                                                       : counters_.put_rejected)
-        .fetch_add(1, std::memory_order_relaxed);
+    CountPutRefused(placed.status());
   }
-  return placed;
+}
+
+void Master::CountPutRefused(const Status& refused) {
+  (refused.reason() == ErrorReason::kNoSpace ? counters_.put_no_space
+                                             : counters_.put_rejected)
+      .fetch_add(1, std::memory_order_relaxed);
 }
 
 Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
   if (Status valid = ValidatePutStart(request); !valid.ok()) {
-    return CountPutStart(std::move(valid));
+    CountPutRefused(valid);
+    return valid;
   }
   const HashedKey key(request.key);
   Result<ReplicaDescriptor> placed =
@@ -193,7 +196,8 @@ Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
     EvictMemory(request.size);
     placed = PutStartObject(request, key, clock_->Now());
   }
-  return CountPutStart(std::move(placed));
+  CountPutStart(placed);
+  return placed;
 }
 
 void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
@@ -218,7 +222,8 @@ void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
         // Checked here rather than before the lock: the checks take no
         // lock and cost less than keeping their answers.
         if (Status valid = ValidatePutStart(run[i], &id_valid); !valid.ok()) {
-          out.push_back(CountPutStart(std::move(valid)));
+          CountPutRefused(valid);
+          out.emplace_back(std::move(valid));
           continue;
         }
         const HashedKey key(run[i].key);
@@ -229,7 +234,8 @@ void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
           evict = run[i].size;
           break;
         }
-        out.push_back(CountPutStart(std::move(placed)));
+        CountPutStart(placed);
+        out.push_back(std::move(placed));
       }
     }
     if (evict != 0) {

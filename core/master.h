@@ -298,8 +298,9 @@ class Master {
   // id, checked once for a run of members sharing it.
   Status ValidatePutStart(const PutStartRequest& request,
                           const Status* group_id_valid = nullptr) const;
-  // Books a put start's outcome in the counters and returns it.
-  Result<ReplicaDescriptor> CountPutStart(Result<ReplicaDescriptor> placed);
+  // Book a put start's outcome in the counters.
+  void CountPutStart(const Result<ReplicaDescriptor>& placed);
+  void CountPutRefused(const Status& refused);
   // A put of an object that is no group member.
   Result<ReplicaDescriptor> PutStartOne(const PutStartRequest& request);
   // Consecutive members of one group (`run`, all carrying the same group
