@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# What a grouped put costs against an ungrouped one, the figures behind
+# docs/design/groups.md (Cost) and bench/README.md, from one or more
+# builds of mooncake-tier-bench (e.g. this tree's and an older commit's).
+#
+#   scripts/groups-cost.sh counts [--objects N] [--batch B] BENCH...
+#     Callgrind over the groups bench's put phase, both variants: per
+#     object, instructions (whole phase and PutStart + PutEnd), simulated
+#     first-level instruction and data misses (32 KiB) and last-level data
+#     misses (32 MiB, 16-way). Deterministic: two runs agree to 0.01%.
+#     Needs valgrind (apt-get install -y valgrind). About 20 s per variant.
+#
+#   scripts/groups-cost.sh footprint [--objects N] [--batch B] BENCH...
+#     The code a put runs: bytes of instruction-cache lines (64 B) executed
+#     at least once per ten objects in the put phase, per variant, and the
+#     functions holding most of them. Needs valgrind.
+#
+#   scripts/groups-cost.sh wall [--runs N] BENCH...
+#     Wall clock: `groups --json --skip-pressure` N times per binary (default
+#     8), the binaries alternating so that they share the machine's moods;
+#     min / median / max of the grouped/ungrouped ratio per op and batch,
+#     and the median ops/s.
+set -euo pipefail
+
+usage() {
+  sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+[[ $# -ge 2 ]] || usage
+mode=$1
+shift
+objects=200000
+batches=(1 8)
+runs=8
+while [[ $# -gt 0 && $1 == --* ]]; do
+  case $1 in
+    --objects) objects=$2; shift 2 ;;
+    --batch) batches=("$2"); shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    *) usage ;;
+  esac
+done
+[[ $# -ge 1 ]] || usage
+for bench in "$@"; do
+  [[ -x $bench ]] || { echo "not an executable: $bench" >&2; exit 2; }
+done
+
+counts() {
+  command -v valgrind >/dev/null ||
+    { echo "needs valgrind: apt-get install -y valgrind" >&2; exit 2; }
+  local out
+  out=$(mktemp -d)
+  trap 'rm -rf "$out"' RETURN
+  printf '%-40s %5s %-9s %6s %16s %6s %6s %6s\n' binary batch variant Ir \
+    "PutStart+PutEnd" I1m D1m LLm
+  for bench in "$@"; do
+    for batch in "${batches[@]}"; do
+      for variant in ungrouped grouped; do
+        local cg=$out/put.$variant.$batch
+        echo "callgrind: $bench, $variant, batch $batch" >&2
+        valgrind --tool=callgrind --cache-sim=yes --I1=32768,8,64 \
+          --D1=32768,8,64 --LL=33554432,16,64 --callgrind-out-file="$cg" \
+          --toggle-collect='*GroupsPutPhase*' "$bench" groups --json \
+          --variant "$variant" --op put --batch "$batch" --repeats 1 \
+          --objects "$objects" --skip-pressure >/dev/null 2>&1
+        # The totals in --show's order, shares in parentheses dropped.
+        local totals calls
+        totals=$(callgrind_annotate --auto=no \
+          --show=Ir,I1mr,D1mr,D1mw,DLmr,DLmw "$cg" |
+          awk -v n="$objects" '/PROGRAM TOTALS/ {
+            gsub(/\([^)]*\)/, ""); gsub(",", "")
+            printf "%.0f %.1f %.2f %.2f", $1 / n, $2 / n, ($3 + $4) / n,
+              ($5 + $6) / n }')
+        calls=$(callgrind_annotate --auto=no --inclusive=yes --tree=calling \
+          "$cg" | awk -v n="$objects" '/>   .*Master::Put(Start|End)\(/ {
+            gsub(",", "", $1); ir += $1 } END { printf "%.0f", ir / n }')
+        read -r ir i1 d1 ll <<<"$totals"
+        printf '%-40s %5s %-9s %6s %16s %6s %6s %6s\n' "$bench" "$batch" \
+          "$variant" "$ir" "$calls" "$i1" "$d1" "$ll"
+      done
+    done
+  done
+}
+
+footprint() {
+  command -v valgrind >/dev/null ||
+    { echo "needs valgrind: apt-get install -y valgrind" >&2; exit 2; }
+  local out
+  out=$(mktemp -d)
+  trap 'rm -rf "$out"' RETURN
+  for bench in "$@"; do
+    for batch in "${batches[@]}"; do
+      for variant in ungrouped grouped; do
+        local cg=$out/put.$variant.$batch
+        echo "callgrind: $bench, $variant, batch $batch" >&2
+        valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$cg" \
+          --toggle-collect='*GroupsPutPhase*' "$bench" groups --json \
+          --variant "$variant" --op put --batch "$batch" --repeats 1 \
+          --objects "$objects" --skip-pressure >/dev/null 2>&1
+        echo "== $bench, batch $batch, $variant"
+        python3 - "$cg" "$objects" <<'EOF'
+import collections, re, sys
+# Callgrind's format with --dump-instr=yes: "ob=", "fn=" name the object
+# and function (a name once, then its number); a cost line is "address
+# line Ir", the address absolute (0x...), relative (+n / -n) or "*"; the
+# cost line after "calls=" is a call's inclusive cost, not this code's.
+path, objects = sys.argv[1], int(sys.argv[2])
+names, ob, fn, addr, after_call = {}, None, None, 0, False
+executed = collections.Counter()
+owner = {}
+for line in open(path):
+    m = re.match(r"^(c?)(ob|fn|fl|fi|fe)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+    if m:
+        kind = m.group(2) if m.group(2) in ("ob", "fn") else "fl"
+        if m.group(4):
+            names[(kind, m.group(3))] = m.group(4)
+        if not m.group(1) and m.group(2) == "ob":
+            ob = names.get(("ob", m.group(3)))
+        if not m.group(1) and m.group(2) == "fn":
+            fn = names.get(("fn", m.group(3)))
+        continue
+    if line.startswith("calls="):
+        after_call = True
+        continue
+    fields = line.split()
+    if len(fields) < 3 or not re.match(r"^(0x[0-9a-f]+|[+-]\d+|\*)$", fields[0]):
+        continue
+    a = fields[0]
+    if a.startswith("0x"):
+        addr = int(a, 16)
+    elif a != "*":
+        addr += int(a)
+    if after_call:
+        after_call = False
+        continue
+    executed[(ob, addr)] += int(fields[2])
+    owner.setdefault((ob, addr // 64), fn)
+lines = collections.Counter()
+for (o, a), n in executed.items():
+    lines[(o, a // 64)] += n
+hot = [l for l, n in lines.items() if n >= objects / 10]
+print(f"{len(hot) * 64} bytes of code run at least once per ten objects "
+      f"({len(hot)} lines of 64 B)")
+by_function = collections.Counter(owner[l] for l in hot)
+for name, n in by_function.most_common(15):
+    print(f"  {n * 64:6d}  {str(name)[:100]}")
+EOF
+      done
+    done
+  done
+}
+
+wall() {
+  local out
+  out=$(mktemp)
+  trap 'rm -f "$out"' RETURN
+  for ((run = 1; run <= runs; ++run)); do
+    echo "run $run of $runs" >&2
+    for bench in "$@"; do
+      "$bench" groups --json --skip-pressure 2>/dev/null |
+        sed "s|^|$bench |" >>"$out"
+    done
+  done
+  python3 - "$out" <<'EOF'
+import json, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    bench, record = line.split(" ", 1)
+    r = json.loads(record)
+    if "ratio" not in r:
+        continue
+    runs.setdefault((bench, r["op"], r["batch"]), []).append(r)
+print(f"{'binary':40} {'op':6} {'batch':>5} {'runs':>4}  ratio min / median / max"
+      "   grouped    ungrouped ops/s (median)")
+for (bench, op, batch), rs in sorted(runs.items()):
+    ratios = [r["ratio"] for r in rs]
+    g = statistics.median(r["grouped_ops_per_s"] for r in rs)
+    u = statistics.median(r["ungrouped_ops_per_s"] for r in rs)
+    print(f"{bench:40} {op:6} {batch:5} {len(rs):4}  {min(ratios):.3f} / "
+          f"{statistics.median(ratios):.3f} / {max(ratios):.3f}   "
+          f"{g / 1e6:.2f}M      {u / 1e6:.2f}M")
+EOF
+}
+
+case $mode in
+  counts) counts "$@" ;;
+  footprint) footprint "$@" ;;
+  wall) wall "$@" ;;
+  *) usage ;;
+esac
