@@ -42,64 +42,65 @@ while [[ $# -gt 0 && $1 == --* ]]; do
   esac
 done
 [[ $# -ge 1 ]] || usage
-for bench in "$@"; do
+benches=("$@")
+for bench in "${benches[@]}"; do
   [[ -x $bench ]] || { echo "not an executable: $bench" >&2; exit 2; }
 done
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 
-counts() {
+# For every bench, batch and variant: the put phase under callgrind, with
+# the valgrind options given after `report`, then `report CG BENCH BATCH
+# VARIANT` on its output file.
+each_put_under_callgrind() {
+  local report=$1
+  shift
   command -v valgrind >/dev/null ||
     { echo "needs valgrind: apt-get install -y valgrind" >&2; exit 2; }
-  local out
-  out=$(mktemp -d)
-  trap 'rm -rf "$out"' RETURN
-  printf '%-40s %5s %-9s %6s %16s %6s %6s %6s\n' binary batch variant Ir \
-    "PutStart+PutEnd" I1m D1m LLm
-  for bench in "$@"; do
+  local bench batch variant cg
+  for bench in "${benches[@]}"; do
     for batch in "${batches[@]}"; do
       for variant in ungrouped grouped; do
-        local cg=$out/put.$variant.$batch
+        cg=$work/put.$variant.$batch
         echo "callgrind: $bench, $variant, batch $batch" >&2
-        valgrind --tool=callgrind --cache-sim=yes --I1=32768,8,64 \
-          --D1=32768,8,64 --LL=33554432,16,64 --callgrind-out-file="$cg" \
+        valgrind --tool=callgrind "$@" --callgrind-out-file="$cg" \
           --toggle-collect='*GroupsPutPhase*' "$bench" groups --json \
           --variant "$variant" --op put --batch "$batch" --repeats 1 \
           --objects "$objects" --skip-pressure >/dev/null 2>&1
-        # The totals in --show's order, shares in parentheses dropped.
-        local totals calls
-        totals=$(callgrind_annotate --auto=no \
-          --show=Ir,I1mr,D1mr,D1mw,DLmr,DLmw "$cg" |
-          awk -v n="$objects" '/PROGRAM TOTALS/ {
-            gsub(/\([^)]*\)/, ""); gsub(",", "")
-            printf "%.0f %.1f %.2f %.2f", $1 / n, $2 / n, ($3 + $4) / n,
-              ($5 + $6) / n }')
-        calls=$(callgrind_annotate --auto=no --inclusive=yes --tree=calling \
-          "$cg" | awk -v n="$objects" '/>   .*Master::Put(Start|End)\(/ {
-            gsub(",", "", $1); ir += $1 } END { printf "%.0f", ir / n }')
-        read -r ir i1 d1 ll <<<"$totals"
-        printf '%-40s %5s %-9s %6s %16s %6s %6s %6s\n' "$bench" "$batch" \
-          "$variant" "$ir" "$calls" "$i1" "$d1" "$ll"
+        "$report" "$cg" "$bench" "$batch" "$variant"
       done
     done
   done
 }
 
-footprint() {
-  command -v valgrind >/dev/null ||
-    { echo "needs valgrind: apt-get install -y valgrind" >&2; exit 2; }
-  local out
-  out=$(mktemp -d)
-  trap 'rm -rf "$out"' RETURN
-  for bench in "$@"; do
-    for batch in "${batches[@]}"; do
-      for variant in ungrouped grouped; do
-        local cg=$out/put.$variant.$batch
-        echo "callgrind: $bench, $variant, batch $batch" >&2
-        valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$cg" \
-          --toggle-collect='*GroupsPutPhase*' "$bench" groups --json \
-          --variant "$variant" --op put --batch "$batch" --repeats 1 \
-          --objects "$objects" --skip-pressure >/dev/null 2>&1
-        echo "== $bench, batch $batch, $variant"
-        python3 - "$cg" "$objects" <<'EOF'
+counts_row() {
+  local cg=$1 bench=$2 batch=$3 variant=$4 totals calls ir i1 d1 ll
+  # The totals in --show's order, shares in parentheses dropped.
+  totals=$(callgrind_annotate --auto=no \
+    --show=Ir,I1mr,D1mr,D1mw,DLmr,DLmw "$cg" |
+    awk -v n="$objects" '/PROGRAM TOTALS/ {
+      gsub(/\([^)]*\)/, ""); gsub(",", "")
+      printf "%.0f %.1f %.2f %.2f", $1 / n, $2 / n, ($3 + $4) / n,
+        ($5 + $6) / n }')
+  calls=$(callgrind_annotate --auto=no --inclusive=yes --tree=calling \
+    "$cg" | awk -v n="$objects" '/>   .*Master::Put(Start|End)\(/ {
+      gsub(",", "", $1); ir += $1 } END { printf "%.0f", ir / n }')
+  read -r ir i1 d1 ll <<<"$totals"
+  printf '%-40s %5s %-9s %6s %16s %6s %6s %6s\n' "$bench" "$batch" \
+    "$variant" "$ir" "$calls" "$i1" "$d1" "$ll"
+}
+
+counts() {
+  printf '%-40s %5s %-9s %6s %16s %6s %6s %6s\n' binary batch variant Ir \
+    "PutStart+PutEnd" I1m D1m LLm
+  each_put_under_callgrind counts_row --cache-sim=yes --I1=32768,8,64 \
+    --D1=32768,8,64 --LL=33554432,16,64
+}
+
+footprint_report() {
+  local cg=$1 bench=$2 batch=$3 variant=$4
+  echo "== $bench, batch $batch, $variant"
+  python3 - "$cg" "$objects" <<'EOF'
 import collections, re, sys
 # Callgrind's format with --dump-instr=yes: "ob=", "fn=" name the object
 # and function (a name once, then its number); a cost line is "address
@@ -146,18 +147,17 @@ by_function = collections.Counter(owner[l] for l in hot)
 for name, n in by_function.most_common(15):
     print(f"  {n * 64:6d}  {str(name)[:100]}")
 EOF
-      done
-    done
-  done
+}
+
+footprint() {
+  each_put_under_callgrind footprint_report --dump-instr=yes
 }
 
 wall() {
-  local out
-  out=$(mktemp)
-  trap 'rm -f "$out"' RETURN
+  local out=$work/wall.jsonl bench
   for ((run = 1; run <= runs; ++run)); do
     echo "run $run of $runs" >&2
-    for bench in "$@"; do
+    for bench in "${benches[@]}"; do
       "$bench" groups --json --skip-pressure 2>/dev/null |
         sed "s|^|$bench |" >>"$out"
     done
@@ -184,8 +184,8 @@ EOF
 }
 
 case $mode in
-  counts) counts "$@" ;;
-  footprint) footprint "$@" ;;
-  wall) wall "$@" ;;
+  counts) counts ;;
+  footprint) footprint ;;
+  wall) wall ;;
   *) usage ;;
 esac
