@@ -111,7 +111,8 @@ bool Master::EvictGroupLocked(GroupMeta& group, Tier tier,
   return true;
 }
 
-bool Master::QueueGroupOffloadLocked(GroupMeta& group, bool forced, std::vector<TaskId>* queued,
+bool Master::QueueGroupOffloadLocked(GroupMeta& group, bool forced,
+                                     std::vector<TaskId>* queued,
                                      Status* failed) {
   bool possible = true;
   ForEachMemberLocked(group, [&](Shard&, ObjectMap::iterator it) {
