@@ -35,22 +35,6 @@ SparseMembers::iterator SparseAt(SparseMembers& sparse, uint32_t index) {
       [](const auto& slot, uint32_t i) { return slot.first < i; });
 }
 
-// The slot of member `index`, or null; const when `group` is.
-template <typename Group>
-auto SlotOf(Group& group, uint32_t index)
-    -> std::conditional_t<std::is_const_v<Group>, const GroupMember*,
-                          GroupMember*> {
-  if (group.member_count == 0) return nullptr;
-  if (index < GroupMeta::DenseCount(group.expected)) {
-    auto* slot = &group.DenseSlots()[index];
-    return slot->held ? slot : nullptr;
-  }
-  if (group.sparse == nullptr) return nullptr;
-  auto it = SparseAt(*group.sparse, index);
-  return it != group.sparse->end() && it->first == index ? &it->second
-                                                          : nullptr;
-}
-
 // Drops member `index` (held) from its slot; packs the key buffer once it
 // holds more dead bytes than live ones (bounded: a group whose puts are
 // revoked and retried again and again does not grow it for ever).
@@ -301,10 +285,17 @@ bool GroupMeta::KeyIs(const GroupMember& member, std::string_view key) const {
          key.ends_with(stored);
 }
 
-const GroupMember* GroupMeta::Find(uint32_t index) const {
-  return SlotOf(*this, index);
+template <typename Group>
+GroupMeta::SlotPtr<Group> GroupMeta::SparseSlotOf(Group& group,
+                                                  uint32_t index) {
+  if (group.sparse == nullptr) return nullptr;
+  auto it = SparseAt(*group.sparse, index);
+  return it != group.sparse->end() && it->first == index ? &it->second
+                                                         : nullptr;
 }
-
-GroupMember* GroupMeta::Find(uint32_t index) { return SlotOf(*this, index); }
+template GroupMeta::SlotPtr<GroupMeta> GroupMeta::SparseSlotOf(GroupMeta&,
+                                                               uint32_t);
+template GroupMeta::SlotPtr<const GroupMeta> GroupMeta::SparseSlotOf(
+    const GroupMeta&, uint32_t);
 
 }  // namespace mooncake_tier

@@ -258,9 +258,10 @@ struct GroupMeta {
       return false;
     });
   }
-  // The member at `index`, or null.
-  const GroupMember* Find(uint32_t index) const;
-  GroupMember* Find(uint32_t index);
+  // The member at `index`, or null. (Inline for the dense slots: every
+  // member put looks its index up.)
+  const GroupMember* Find(uint32_t index) const { return SlotOf(*this, index); }
+  GroupMember* Find(uint32_t index) { return SlotOf(*this, index); }
   // A member's key.
   std::string KeyOf(const GroupMember& member) const;
   // Appends the member's key to `out` (no allocation when `out` has room).
@@ -284,6 +285,25 @@ struct GroupMeta {
   }
   // No member left (reserved or present): the table may drop the group.
   bool Empty() const { return member_count == 0; }
+
+  // A member slot's pointer, const when Group is.
+  template <typename Group>
+  using SlotPtr = std::conditional_t<std::is_const_v<Group>, const GroupMember*,
+                                     GroupMember*>;
+  // The slot of member `index`, or null; const when `group` is.
+  template <typename Group>
+  static SlotPtr<Group> SlotOf(Group& group, uint32_t index) {
+    if (group.member_count == 0) return nullptr;
+    if (index < DenseCount(group.expected)) {
+      auto* slot = &group.DenseSlots()[index];
+      return slot->held ? slot : nullptr;
+    }
+    return SparseSlotOf(group, index);
+  }
+  // The same for an index of the sparse list (group_meta.cc; made for
+  // GroupMeta and const GroupMeta).
+  template <typename Group>
+  static SlotPtr<Group> SparseSlotOf(Group& group, uint32_t index);
 
   // Slots in the record for a group of `size`: indexes below this.
   static uint32_t DenseCount(uint32_t size) {

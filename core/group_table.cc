@@ -39,15 +39,6 @@ uint32_t GroupTable::ShardIndex(std::string_view id) const {
   return ShardIndex(HashedKey(id));
 }
 
-Status GroupTable::Reserve(GroupMap::iterator it, const GroupSpec& spec,
-                           std::string_view key, TimePoint now,
-                           size_t id_hash,
-                           GroupMeta::Reservation* reservation) {
-  Status status = it->second.Reserve(spec, key, now, id_hash, reservation);
-  if (status.ok()) it->first.id = it->second.record->group_id();
-  return status;
-}
-
 std::optional<GroupStatus> GroupTable::Find(std::string_view id) const {
   return Find(HashedKey(id));
 }

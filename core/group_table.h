@@ -117,10 +117,15 @@ class GroupTable {
   // entry by the id in the group's record. Every reservation goes through
   // here: one that starts a new incarnation replaces the record the key
   // viewed. REQUIRES: the lock of the entry's stripe.
+  // (Inline: every member put comes through, and its Status is the
+  // caller's to check.)
   static Status Reserve(GroupMap::iterator it, const GroupSpec& spec,
-                        std::string_view key, TimePoint now,
-                        size_t id_hash = 0,
-                        GroupMeta::Reservation* reservation = nullptr);
+                        std::string_view key, TimePoint now, size_t id_hash = 0,
+                        GroupMeta::Reservation* reservation = nullptr) {
+    Status status = it->second.Reserve(spec, key, now, id_hash, reservation);
+    if (status.ok()) it->first.id = it->second.record->group_id();
+    return status;
+  }
 
   // The group's status, or nullopt if there is no such group.
   std::optional<GroupStatus> Find(std::string_view id) const;

@@ -146,7 +146,8 @@ Status Master::ValidatePutStart(const PutStartRequest& request,
   }
   if (request.options.group) {
     if (group_id_valid != nullptr) {
-      MT_RETURN_IF_ERROR(*group_id_valid);
+      // A check of the status, not a copy of it (the copy is the error).
+      if (!group_id_valid->ok()) return *group_id_valid;
       MT_RETURN_IF_ERROR(ValidateGroupShape(*request.options.group));
     } else {
       MT_RETURN_IF_ERROR(ValidateGroupSpec(*request.options.group));

@@ -240,6 +240,53 @@ TEST(MasterGroupsTest, ViolationsAreInvalidAndStoreNothing) {
   EXPECT_TRUE(h.master().Audit().consistent());
 }
 
+// A bad group id or shape is refused with INVALID_GROUP and a message that
+// says what is wrong, alone or in a run of members sharing the id (which
+// is checked once for the run), and stores nothing.
+TEST(MasterGroupsTest, BadGroupIdsAndShapesAreRefusedWithTheirReason) {
+  MasterHarness h(Config());
+  h.AddNode("n", kMiB);
+  const auto refused = [&](const std::string& key, const PutOptions& options,
+                           std::string_view says) {
+    const Status s = h.PutStart(key, kObj, options).status();
+    EXPECT_EQ(s.reason(), ErrorReason::kInvalidGroup) << key;
+    EXPECT_NE(s.message().find(says), std::string::npos) << s.ToString();
+  };
+  refused("empty-id", Member("", 2, 0), "group_id must be 1..256 bytes");
+  refused("long-id", Member(std::string(kMaxGroupIdBytes + 1, 'g'), 2, 0),
+          "group_id must be 1..256 bytes");
+  refused("nul-id", Member(std::string("g\0h", 3), 2, 0), "without NUL");
+  refused("size-0", Member("g", 0, 0), "group_size must be > 0");
+  refused("index-2", Member("g", 2, 2), "group_index 2 is not below group_size 2");
+
+  // A run of members with one bad id: every member refused.
+  std::vector<PutStartRequest> run;
+  for (uint32_t i = 0; i < 3; ++i) {
+    run.push_back({MemberKey("bad", i), kObj,
+                   Member(std::string("b\0d", 3), 3, i),
+                   MasterHarness::kClient});
+  }
+  for (const auto& started : h.master().PutStart(run)) {
+    EXPECT_EQ(started.status().reason(), ErrorReason::kInvalidGroup);
+    EXPECT_NE(started.status().message().find("without NUL"),
+              std::string::npos);
+  }
+  // A run with a good id and one bad shape: only that member refused.
+  run.clear();
+  for (uint32_t i = 0; i < 3; ++i) {
+    run.push_back({MemberKey("good", i), kObj, Member("good", 2, i),
+                   MasterHarness::kClient});
+  }
+  const auto started = h.master().PutStart(run);
+  ASSERT_EQ(started.size(), 3u);
+  EXPECT_TRUE(started[0].ok());
+  EXPECT_TRUE(started[1].ok());
+  EXPECT_EQ(started[2].status().reason(), ErrorReason::kInvalidGroup);
+  EXPECT_EQ(h.master().GetStats().objects, 2u);
+  EXPECT_EQ(h.master().GetStats().group_counters.groups_created, 1u);
+  EXPECT_TRUE(h.master().Audit().consistent());
+}
+
 TEST(MasterGroupsTest, BestEffortMembersAreReadableAlone) {
   MasterConfig c = Config();
   c.group_visibility = GroupVisibility::kBestEffort;

@@ -22,27 +22,24 @@ Status ValidateGroupSpec(const GroupSpec& group) {
   return ValidateGroupShape(group);
 }
 
-Status ValidateGroupId(std::string_view id) {
-  if (id.empty() || id.size() > kMaxGroupIdBytes ||
-      id.find('\0') != std::string_view::npos) {
-    return Status(ErrorReason::kInvalidGroup,
-                  "group_id must be 1.." + std::to_string(kMaxGroupIdBytes) +
-                      " bytes without NUL");
-  }
-  return Status::Ok();
+namespace validation_internal {
+
+Status GroupIdError() {
+  return Status(ErrorReason::kInvalidGroup,
+                "group_id must be 1.." + std::to_string(kMaxGroupIdBytes) +
+                    " bytes without NUL");
 }
 
-Status ValidateGroupShape(const GroupSpec& group) {
+Status GroupShapeError(const GroupSpec& group) {
   if (group.group_size == 0) {
     return Status(ErrorReason::kInvalidGroup, "group_size must be > 0");
   }
-  if (group.group_index >= group.group_size) {
-    return Status(ErrorReason::kInvalidGroup,
-                  "group_index " + std::to_string(group.group_index) +
-                      " is not below group_size " +
-                      std::to_string(group.group_size));
-  }
-  return Status::Ok();
+  return Status(ErrorReason::kInvalidGroup,
+                "group_index " + std::to_string(group.group_index) +
+                    " is not below group_size " +
+                    std::to_string(group.group_size));
 }
+
+}  // namespace validation_internal
 
 }  // namespace mooncake_tier
