@@ -146,7 +146,7 @@ Status Master::ValidatePutStart(const PutStartRequest& request,
   }
   if (request.options.group) {
     if (group_id_valid != nullptr) {
-      // A check of the status, not a copy of it (the copy is the error).
+      // Tested, not copied: only an error is copied into the answer.
       if (!group_id_valid->ok()) return *group_id_valid;
       MT_RETURN_IF_ERROR(ValidateGroupShape(*request.options.group));
     } else {

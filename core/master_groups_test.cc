@@ -257,7 +257,8 @@ TEST(MasterGroupsTest, BadGroupIdsAndShapesAreRefusedWithTheirReason) {
           "group_id must be 1..256 bytes");
   refused("nul-id", Member(std::string("g\0h", 3), 2, 0), "without NUL");
   refused("size-0", Member("g", 0, 0), "group_size must be > 0");
-  refused("index-2", Member("g", 2, 2), "group_index 2 is not below group_size 2");
+  refused("index-2", Member("g", 2, 2),
+          "group_index 2 is not below group_size 2");
 
   // A run of members with one bad id: every member refused.
   std::vector<PutStartRequest> run;
