@@ -286,6 +286,19 @@ struct GroupMeta {
   // No member left (reserved or present): the table may drop the group.
   bool Empty() const { return member_count == 0; }
 
+  // Slots in the record for a group of `size`: indexes below this.
+  static uint32_t DenseCount(uint32_t size) {
+    return size < kDenseMembers ? size : kDenseMembers;
+  }
+  // The record's dense slots. REQUIRES: record != nullptr.
+  GroupMember* DenseSlots() {
+    return static_cast<GroupMember*>(record->extra());
+  }
+  const GroupMember* DenseSlots() const {
+    return static_cast<const GroupMember*>(record->extra());
+  }
+
+ private:
   // A member slot's pointer, const when Group is.
   template <typename Group>
   using SlotPtr = std::conditional_t<std::is_const_v<Group>, const GroupMember*,
@@ -304,18 +317,6 @@ struct GroupMeta {
   // GroupMeta and const GroupMeta).
   template <typename Group>
   static SlotPtr<Group> SparseSlotOf(Group& group, uint32_t index);
-
-  // Slots in the record for a group of `size`: indexes below this.
-  static uint32_t DenseCount(uint32_t size) {
-    return size < kDenseMembers ? size : kDenseMembers;
-  }
-  // The record's dense slots. REQUIRES: record != nullptr.
-  GroupMember* DenseSlots() {
-    return static_cast<GroupMember*>(record->extra());
-  }
-  const GroupMember* DenseSlots() const {
-    return static_cast<const GroupMember*>(record->extra());
-  }
 };
 
 }  // namespace mooncake_tier

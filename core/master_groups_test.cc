@@ -267,7 +267,9 @@ TEST(MasterGroupsTest, BadGroupIdsAndShapesAreRefusedWithTheirReason) {
                    Member(std::string("b\0d", 3), 3, i),
                    MasterHarness::kClient});
   }
-  for (const auto& started : h.master().PutStart(run)) {
+  const auto refused_run = h.master().PutStart(run);
+  ASSERT_EQ(refused_run.size(), 3u);
+  for (const auto& started : refused_run) {
     EXPECT_EQ(started.status().reason(), ErrorReason::kInvalidGroup);
     EXPECT_NE(started.status().message().find("without NUL"),
               std::string::npos);

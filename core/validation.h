@@ -3,7 +3,6 @@
 // Checks of outside input shared by every entry point (client API, engine,
 // SSD store): one place decides what a valid key or group is.
 
-#include <cstring>
 #include <string_view>
 
 #include "mooncake_tier/status.h"
@@ -31,7 +30,7 @@ Status GroupShapeError(const GroupSpec& group);
 // INVALID_GROUP unless the id is 1..kMaxGroupIdBytes bytes without NUL;
 inline Status ValidateGroupId(std::string_view id) {
   if (id.empty() || id.size() > kMaxGroupIdBytes ||
-      std::memchr(id.data(), '\0', id.size()) != nullptr) {
+      id.find('\0') != std::string_view::npos) {
     return validation_internal::GroupIdError();
   }
   return Status();

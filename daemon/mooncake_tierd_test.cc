@@ -51,9 +51,10 @@ TEST(MooncakeTierdTest, StandaloneServesClientsAndShutsDownCleanly) {
   EXPECT_EQ(fields.at("master_address"), Loopback(port));
   EXPECT_EQ(fields.at("pid"), std::to_string(tierd->pid()));
   EXPECT_THAT(fields.at("admin_address"), HasSubstr("127.0.0.1:"));
-  EXPECT_THAT(tierd->ReadStdout(),
-              HasSubstr("mooncake-tierd standalone: master on " +
-                        Loopback(port)));
+  // The ready line goes to stdout just after the ready file is published.
+  EXPECT_TRUE(tierd->WaitForStdout(
+      "mooncake-tierd standalone: master on " + Loopback(port), kReady))
+      << tierd->OutputTail();
 
   rpc::GrpcChannelOptions channel;
   channel.target = fields.at("master_address");

@@ -132,7 +132,8 @@ TEST(TierdAdminTest, StandaloneServesTheAdminApiAndEveryMetric) {
   const std::string admin = tierd.ready.at("admin_address");
   EXPECT_THAT(admin, HasSubstr("127.0.0.1:"));
   EXPECT_NE(admin, "127.0.0.1:0");
-  EXPECT_THAT(tierd.process->ReadStdout(), HasSubstr("admin http://" + admin));
+  EXPECT_TRUE(tierd.process->WaitForStdout("admin http://" + admin, kReady))
+      << tierd.process->OutputTail();
 
   EXPECT_EQ(Http(admin, "GET", "/healthz").status, 200);
   EXPECT_EQ(Http(admin, "GET", "/readyz").status, 200);

@@ -24,6 +24,17 @@ namespace {
 
 constexpr unsigned kCloseRangeCloexec = 1u << 2;  // CLOSE_RANGE_CLOEXEC
 
+// Polls `done` every 10 ms until it holds or `timeout` passes.
+template <typename Predicate>
+bool PollUntil(Predicate done, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
 Status Errno(const std::string& what, int error) {
   return Status(ErrorReason::kIoError, what + ": " + std::strerror(error));
 }
@@ -215,13 +226,14 @@ std::string Subprocess::OutputTail(size_t max_bytes) const {
          name_ + " stderr:\n" + tail(ReadStderr());
 }
 
+bool Subprocess::WaitForStdout(std::string_view text,
+                               std::chrono::milliseconds timeout) const {
+  return PollUntil(
+      [&] { return ReadStdout().find(text) != std::string::npos; }, timeout);
+}
+
 bool WaitForFile(const std::string& path, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (::access(path.c_str(), F_OK) != 0) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
+  return PollUntil([&] { return ::access(path.c_str(), F_OK) == 0; }, timeout);
 }
 
 int PickFreePort() {

@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -85,6 +86,11 @@ class Subprocess {
   const std::string& stderr_path() const { return stderr_path_; }
   std::string ReadStdout() const;
   std::string ReadStderr() const;
+  // Polls until the child's stdout holds `text`; false when `timeout`
+  // passed first. For output the child writes after an event the caller
+  // has already seen (a line printed after its ready file appears).
+  bool WaitForStdout(std::string_view text,
+                     std::chrono::milliseconds timeout) const;
   // The last `max_bytes` of stdout and stderr, labelled: for assertion
   // messages.
   std::string OutputTail(size_t max_bytes = 4000) const;
