@@ -15,6 +15,12 @@
 #     at least once per ten objects in the put phase, per variant, and the
 #     functions holding most of them. Needs valgrind.
 #
+#   scripts/groups-cost.sh diff [--objects N] [--batch B] BENCH...
+#     Where the grouped put's extra cost goes: per function, exclusive
+#     instructions and simulated last-level data misses per object, grouped
+#     minus ungrouped, the largest differences first (same cache model as
+#     counts). Needs valgrind.
+#
 #   scripts/groups-cost.sh wall [--runs N] BENCH...
 #     Wall clock: `groups --json --skip-pressure` N times per binary (default
 #     8), the binaries alternating so that they share the machine's moods;
@@ -23,7 +29,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -93,8 +99,7 @@ counts_row() {
 counts() {
   printf '%-40s %5s %-9s %6s %16s %6s %6s %6s\n' binary batch variant Ir \
     "PutStart+PutEnd" I1m D1m LLm
-  each_put_under_callgrind counts_row --cache-sim=yes --I1=32768,8,64 \
-    --D1=32768,8,64 --LL=33554432,16,64
+  each_put_under_callgrind counts_row "${cache_model[@]}"
 }
 
 footprint_report() {
@@ -153,6 +158,63 @@ footprint() {
   each_put_under_callgrind footprint_report --dump-instr=yes
 }
 
+cache_model=(--cache-sim=yes --I1=32768,8,64 --D1=32768,8,64
+  --LL=33554432,16,64)
+
+# The ungrouped variant runs first: its per-function table is kept for the
+# grouped one to be compared with.
+diff_report() {
+  local cg=$1 bench=$2 batch=$3 variant=$4
+  callgrind_annotate --auto=no --show=Ir,DLmr,DLmw --threshold=100 "$cg" \
+    >"$work/functions.$variant"
+  [[ $variant == grouped ]] || return 0
+  echo "== $bench, batch $batch: grouped minus ungrouped, per object"
+  python3 - "$work/functions.ungrouped" "$work/functions.grouped" \
+    "$objects" <<'EOF'
+import re, sys
+# A row: one count per event shown ("1,234 (5.6%)", "0" or "." for none),
+# then "file:function [object]". Rows of one function name are summed.
+count = re.compile(r"^(?:[\d,]+|\.)$")
+def load(path):
+    table = {}
+    for line in open(path):
+        fields = re.sub(r"\(\s*[\d.]+%\)", "", line).split(None, 3)
+        if (len(fields) < 4 or not all(count.match(f) for f in fields[:3])
+                or "PROGRAM TOTALS" in line):
+            continue
+        values = [0 if f == "." else int(f.replace(",", "")) for f in fields[:3]]
+        name = re.sub(r" \[[^]]*\]$", "", fields[3].strip()).split(":", 1)[-1]
+        name = name.replace("(anonymous namespace)", "{anon}")
+        for long, short in (("std::__cxx11::basic_string<char, std::char_traits"
+                             "<char>, std::allocator<char> >", "string"),
+                            ("absl::debian3::container_internal::", ""),
+                            ("absl::debian3::", "absl::"),
+                            ("mooncake_tier::", "")):
+            name = name.replace(long, short)
+        name = re.sub(r"\([^()]*\)$", "", name)  # the argument list
+        if len(name) > 110:  # keep the map's type and the method's name
+            name = name[:70] + " ... " + name[-35:]
+        ir, llr, llw = table.get(name, (0, 0, 0))
+        table[name] = (ir + values[0], llr + values[1], llw + values[2])
+    return table
+ungrouped, grouped, n = load(sys.argv[1]), load(sys.argv[2]), float(sys.argv[3])
+rows = []
+for name in set(ungrouped) | set(grouped):
+    u, g = ungrouped.get(name, (0, 0, 0)), grouped.get(name, (0, 0, 0))
+    rows.append(((g[0] - u[0]) / n, (g[1] + g[2] - u[1] - u[2]) / n, name))
+print(f"total: {sum(r[0] for r in rows):+.0f} instructions, "
+      f"{sum(r[1] for r in rows):+.2f} LL misses")
+for title, key in (("instructions", 0), ("LL misses", 1)):
+    print(f"  by {title}:")
+    for r in sorted(rows, key=lambda r: -abs(r[key]))[:12]:
+        print(f"    {r[0]:+8.1f} Ir  {r[1]:+6.3f} LLm  {r[2]}")
+EOF
+}
+
+per_function_diff() {
+  each_put_under_callgrind diff_report "${cache_model[@]}"
+}
+
 wall() {
   local out=$work/wall.jsonl bench
   for ((run = 1; run <= runs; ++run)); do
@@ -186,6 +248,7 @@ EOF
 case $mode in
   counts) counts ;;
   footprint) footprint ;;
+  diff) per_function_diff ;;
   wall) wall ;;
   *) usage ;;
 esac
