@@ -55,10 +55,17 @@ struct GroupPage {
 // GroupTable::Reserve points it there whenever a reservation may have made
 // a new record; until then (an entry just made) it views the id being
 // reserved. `id` is mutable so the view can move to a new record's equal
-// bytes in place: hash and equality depend on the bytes only.
+// bytes in place: hash and equality depend on the bytes only. The key
+// keeps the id's hash, so that the table growing moves its entries without
+// reading every id's bytes again (they are in the records, one cache miss
+// each).
 struct GroupKey {
-  explicit GroupKey(std::string_view group_id) : id(group_id) {}
+  explicit GroupKey(std::string_view group_id)
+      : GroupKey(HashedKey(group_id)) {}
+  explicit GroupKey(const HashedKey& group_id)
+      : id(group_id.key), hash(group_id.hash) {}
   mutable std::string_view id;
+  size_t hash;  // HashKey(id)
 };
 
 // Hash and equality of group ids, whether GroupKey, std::string or either
@@ -74,6 +81,7 @@ struct GroupKeyView {
 };
 struct GroupKeyHash {
   using is_transparent = void;
+  size_t operator()(const GroupKey& id) const { return id.hash; }
   template <typename Id>
   size_t operator()(const Id& id) const {
     return HashKey(GroupKeyView::Of(id));

@@ -35,7 +35,7 @@ Result<ReplicaDescriptor> Master::PutStartMemberLocked(
                         "complete or revoke them, or retry later");
     }
   }
-  if (created) it = gshard.groups.try_emplace(spec.group_id).first;
+  if (created) it = gshard.groups.try_emplace(GroupKey(id)).first;
   GroupMeta& group = it->second;
   FillingDelta filling(&filling_group_bytes_, &group);
   GroupMeta::Reservation reservation;
