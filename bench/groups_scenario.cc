@@ -33,10 +33,20 @@ const ClientId kClient = "bench-groups";
 // metadata and the same requests without it.
 struct Objects {
   uint64_t groups = 0;
+  size_t id_size = 0;  // every group id's length
   std::vector<std::string> keys;  // member i of group g at g * kGroupSize + i
   std::vector<std::string> group_ids;  // group g's id
   std::vector<PutStartRequest> grouped;
   std::vector<PutStartRequest> ungrouped;
+
+  // The group id that a member's key starts with (keys are named
+  // "<group id>/<index>", as engines name a block's pieces after the
+  // block). The put phase reads it from there, as a server reads it from
+  // the request it just decoded, rather than from group_ids, which no
+  // request is next to.
+  std::string_view GroupIdIn(std::string_view key) const {
+    return key.substr(0, id_size);
+  }
 
   std::span<const std::string> KeysOf(uint64_t g) const {
     return std::span(keys).subspan(g * kGroupSize, kGroupSize);
@@ -53,6 +63,7 @@ Objects MakeObjects(std::string_view prefix, uint64_t groups, uint64_t size) {
   o.ungrouped.reserve(n);
   for (uint64_t g = 0; g < groups; ++g) {
     const std::string group_id = HashedName(prefix, g);
+    o.id_size = group_id.size();  // HashedName: one length for all
     o.group_ids.push_back(group_id);
     for (uint32_t i = 0; i < kGroupSize; ++i) {
       o.keys.push_back(group_id + "/" + std::to_string(i));
@@ -154,7 +165,7 @@ MT_GROUPS_PHASE Timed GroupsPutPhase(Master& master, const Objects& o,
       r.key.assign(keys[i + j]);  // strings keep their capacity: no malloc
       if (grouped) {
         GroupSpec& spec = *r.options.group;
-        spec.group_id.assign(o.group_ids[(i + j) / kGroupSize]);
+        spec.group_id.assign(o.GroupIdIn(keys[i + j]));
         spec.group_size = kGroupSize;
         spec.group_index = static_cast<uint32_t>((i + j) % kGroupSize);
       }
