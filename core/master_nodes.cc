@@ -39,16 +39,18 @@ void Master::RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry) 
   }
   // The member rejoins its group: group stripe first, then the object.
   const GroupSpec& spec = *entry.group;
-  GroupTable::Shard& gshard = groups_.ShardFor(spec.group_id);
+  const HashedKey id(spec.group_id);
+  GroupTable::Shard& gshard = groups_.ShardFor(id);
   MutexLock group_lock(&gshard.mu);
-  const auto [it, created] = gshard.groups.try_emplace(spec.group_id);
+  const auto [it, created] = gshard.groups.try_emplace(GroupKey(id));
   const GroupTable::GroupMap::iterator entry_it = it;  // a lambda captures it
   GroupMeta& group = it->second;
   const TimePoint now = clock_->Now();
   bool reserved = false;
   const bool restored = RestoreObject(node, entry, [&] {
     // Fails harmlessly when the member is already known (another copy).
-    reserved = GroupTable::Reserve(entry_it, spec, entry.key, now).ok();
+    reserved =
+        GroupTable::Reserve(entry_it, spec, entry.key, now, id.hash).ok();
     return reserved ? group.record : GroupRef();
   });
   if (reserved) {
