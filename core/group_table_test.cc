@@ -172,6 +172,42 @@ TEST_F(GroupTableTest, AnEntryStartedAfreshIsStillFoundByItsId) {
   EXPECT_EQ(table_.ListPage(std::nullopt, 10, "").groups.size(), 1u);
 }
 
+// An entry's key keeps its id's hash, and the table growing moves entries
+// by that hash alone: after many growths every group, whichever way its
+// entry was made, is still found by its id.
+TEST_F(GroupTableTest, EntriesKeepTheirIdsHashAsTheTableGrows) {
+  constexpr int kGroups = 2000;
+  for (int i = 0; i < kGroups; ++i) {
+    const std::string id = Id(i);
+    if (i % 2 == 0) {  // as a restore or a test makes it: from the id
+      ASSERT_TRUE(Reserve(table_, GroupSpec{id, 2, 0}, "k", clock_.Now()).ok());
+      continue;
+    }
+    // As a put makes it: from the id it already hashed.
+    const HashedKey hashed(id);
+    GroupTable::Shard& shard = table_.ShardFor(hashed);
+    MutexLock lock(&shard.mu);
+    auto [it, inserted] = shard.groups.try_emplace(GroupKey(hashed));
+    ASSERT_TRUE(inserted);
+    ASSERT_TRUE(GroupTable::Reserve(it, GroupSpec{id, 2, 0}, "k", clock_.Now(),
+                                    hashed.hash)
+                    .ok());
+  }
+  ASSERT_EQ(table_.Size(), static_cast<size_t>(kGroups));
+  for (uint32_t s = 0; s < table_.shard_count(); ++s) {
+    GroupTable::Shard& shard = table_.shard(s);
+    MutexLock lock(&shard.mu);
+    for (const auto& [key, group] : shard.groups) {
+      EXPECT_EQ(key.hash, HashKey(key.id)) << key.id;
+    }
+  }
+  for (int i = 0; i < kGroups; ++i) {
+    const std::string id = Id(i);
+    EXPECT_TRUE(table_.Find(id).has_value()) << id;
+    EXPECT_TRUE(table_.Find(HashedKey(id)).has_value()) << id;
+  }
+}
+
 TEST_F(GroupTableTest, CountsGroupsByState) {
   for (int i = 0; i < 5; ++i) AddGroup(table_, Id(i), 2, 1, clock_.Now());
   for (int i = 5; i < 9; ++i) AddGroup(table_, Id(i), 2, 2, clock_.Now());
