@@ -70,7 +70,7 @@ struct GroupKey {
 
 // Hash and equality of group ids, whether GroupKey, std::string or either
 // string_view (HashedKey::view() is absl's): HashKey, so a HashedKey's hash
-// finds an entry.
+// finds an entry. A GroupKey's is the HashKey it keeps.
 struct GroupKeyView {
   static std::string_view Of(const GroupKey& id) { return id.id; }
   static std::string_view Of(const std::string& id) { return id; }

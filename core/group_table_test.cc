@@ -179,7 +179,7 @@ TEST_F(GroupTableTest, EntriesKeepTheirIdsHashAsTheTableGrows) {
   constexpr int kGroups = 2000;
   for (int i = 0; i < kGroups; ++i) {
     const std::string id = Id(i);
-    if (i % 2 == 0) {  // as a restore or a test makes it: from the id
+    if (i % 2 == 0) {  // from the id alone (GroupKey hashes it)
       ASSERT_TRUE(Reserve(table_, GroupSpec{id, 2, 0}, "k", clock_.Now()).ok());
       continue;
     }
