@@ -51,6 +51,7 @@ struct Scenarios {
   CLI::App* promotion = nullptr;
   CLI::App* datapath = nullptr;
   CLI::App* metadata = nullptr;
+  CLI::App* groups_remote = nullptr;
   CLI::App* admin = nullptr;
 };
 
@@ -189,6 +190,11 @@ Scenarios DefineCli(CLI::App& app, Flags& flags) {
   s.metadata = app.add_subcommand(
       "metadata", "exists and get_replica_list ops/s over gRPC");
   AddRemoteOptions(*s.metadata, flags);
+  s.groups_remote = app.add_subcommand(
+      "groups_remote",
+      "put and exists ops/s with and without groups, through the remote "
+      "client");
+  AddRemoteOptions(*s.groups_remote, flags);
   s.admin = app.add_subcommand(
       "admin",
       "admin API route latency and data-path get p99 under scraping");
@@ -242,6 +248,10 @@ int RunSelected(const Scenarios& s, const Flags& flags) {
   if (s.metadata->parsed()) {
     return mooncake_tier::bench::RunMetadataScenario(flags.common,
                                                      flags.remote, sink);
+  }
+  if (s.groups_remote->parsed()) {
+    return mooncake_tier::bench::RunGroupsRemoteScenario(flags.common,
+                                                         flags.remote, sink);
   }
   if (s.admin->parsed()) {
     return mooncake_tier::bench::RunAdminScenario(flags.common, sink);

@@ -8,6 +8,8 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -379,6 +381,74 @@ Status RunSsdRows(Connection& c, const CommonOptions& common,
   return Status();
 }
 
+// The groups_remote scenario: the same objects put and probed through the
+// remote client with and without group metadata.
+constexpr uint64_t kGroupsRemoteObjectBytes = 4096;
+constexpr uint32_t kGroupsRemoteGroupSize = 8;
+constexpr int kGroupsRemoteRepeats = 5;
+
+// One variant's run: its keys (and, grouped, the group of each) and what
+// was timed.
+struct GroupsRemoteRun {
+  std::vector<std::string> keys;
+  std::vector<std::string> group_ids;  // grouped only, one per group
+  double put_s = 0;
+  double exists_s = 0;
+};
+
+// Puts `run`'s keys `batch` per call, then probes them `batch` per call,
+// timing each phase; every put must succeed and every probe find its
+// object (grouped: in a complete group). The objects are removed after.
+Status TimeGroupsRemoteRun(Client& client, GroupsRemoteRun& run,
+                           size_t batch, bool grouped,
+                           std::span<const std::byte> value) {
+  const size_t n = run.keys.size();
+  std::vector<PutItem> items;
+  items.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    PutOptions options;
+    if (grouped) {
+      const auto index = static_cast<uint32_t>(i % kGroupsRemoteGroupSize);
+      options.group = GroupSpec{run.group_ids[i / kGroupsRemoteGroupSize],
+                                kGroupsRemoteGroupSize, index};
+    }
+    items.push_back(PutItem{run.keys[i], value, std::move(options)});
+  }
+  Status failed;
+  auto begin = SteadyClock::now();
+  for (size_t i = 0; i < n && failed.ok(); i += batch) {
+    const std::span<const PutItem> some(&items[i], std::min(batch, n - i));
+    for (Status& put : client.PutBatch(some)) {
+      if (!put.ok() && failed.ok()) failed = std::move(put);
+    }
+  }
+  run.put_s = duration<double>(SteadyClock::now() - begin).count();
+  begin = SteadyClock::now();
+  for (size_t i = 0; i < n && failed.ok(); i += batch) {
+    const std::span<const std::string> some(&run.keys[i],
+                                            std::min(batch, n - i));
+    for (Result<ExistsInfo>& info : client.ExistsBatch(some)) {
+      if (!failed.ok()) break;
+      if (!info.ok()) {
+        failed = info.status();
+      } else if (!info->exists ||
+                 (grouped && (!info->group ||
+                              info->group->state != GroupState::kComplete))) {
+        failed = Status(ErrorReason::kInternal,
+                        "a probe did not find its object in a complete group");
+      }
+    }
+  }
+  run.exists_s = duration<double>(SteadyClock::now() - begin).count();
+  // Grouped objects go with their groups.
+  if (grouped) {
+    client.RemoveGroupBatch(run.group_ids, RemoveOptions{true});
+  } else {
+    client.RemoveBatch(run.keys, RemoveOptions{true});
+  }
+  return failed;
+}
+
 }  // namespace
 
 int RunDatapathScenario(const CommonOptions& common,
@@ -474,6 +544,73 @@ int RunMetadataScenario(const CommonOptions& common,
              {"check", "batched_keys_per_s"},
              {"value", best_batched},
              {"target", 100000}});
+  return 0;
+}
+
+int RunGroupsRemoteScenario(const CommonOptions& common,
+                             const RemoteOptions& remote, ResultSink& sink) {
+  Result<Connection> c = Connect(common, remote, {}, sink);
+  if (!c.ok()) {
+    sink.Progress("groups_remote: " + c.status().ToString());
+    return 1;
+  }
+  const size_t groups = std::max<size_t>(
+      64, static_cast<size_t>(1000 * common.scale));
+  const size_t objects = groups * kGroupsRemoteGroupSize;
+  std::vector<std::byte> value(kGroupsRemoteObjectBytes, std::byte{7});
+  c->client->RegisterBuffer(value).IgnoreError();
+  for (const size_t batch : {size_t{1}, size_t{kGroupsRemoteGroupSize}}) {
+    sink.Progress("groups_remote: " + std::to_string(objects) +
+                  " objects of " + std::to_string(kGroupsRemoteObjectBytes) +
+                  " bytes, batch " + std::to_string(batch) + ", " +
+                  std::to_string(kGroupsRemoteRepeats) + " runs per variant");
+    double best_put[2] = {0, 0};
+    double best_exists[2] = {0, 0};
+    for (int repeat = 0; repeat < kGroupsRemoteRepeats; ++repeat) {
+      // The variants take turns going first, so neither always runs on the
+      // store the other just emptied.
+      for (int turn = 0; turn < 2; ++turn) {
+        const int grouped = (repeat + turn) % 2;
+        const std::string prefix = "groups-remote/" + std::to_string(batch) +
+                                   "/" + std::to_string(repeat) +
+                                   (grouped != 0 ? "/g/" : "/u/");
+        GroupsRemoteRun run;
+        for (size_t g = 0; g < groups; ++g) {
+          const std::string id = HashedName(prefix, g);
+          for (uint32_t i = 0; i < kGroupsRemoteGroupSize; ++i) {
+            run.keys.push_back(id + "/" + std::to_string(i));
+          }
+          if (grouped != 0) run.group_ids.push_back(id);
+        }
+        Status timed =
+            TimeGroupsRemoteRun(*c->client, run, batch, grouped != 0, value);
+        if (!timed.ok()) {
+          sink.Progress(std::string("groups_remote: ") +
+                        (grouped != 0 ? "grouped" : "ungrouped") + " run: " +
+                        timed.ToString());
+          return 1;
+        }
+        best_put[grouped] = std::max(best_put[grouped], objects / run.put_s);
+        best_exists[grouped] =
+            std::max(best_exists[grouped], objects / run.exists_s);
+      }
+    }
+    for (const char* op : {"put", "exists"}) {
+      const double* best = op[0] == 'p' ? best_put : best_exists;
+      nlohmann::ordered_json row;
+      row["scenario"] = "groups_remote";
+      row["op"] = op;
+      row["objects"] = objects;
+      row["object_bytes"] = kGroupsRemoteObjectBytes;
+      row["group_size"] = kGroupsRemoteGroupSize;
+      row["batch"] = batch;
+      row["grouped_ops_per_s"] = best[1];
+      row["ungrouped_ops_per_s"] = best[0];
+      row["ratio"] = best[0] > 0 ? best[1] / best[0] : 0;
+      sink.Emit(row);
+    }
+  }
+  c->client->UnregisterBuffer(value).IgnoreError();
   return 0;
 }
 

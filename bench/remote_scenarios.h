@@ -14,7 +14,14 @@
 // metadata: exists and get_replica_list over gRPC, one key per call and
 //   batches of 32, 4 caller threads; ops are keys:
 //   {"scenario":"metadata","op":OP,"batch":N,"ops_per_s":X,...}
-// Each scenario ends with a "check" line per target of issue 5.
+// groups_remote: put and exists through the remote client, 4 KiB objects
+//   in groups of 8 against the same objects without group metadata, one
+//   key per call and batches of 8 (a group per call), one caller thread:
+//   {"scenario":"groups_remote","op":"put"|"exists","batch":N,
+//    "grouped_ops_per_s":X,"ungrouped_ops_per_s":X,"ratio":X,...}
+//   What a client sees of the bookkeeping the `groups` scenario measures
+//   in the engine alone.
+// datapath and metadata end with a "check" line per target of issue 5.
 //
 // Thread safety: runs on the calling thread (and threads of its own).
 
@@ -36,5 +43,7 @@ int RunDatapathScenario(const CommonOptions& common,
                         const RemoteOptions& remote, ResultSink& sink);
 int RunMetadataScenario(const CommonOptions& common,
                         const RemoteOptions& remote, ResultSink& sink);
+int RunGroupsRemoteScenario(const CommonOptions& common,
+                            const RemoteOptions& remote, ResultSink& sink);
 
 }  // namespace mooncake_tier::bench

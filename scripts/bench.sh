@@ -2,7 +2,7 @@
 # Installs what is needed, builds mooncake-tier (Release) and runs every
 # benchmark scenario, printing figures as they finish: the in-process
 # engine (core, ssd, alloc, groups, promotion, admin) and the distributed store
-# from a client (datapath, metadata) against a mooncake-tierd standalone
+# from a client (datapath, metadata, groups_remote) against a mooncake-tierd standalone
 # the benchmark starts itself.
 # SCALE (default 0.25) multiplies the work; SCRATCH_DIR (default /tmp)
 # holds the SSD files; JSON=1 prints one JSON object per line.
@@ -19,7 +19,7 @@ for scenario in core ssd alloc groups promotion admin; do
   echo "== mooncake-tier-bench $scenario --scale $scale" >&2
   "$bench" "${json[@]}" --scale "$scale" --scratch-dir "$scratch" "$scenario"
 done
-for scenario in datapath metadata; do
+for scenario in datapath metadata groups_remote; do
   echo "== mooncake-tier-bench $scenario --spawn --scale $scale" >&2
   "$bench" "${json[@]}" --scale "$scale" --scratch-dir "$scratch" \
     "$scenario" --spawn
