@@ -141,10 +141,6 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
     return IndexTaken(spec, KeyOf(*holder));
   }
   if (state != GroupState::kFilling && !fresh) return NotFilling(spec, state);
-  // The group was found by its id: record->group_id() == spec.group_id.
-  const bool id_prefixed = key.starts_with(spec.group_id);
-  const std::string_view stored =
-      id_prefixed ? key.substr(spec.group_id.size()) : key;
   if (fresh) {
     expected = spec.group_size;
     state = GroupState::kFilling;
@@ -159,16 +155,12 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
                                       : HashedKey(spec.group_id);
     record = GroupRecord::Make(id, spec.group_size,
                                DenseCount(expected) * sizeof(GroupMember));
-    // Members' keys tend to be alike in length (a block's pieces).
     member_keys.clear();
-    member_keys.reserve(DenseCount(expected) * stored.size());
   }
-  GroupMember member;
-  member.id_prefixed = id_prefixed;
-  member.held = true;
-  member.key_offset = static_cast<uint32_t>(member_keys.size());
-  member.key_size = static_cast<uint16_t>(stored.size());
-  member_keys += stored;
+  // The group was found by its id: record->group_id() == spec.group_id.
+  const GroupMember member = NewMember(spec.group_id, key);
+  // Members' keys tend to be alike in length (a block's pieces).
+  if (fresh) member_keys.reserve(DenseCount(expected) * member.key_size);
   GroupMember* slot;
   if (index < DenseCount(expected)) {
     slot = &DenseSlots()[index];
@@ -180,12 +172,6 @@ Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
   ++member_count;
   if (reservation != nullptr) *reservation = {slot, false};
   return Status::Ok();
-}
-
-void GroupMeta::BindPut(const Reservation& reservation, size_t key_hash,
-                        uint64_t bytes) {
-  reservation.member->key_hash = key_hash;
-  if (!reservation.retried) dram_bytes += bytes;
 }
 
 bool GroupMeta::MarkPresent(uint32_t index, TimePoint now) {

@@ -153,12 +153,34 @@ struct GroupMeta {
   Status Reserve(const GroupSpec& spec, std::string_view key, TimePoint now,
                  size_t id_hash = 0, Reservation* reservation = nullptr);
 
+  // Reserve's common case, inline for the put path: a filling group that
+  // has members and agrees on spec.group_size, and a free slot among the
+  // dense ones at spec.group_index. Reserves it for `key` and returns it
+  // (as Reserve would, retried = false), or returns null, changing
+  // nothing, when the case is any other: then Reserve decides. Same
+  // REQUIRES as Reserve.
+  GroupMember* TryReserveFree(const GroupSpec& spec, std::string_view key) {
+    if (member_count == 0 || state != GroupState::kFilling ||
+        spec.group_size != expected ||
+        spec.group_index >= DenseCount(expected)) {
+      return nullptr;
+    }
+    GroupMember& slot = DenseSlots()[spec.group_index];
+    if (slot.held) return nullptr;
+    slot = NewMember(spec.group_id, key);
+    ++member_count;
+    return &slot;
+  }
+
   // Records the reserved member's key hash and the DRAM its put staged
   // (counted once: a retried put stages the same bytes again).
   // `reservation` is Reserve's answer for that put, with the member list
   // unchanged since.
   void BindPut(const Reservation& reservation, size_t key_hash,
-               uint64_t dram_bytes);
+               uint64_t bytes) {
+    reservation.member->key_hash = key_hash;
+    if (!reservation.retried) dram_bytes += bytes;
+  }
 
   // DRAM held by this group while it is filling (it cannot be evicted
   // then); 0 in any other state.
@@ -299,6 +321,22 @@ struct GroupMeta {
   }
 
  private:
+  // A held slot's contents for `key`, a member of group `group_id`, its
+  // stored bytes appended to member_keys (only what follows the id when
+  // the key starts with it). The caller puts it in the member's slot and
+  // counts it.
+  GroupMember NewMember(std::string_view group_id, std::string_view key) {
+    GroupMember member;
+    member.id_prefixed = key.starts_with(group_id);
+    const std::string_view stored =
+        member.id_prefixed ? key.substr(group_id.size()) : key;
+    member.held = true;
+    member.key_offset = static_cast<uint32_t>(member_keys.size());
+    member.key_size = static_cast<uint16_t>(stored.size());
+    member_keys += stored;
+    return member;
+  }
+
   // A member slot's pointer, const when Group is.
   template <typename Group>
   using SlotPtr = std::conditional_t<std::is_const_v<Group>, const GroupMember*,

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/clock.h"
@@ -564,6 +565,49 @@ TEST_F(GroupMetaTest, MembersAcrossTheDenseBoundAnswerAlike) {
 // The DRAM a filling group holds: counted once per put (a retried put
 // stages the same bytes), returned by an unreserved put, forgotten once the
 // group stops filling, and started from zero by a new incarnation.
+// TryReserveFree takes only Reserve's common case (a free dense index of a
+// filling group with members); there it leaves the group exactly as
+// Reserve would, and in every other case it changes nothing.
+TEST_F(GroupMetaTest, TryReserveFreeTakesOnlyAFreeIndexOfAFillingGroup) {
+  const std::string id(24, 'b');
+  auto members_of = [](const GroupMeta& g) {
+    return std::make_pair(g.Members(), g.member_keys);
+  };
+  GroupMeta fast;
+  GroupMeta slow;
+  EXPECT_EQ(fast.TryReserveFree(Spec(100, 0, id), id + "/0"), nullptr);
+  ASSERT_TRUE(fast.Reserve(Spec(100, 0, id), id + "/0", clock_.Now()).ok());
+  ASSERT_TRUE(slow.Reserve(Spec(100, 0, id), id + "/0", clock_.Now()).ok());
+  for (uint32_t i : {5u, 1u, 63u}) {
+    const std::string key = i == 1 ? "other-" + Key(i) : id + "/" + Key(i);
+    GroupMember* slot = fast.TryReserveFree(Spec(100, i, id), key);
+    ASSERT_NE(slot, nullptr) << i;
+    EXPECT_EQ(slot, fast.Find(i));
+    EXPECT_EQ(fast.KeyOf(*slot), key);
+    ASSERT_TRUE(slow.Reserve(Spec(100, i, id), key, clock_.Now()).ok());
+  }
+  EXPECT_EQ(fast.member_count, slow.member_count);
+  EXPECT_EQ(members_of(fast), members_of(slow));
+  // Anything else is Reserve's to decide, and changes nothing here: a
+  // taken index (even by the same key), another size, a sparse index, and
+  // any group that is not filling.
+  const auto before = members_of(fast);
+  EXPECT_EQ(fast.TryReserveFree(Spec(100, 5, id), id + "/" + Key(5)), nullptr);
+  EXPECT_EQ(fast.TryReserveFree(Spec(99, 2, id), id + "/x"), nullptr);
+  EXPECT_EQ(fast.TryReserveFree(Spec(100, 64, id), id + "/x"), nullptr);
+  EXPECT_EQ(fast.TryReserveFree(Spec(100, 100, id), id + "/x"), nullptr);
+  EXPECT_TRUE(fast.Lose(5, BreakCause::kRemoved, clock_.Now()));
+  const auto broken = members_of(fast);
+  EXPECT_EQ(fast.TryReserveFree(Spec(100, 2, id), id + "/x"), nullptr);
+  EXPECT_EQ(members_of(fast), broken);
+  EXPECT_NE(broken, before);  // Lose did drop member 5
+  GroupMeta complete;
+  Fill(complete, 2);
+  complete.Unreserve(1, Key(1), 0);  // present: stays
+  EXPECT_EQ(complete.TryReserveFree(Spec(2, 1), "x"), nullptr);
+  EXPECT_EQ(complete.member_count, 2u);
+}
+
 TEST_F(GroupMetaTest, FillingBytesFollowThePuts) {
   GroupMeta g;
   GroupMeta::Reservation r;

@@ -21,6 +21,24 @@ Result<ReplicaDescriptor> Master::PutStartMemberLocked(
     TimePoint now) {
   const GroupSpec& spec = *request.options.group;
   const bool created = it == gshard.groups.end();
+  if (!created) {
+    // Most member puts: a free index of a group that is filling. It stays
+    // filling (and not empty) whatever the object's start does, so no
+    // FillingDelta, cap check or erase: the bytes are the group's delta.
+    GroupMeta& group = it->second;
+    if (GroupMember* slot = group.TryReserveFree(spec, request.key)) {
+      Result<ReplicaDescriptor> placed =
+          PutStartObject(request, key, now, group.record);
+      if (placed.ok()) {
+        group.BindPut({slot, false}, key.hash, request.size);
+        filling_group_bytes_.fetch_add(static_cast<int64_t>(request.size),
+                                       std::memory_order_relaxed);
+      } else {
+        group.Unreserve(spec.group_index, request.key, 0);
+      }
+      return placed;
+    }
+  }
   if (created || it->second.Empty()) {
     // A new group: admitted only while filling groups leave DRAM room.
     const uint64_t capacity = nodes_.MemoryCapacity();

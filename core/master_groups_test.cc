@@ -585,6 +585,42 @@ TEST(MasterGroupsTest, FillingBytesFollowRetriesRevokesAndTimeouts) {
   EXPECT_TRUE(h.master().Audit().consistent());
 }
 
+// A member put into a filling group whose object cannot start (its key is
+// taken, or DRAM stays full) leaves its index free and the group's DRAM
+// count as it was.
+TEST(MasterGroupsTest, AMemberWhoseObjectCannotStartLeavesItsIndexFree) {
+  MasterHarness h(Config());
+  h.AddNode("n", 3 * kObj);
+  auto filling = [&] { return h.master().GetStats().filling_group_bytes; };
+  ASSERT_TRUE(h.Put(MemberKey("g", 0), kObj, Member("g", 4, 0)).ok());
+  ASSERT_TRUE(h.Put("taken", kObj).ok());
+  EXPECT_EQ(h.PutStart("taken", kObj, Member("g", 4, 1)).status().reason(),
+            ErrorReason::kObjectExists);
+  EXPECT_EQ(filling(), kObj);
+  EXPECT_EQ(Describe(h.master(), "g").members.size(), 1u);
+  ASSERT_TRUE(h.Put(MemberKey("g", 1), kObj, Member("g", 4, 1)).ok());
+  EXPECT_EQ(filling(), 2 * kObj);
+  // DRAM is full of a filling group's members and a pinned object's
+  // bytes: nothing can be evicted for member 2.
+  ASSERT_TRUE(h.Remove("taken").ok());
+  PutOptions pinned;
+  pinned.hard_pin = true;
+  ASSERT_TRUE(h.Put("pinned", kObj, pinned).ok());
+  EXPECT_EQ(h.PutStart(MemberKey("g", 2), kObj, Member("g", 4, 2))
+                .status()
+                .reason(),
+            ErrorReason::kNoSpace);
+  EXPECT_EQ(filling(), 2 * kObj);
+  const GroupDescription d = Describe(h.master(), "g");
+  EXPECT_EQ(d.status.state, GroupState::kFilling);
+  EXPECT_EQ(d.members.size(), 2u);
+  // Room again: the index takes its member and the group completes.
+  ASSERT_TRUE(h.Remove("pinned").ok());
+  ASSERT_TRUE(h.Put(MemberKey("g", 2), kObj, Member("g", 4, 2)).ok());
+  EXPECT_EQ(filling(), 3 * kObj);
+  EXPECT_TRUE(h.master().Audit().consistent());
+}
+
 TEST(MasterGroupsTest, RestartedNodeRestoresGroupsWithTheirState) {
   MasterHarness h(Config());
   std::vector<SsdInventoryEntry> inventory;
