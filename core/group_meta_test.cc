@@ -562,9 +562,6 @@ TEST_F(GroupMetaTest, MembersAcrossTheDenseBoundAnswerAlike) {
   EXPECT_EQ(g.state, GroupState::kFilling);
 }
 
-// The DRAM a filling group holds: counted once per put (a retried put
-// stages the same bytes), returned by an unreserved put, forgotten once the
-// group stops filling, and started from zero by a new incarnation.
 // TryReserveFree takes only Reserve's common case (a free dense index of a
 // filling group with members); there it leaves the group exactly as
 // Reserve would, and in every other case it changes nothing.
@@ -608,6 +605,9 @@ TEST_F(GroupMetaTest, TryReserveFreeTakesOnlyAFreeIndexOfAFillingGroup) {
   EXPECT_EQ(complete.member_count, 2u);
 }
 
+// The DRAM a filling group holds: counted once per put (a retried put
+// stages the same bytes), returned by an unreserved put, forgotten once the
+// group stops filling, and started from zero by a new incarnation.
 TEST_F(GroupMetaTest, FillingBytesFollowThePuts) {
   GroupMeta g;
   GroupMeta::Reservation r;

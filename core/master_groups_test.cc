@@ -614,7 +614,7 @@ TEST(MasterGroupsTest, AMemberWhoseObjectCannotStartLeavesItsIndexFree) {
   const GroupDescription d = Describe(h.master(), "g");
   EXPECT_EQ(d.status.state, GroupState::kFilling);
   EXPECT_EQ(d.members.size(), 2u);
-  // Room again: the index takes its member and the group completes.
+  // Room again: the index takes its member.
   ASSERT_TRUE(h.Remove("pinned").ok());
   ASSERT_TRUE(h.Put(MemberKey("g", 2), kObj, Member("g", 4, 2)).ok());
   EXPECT_EQ(filling(), 3 * kObj);
