@@ -24,8 +24,6 @@ double MsSince(SteadyClock::time_point start) {
       .count();
 }
 
-double Ratio(double num, double den) { return den > 0 ? num / den : 0; }
-
 Population MakePopulation(uint64_t objects) {
   Population p;
   const auto groups = static_cast<uint64_t>(

@@ -52,8 +52,6 @@ constexpr size_t kPageLimit = 1000;
 
 // Milliseconds since `start`.
 double MsSince(SteadyClock::time_point start);
-// num / den, or 0 when den is not positive.
-double Ratio(double num, double den);
 
 // ---- The store ----
 

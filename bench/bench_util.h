@@ -25,6 +25,10 @@ inline std::string HashedName(std::string_view prefix, uint64_t i) {
   return std::string(prefix) + hex;
 }
 
+// num / den, or 0 when den is not positive (a phase that took no time or
+// did nothing).
+inline double Ratio(double num, double den) { return den > 0 ? num / den : 0; }
+
 // The nearest-rank q-quantile (0 < q <= 1) of `values`: the smallest value
 // with at least q of the samples at or below it. 0 for no samples.
 inline double Percentile(std::vector<double> values, double q) {

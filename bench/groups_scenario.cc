@@ -93,8 +93,6 @@ Status RegisterNodes(Master& master, int count, uint64_t dram, uint64_t ssd,
   return Status::Ok();
 }
 
-double Ratio(double num, double den) { return den > 0 ? num / den : 0; }
-
 template <typename Results>
 uint64_t CountErrors(const Results& results) {
   uint64_t errors = 0;

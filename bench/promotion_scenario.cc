@@ -219,8 +219,6 @@ struct Figures {
   uint64_t gets = 0;
 };
 
-double Ratio(double num, double den) { return den > 0 ? num / den : 0; }
-
 // A fresh store stepped by hand on a ManualClock, one node with DRAM for
 // ks.dram_objects objects and an SSD store on files in `dir`.
 class PromotionRun {

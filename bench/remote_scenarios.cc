@@ -606,7 +606,7 @@ int RunGroupsRemoteScenario(const CommonOptions& common,
       row["batch"] = batch;
       row["grouped_ops_per_s"] = best[1];
       row["ungrouped_ops_per_s"] = best[0];
-      row["ratio"] = best[0] > 0 ? best[1] / best[0] : 0;
+      row["ratio"] = Ratio(best[1], best[0]);
       sink.Emit(row);
     }
   }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds mooncake-tier (Release) and runs every
 # benchmark scenario, printing figures as they finish: the in-process
-# engine (core, ssd, alloc, groups, promotion, admin) and the distributed store
-# from a client (datapath, metadata, groups_remote) against a mooncake-tierd standalone
-# the benchmark starts itself.
+# engine (core, ssd, alloc, groups, promotion, admin) and the distributed
+# store from a client (datapath, metadata, groups_remote) against a
+# mooncake-tierd standalone the benchmark starts itself.
 # SCALE (default 0.25) multiplies the work; SCRATCH_DIR (default /tmp)
 # holds the SSD files; JSON=1 prints one JSON object per line.
 set -euo pipefail
