@@ -19,8 +19,10 @@
 #include "bench/groups_scenario.h"
 #include "bench/promotion_scenario.h"
 #include "bench/remote_scenarios.h"
-#include "bench/spawned_store.h"
 #include "bench/result_sink.h"
+#include "bench/spawned_store.h"
+#include "bench/sustained_scenario.h"
+#include "bench/trace_scenario.h"
 #ifdef MOONCAKE_TIER_BENCH_HAVE_SSD
 #include "bench/ssd_scenario.h"
 #endif
@@ -41,6 +43,8 @@ struct Flags {
   uint64_t core_objects = 0;  // 0: kDefaultCoreObjects x scale
   mooncake_tier::bench::RemoteOptions remote;
   mooncake_tier::bench::GroupsOptions groups;
+  mooncake_tier::bench::SustainedOptions sustained;
+  mooncake_tier::bench::TraceOptions trace;
 };
 
 struct Scenarios {
@@ -53,19 +57,21 @@ struct Scenarios {
   CLI::App* metadata = nullptr;
   CLI::App* groups_remote = nullptr;
   CLI::App* admin = nullptr;
+  CLI::App* sustained = nullptr;
+  CLI::App* trace = nullptr;
 };
 
 // Options of the scenarios that run against a store in other processes.
 void AddRemoteOptions(CLI::App& scenario, Flags& flags) {
-  CLI::Option* master =
-      scenario.add_option("--master", flags.remote.master,
-                          "master of a running store, host:port");
+  CLI::Option* master = scenario.add_option(
+      "--master", flags.remote.master, "master of a running store, host:port");
   CLI::Option* spawn = scenario.add_flag(
       "--spawn", flags.remote.spawn,
       "start `mooncake-tierd standalone` on a free port for the run");
   master->excludes(spawn);
-  scenario.add_option("--tierd", flags.remote.tierd_path,
-                      "the mooncake-tierd binary --spawn starts")
+  scenario
+      .add_option("--tierd", flags.remote.tierd_path,
+                  "the mooncake-tierd binary --spawn starts")
       ->capture_default_str();
   scenario.callback([&scenario, &flags] {
     if (flags.remote.master.empty() && !flags.remote.spawn) {
@@ -147,6 +153,48 @@ void AddGroupsOptions(CLI::App& scenario,
                     "skip the consistency-under-pressure phase");
 }
 
+// Options of the trace scenario (bench/trace_scenario.h). Sizes take
+// units: 16KiB, 64MiB, 1GiB or plain bytes.
+void AddTraceOptions(CLI::App& scenario,
+                     mooncake_tier::bench::TraceOptions& trace) {
+  scenario
+      .add_option("--trace", trace.trace_path,
+                  "request trace, JSON Lines with timestamp (ms) and "
+                  "hash_ids (Mooncake FAST'25 format)")
+      ->required();
+  scenario.add_option("--members", trace.members, "objects per block (group)")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  scenario.add_option("--member-bytes", trace.member_bytes, "bytes per member")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 30))
+      ->capture_default_str();
+  scenario
+      .add_option("--speed", trace.speed,
+                  "replay at this multiple of the trace's timestamps; 0: as "
+                  "fast as possible")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  scenario.add_option("--requests", trace.requests,
+                      "replay only the first N requests (default: all)");
+  scenario
+      .add_option("--threads", trace.threads,
+                  "client threads; requests are dealt round-robin")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  scenario
+      .add_option("--dram", trace.dram_bytes,
+                  "DRAM of the spawned store and of the simulated caches")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 50))
+      ->capture_default_str();
+  scenario
+      .add_option("--ssd-capacity", trace.ssd_bytes,
+                  "SSD of the spawned store and of the simulated caches")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+}
+
 Scenarios DefineCli(CLI::App& app, Flags& flags) {
   app.require_subcommand(1);
   // Common flags may also follow the scenario name ("core --json").
@@ -195,9 +243,24 @@ Scenarios DefineCli(CLI::App& app, Flags& flags) {
       "put and exists ops/s with and without groups, through the remote "
       "client");
   AddRemoteOptions(*s.groups_remote, flags);
+  s.sustained = app.add_subcommand(
+      "sustained",
+      "puts of 10x DRAM at the daemon's default flags, GB/s once DRAM is "
+      "full, vs raw O_DIRECT writes to the same device");
+  AddRemoteOptions(*s.sustained, flags);
+  s.sustained
+      ->add_option("--threads", flags.sustained.threads,
+                   "client threads, each putting its own keys")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  s.trace = app.add_subcommand(
+      "trace",
+      "replay a request trace (Mooncake FAST'25 JSONL) against a store: hit "
+      "ratio beside simulated LRU, MIN and infinite caches");
+  AddTraceOptions(*s.trace, flags.trace);
+  AddRemoteOptions(*s.trace, flags);
   s.admin = app.add_subcommand(
-      "admin",
-      "admin API route latency and data-path get p99 under scraping");
+      "admin", "admin API route latency and data-path get p99 under scraping");
   return s;
 }
 
@@ -242,16 +305,24 @@ int RunSelected(const Scenarios& s, const Flags& flags) {
     return mooncake_tier::bench::RunPromotionScenario(flags.common, sink);
   }
   if (s.datapath->parsed()) {
-    return mooncake_tier::bench::RunDatapathScenario(flags.common,
-                                                     flags.remote, sink);
+    return mooncake_tier::bench::RunDatapathScenario(flags.common, flags.remote,
+                                                     sink);
   }
   if (s.metadata->parsed()) {
-    return mooncake_tier::bench::RunMetadataScenario(flags.common,
-                                                     flags.remote, sink);
+    return mooncake_tier::bench::RunMetadataScenario(flags.common, flags.remote,
+                                                     sink);
   }
   if (s.groups_remote->parsed()) {
     return mooncake_tier::bench::RunGroupsRemoteScenario(flags.common,
                                                          flags.remote, sink);
+  }
+  if (s.sustained->parsed()) {
+    return mooncake_tier::bench::RunSustainedScenario(
+        flags.common, flags.remote, flags.sustained, sink);
+  }
+  if (s.trace->parsed()) {
+    return mooncake_tier::bench::RunTraceScenario(flags.common, flags.trace,
+                                                  flags.remote, sink);
   }
   if (s.admin->parsed()) {
     return mooncake_tier::bench::RunAdminScenario(flags.common, sink);

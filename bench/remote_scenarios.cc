@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "bench/bench_util.h"
+#include "bench/raw_device.h"
 #include "bench/spawned_store.h"
 #include "mooncake_tier/remote_client.h"
 #include "rpc/grpc_master_api.h"
@@ -135,12 +136,13 @@ std::vector<ThreadSlab> MakeSlabs(Client& client, const std::string& prefix,
     s.landing.resize(count * size);
     for (size_t i = 0; i < s.source.size(); i += 8) {
       const uint64_t word = rng();
-      std::memcpy(&s.source[i], &word, std::min<size_t>(8, s.source.size() - i));
+      std::memcpy(&s.source[i], &word,
+                  std::min<size_t>(8, s.source.size() - i));
     }
     for (size_t i = 0; i < count; ++i) {
       s.keys.push_back(prefix + "/" + std::to_string(size) + "/" +
-                       std::to_string(threads) + "/" + std::to_string(t) +
-                       "/" + std::to_string(i));
+                       std::to_string(threads) + "/" + std::to_string(t) + "/" +
+                       std::to_string(i));
     }
     client.RegisterBuffer(s.source).IgnoreError();
     client.RegisterBuffer(s.landing).IgnoreError();
@@ -236,10 +238,9 @@ double MemcpyGbps(std::vector<ThreadSlab>& slabs, uint64_t size, int rounds) {
   return Gbps(bytes, seconds);
 }
 
-nlohmann::ordered_json DatapathRow(const char* tier, uint64_t size,
-                                   int threads, uint64_t put_bytes,
-                                   double put_s, uint64_t get_bytes,
-                                   double get_s,
+nlohmann::ordered_json DatapathRow(const char* tier, uint64_t size, int threads,
+                                   uint64_t put_bytes, double put_s,
+                                   uint64_t get_bytes, double get_s,
                                    const std::vector<ThreadSlab>& slabs,
                                    double memcpy_gbps) {
   std::vector<double> all;
@@ -286,8 +287,8 @@ Status RunMemoryRows(Connection& c, const CommonOptions& common,
           DatapathRow("memory", size, threads, bytes, *put_s, bytes * rounds,
                       *get_s, slabs, memcpy_gbps);
       if (size == 4 * kMiB && memcpy_gbps > 0) {
-        best_4mib_ratio = std::max(
-            best_4mib_ratio, row["get_gbps"].get<double>() / memcpy_gbps);
+        best_4mib_ratio = std::max(best_4mib_ratio,
+                                   row["get_gbps"].get<double>() / memcpy_gbps);
       }
       sink.Emit(row);
       ReleaseSlabs(*c.client, slabs);
@@ -323,8 +324,8 @@ size_t KeepSsdOnly(Connection& c, std::vector<ThreadSlab>& slabs,
 
 // Pushes earlier puts out of DRAM: writes 1 MiB fillers worth 1.25 x DRAM.
 Status FillDram(Connection& c, ResultSink& sink) {
-  std::vector<ThreadSlab> filler = MakeSlabs(
-      *c.client, "fill", kMiB, 1, c.dram_bytes * 5 / 4 / kMiB);
+  std::vector<ThreadSlab> filler =
+      MakeSlabs(*c.client, "fill", kMiB, 1, c.dram_bytes * 5 / 4 / kMiB);
   sink.Progress("pushing the SSD-tier objects out of DRAM (" +
                 std::to_string(filler[0].keys.size()) + " MiB of filler)");
   Result<double> put = PutSlabs(*c.client, filler, kMiB);
@@ -333,6 +334,24 @@ Status FillDram(Connection& c, ResultSink& sink) {
     c.client->UnregisterBuffer(s.landing).IgnoreError();
   }
   return put.status();
+}
+
+// Adds to a local_disk row what the device itself reads: O_DIRECT reads
+// of the same object size by the same threads, about the same bytes, in
+// --scratch-dir (where a spawned store's SSD files lie), and get_gbps over
+// that.
+Status AddRawReadFigures(const CommonOptions& common, uint64_t size,
+                         int threads, uint64_t bytes, ResultSink& sink,
+                         nlohmann::ordered_json& row) {
+  MT_ASSIGN_OR_RETURN(const RawDeviceResult raw,
+                      RawDirectRead(common.scratch_dir, size, bytes, threads));
+  if (!raw.direct) {
+    sink.Progress("datapath: " + common.scratch_dir +
+                  " takes no O_DIRECT; raw_read_gbps is buffered I/O");
+  }
+  row["raw_read_gbps"] = raw.gbps;
+  row["raw_ratio"] = Ratio(row["get_gbps"].get<double>(), raw.gbps);
+  return Status();
 }
 
 Status RunSsdRows(Connection& c, const CommonOptions& common,
@@ -375,6 +394,8 @@ Status RunSsdRows(Connection& c, const CommonOptions& common,
         DatapathRow("local_disk", run.size, run.threads, put_bytes, run.put_s,
                     kept * run.size, *get_s, run.slabs, memcpy_gbps);
     row["ssd_only_objects"] = kept;
+    MT_RETURN_IF_ERROR(AddRawReadFigures(common, run.size, run.threads,
+                                         kept * run.size, sink, row));
     sink.Emit(row);
     ReleaseSlabs(*c.client, run.slabs);
   }
@@ -399,9 +420,8 @@ struct GroupsRemoteRun {
 // Puts `run`'s keys `batch` per call, then probes them `batch` per call,
 // timing each phase; every put must succeed and every probe find its
 // object (grouped: in a complete group). The objects are removed after.
-Status TimeGroupsRemoteRun(Client& client, GroupsRemoteRun& run,
-                           size_t batch, bool grouped,
-                           std::span<const std::byte> value) {
+Status TimeGroupsRemoteRun(Client& client, GroupsRemoteRun& run, size_t batch,
+                           bool grouped, std::span<const std::byte> value) {
   const size_t n = run.keys.size();
   std::vector<PutItem> items;
   items.reserve(n);
@@ -456,12 +476,12 @@ int RunDatapathScenario(const CommonOptions& common,
   // A spawned store offloads on eviction, heartbeats often (offloads come
   // with heartbeats) and does not promote (each SSD-tier object is read
   // once after a tier check; promotion would only add background copies).
-  Result<Connection> c = Connect(
-      common, remote,
-      {"--dram", std::to_string(kSpawnDram), "--ssd-capacity",
-       std::to_string(8 * kSpawnDram), "--offload-mode", "on_evict",
-       "--heartbeat-interval", "100ms", "--no-promotion-on-hit"},
-      sink);
+  Result<Connection> c =
+      Connect(common, remote,
+              {"--dram", std::to_string(kSpawnDram), "--ssd-capacity",
+               std::to_string(8 * kSpawnDram), "--offload-mode", "on_evict",
+               "--heartbeat-interval", "100ms", "--no-promotion-on-hit"},
+              sink);
   if (!c.ok()) {
     sink.Progress("datapath: " + c.status().ToString());
     return 1;
@@ -492,10 +512,9 @@ int RunMetadataScenario(const CommonOptions& common,
     return 1;
   }
   constexpr int kThreads = 4;
-  const size_t count = std::max<size_t>(
-      1024, static_cast<size_t>(20000 * common.scale));
-  std::vector<ThreadSlab> slabs =
-      MakeSlabs(*c->client, "meta", 4096, 1, count);
+  const size_t count =
+      std::max<size_t>(1024, static_cast<size_t>(20000 * common.scale));
+  std::vector<ThreadSlab> slabs = MakeSlabs(*c->client, "meta", 4096, 1, count);
   if (Result<double> put = PutSlabs(*c->client, slabs, 4096); !put.ok()) {
     sink.Progress("metadata: loading keys: " + put.status().ToString());
     return 1;
@@ -548,21 +567,21 @@ int RunMetadataScenario(const CommonOptions& common,
 }
 
 int RunGroupsRemoteScenario(const CommonOptions& common,
-                             const RemoteOptions& remote, ResultSink& sink) {
+                            const RemoteOptions& remote, ResultSink& sink) {
   Result<Connection> c = Connect(common, remote, {}, sink);
   if (!c.ok()) {
     sink.Progress("groups_remote: " + c.status().ToString());
     return 1;
   }
-  const size_t groups = std::max<size_t>(
-      64, static_cast<size_t>(1000 * common.scale));
+  const size_t groups =
+      std::max<size_t>(64, static_cast<size_t>(1000 * common.scale));
   const size_t objects = groups * kGroupsRemoteGroupSize;
   std::vector<std::byte> value(kGroupsRemoteObjectBytes, std::byte{7});
   c->client->RegisterBuffer(value).IgnoreError();
   for (const size_t batch : {size_t{1}, size_t{kGroupsRemoteGroupSize}}) {
-    sink.Progress("groups_remote: " + std::to_string(objects) +
-                  " objects of " + std::to_string(kGroupsRemoteObjectBytes) +
-                  " bytes, batch " + std::to_string(batch) + ", " +
+    sink.Progress("groups_remote: " + std::to_string(objects) + " objects of " +
+                  std::to_string(kGroupsRemoteObjectBytes) + " bytes, batch " +
+                  std::to_string(batch) + ", " +
                   std::to_string(kGroupsRemoteRepeats) + " runs per variant");
     double best_put[2] = {0, 0};
     double best_exists[2] = {0, 0};
@@ -586,8 +605,8 @@ int RunGroupsRemoteScenario(const CommonOptions& common,
             TimeGroupsRemoteRun(*c->client, run, batch, grouped != 0, value);
         if (!timed.ok()) {
           sink.Progress(std::string("groups_remote: ") +
-                        (grouped != 0 ? "grouped" : "ungrouped") + " run: " +
-                        timed.ToString());
+                        (grouped != 0 ? "grouped" : "ungrouped") +
+                        " run: " + timed.ToString());
           return 1;
         }
         best_put[grouped] = std::max(best_put[grouped], objects / run.put_s);

@@ -1,0 +1,88 @@
+#pragma once
+
+// The "trace" scenario: replays a request trace (bench/trace_sim.h, the
+// Mooncake FAST'25 format) against a running or spawned store as an
+// inference engine would, and sets the hit ratio it gets beside offline
+// simulations of LRU and Belady's MIN over the same requests.
+//
+// Each trace block is a group of `members` objects of `member_bytes` each,
+// group id "<prefix>/b<hash id>" and member keys "<group id>/<index>",
+// where the prefix ("trace-<pid>-<random hex>") is unique to the run. A
+// member's bytes are a function of (hash id, index), so every read is
+// checked. For each request, in trace order:
+//   1. probe: one GetGroupBatch over the request's groups; the stored
+//      prefix is the blocks before the first one not readable (group not
+//      complete, or a member without a tier). A block whose members are all
+//      in DRAM is a memory hit, else a disk hit.
+//   2. read: GetIntoBatch of the prefix's members, bytes checked (a wrong
+//      byte counts in wrong_bytes). A member that cannot be read (evicted
+//      since the probe) ends the prefix at its block.
+//   3. put: PutBatch of every block from the first miss on, as groups.
+//      OBJECT_EXISTS (another request put it meanwhile) is fine; other
+//      failures count in put_failed, per member.
+// Requests are dealt round-robin to `threads` client threads; with more
+// than one, a request may miss blocks that an earlier request on another
+// thread has not put yet, so the hit ratio can fall below the simulated
+// ones even with room to spare. With `speed` > 0 request i starts no
+// earlier than (timestamp_i - timestamp_0) / speed after the replay began.
+//
+// With remote.spawn, three runs, each on a fresh `mooncake-tierd
+// standalone` with --dram dram_bytes --ssd-capacity ssd_bytes and
+// otherwise the daemon's defaults: policy "off" (--no-promotion-on-hit),
+// "threshold" and "tinylfu" (--promotion-policy). With remote.master one
+// run, policy "external", whose groups are removed afterwards; dram_bytes
+// and ssd_bytes then only size the simulated caches, so pass the store's.
+//
+// The simulations (trace_sim.h, prefix rule) run once, in blocks of
+// members x member_bytes: LRU and MIN with the SSD's capacity (an
+// inclusive hierarchy: DRAM holds a subset of SSD) and with DRAM plus SSD
+// (exclusive), and an infinite cache. One line per run:
+//   {"scenario":"trace","trace":NAME,"policy":P,"requests":N,"blocks":N,
+//    "memory_hits":N,"disk_hits":N,"misses":N,"put_failed":N,
+//    "hit_ratio":X,"lru_hit_ratio":X,"lru_hit_ratio_exclusive":X,
+//    "opt_hit_ratio":X,"opt_hit_ratio_exclusive":X,"infinite_hit_ratio":X,
+//    "wrong_bytes":N,"blocks_per_s":X,"seconds":X,"dram_bytes":N,
+//    "ssd_bytes":N,"block_bytes":N,"members":N,"load_avg":X}
+// (NAME: the trace file's base name; blocks: block references replayed;
+// load_avg: the 1-minute load average at the end of the run). Progress
+// (requests, blocks/s, hit ratio, failures by reason) goes to stderr
+// every 5 s.
+//
+// Thread safety: runs on the calling thread (and threads of its own).
+
+#include <cstdint>
+#include <string>
+
+#include "bench/remote_scenarios.h"
+#include "bench/result_sink.h"
+
+namespace mooncake_tier::bench {
+
+struct TraceOptions {
+  // The trace file (JSON Lines). REQUIRES: not empty.
+  std::string trace_path;
+  // Objects per block (group size). REQUIRES: > 0. Default: 4.
+  uint32_t members = 4;
+  // Bytes per member. REQUIRES: > 0. Default: 16 KiB.
+  uint64_t member_bytes = 16 << 10;
+  // Replay at this multiple of the trace's pace; 0: as fast as possible.
+  // REQUIRES: >= 0. Default: 0.
+  double speed = 0;
+  // Replay only the first `requests` requests; 0: all. Default: 0.
+  uint64_t requests = 0;
+  // Client threads. REQUIRES: > 0. Default: 1.
+  int threads = 1;
+  // DRAM and SSD of a spawned store, and of the simulated caches.
+  // REQUIRES: dram_bytes > 0. Defaults: 64 MiB and 512 MiB.
+  uint64_t dram_bytes = 64ull << 20;
+  uint64_t ssd_bytes = 512ull << 20;
+};
+
+// Returns the process exit code: 0 when every run completed (put failures
+// included: the figures report them), 1 when the trace cannot be read or
+// the store cannot be spawned or reached, 2 for options that break a
+// REQUIRES above.
+int RunTraceScenario(const CommonOptions& common, const TraceOptions& trace,
+                     const RemoteOptions& remote, ResultSink& sink);
+
+}  // namespace mooncake_tier::bench
