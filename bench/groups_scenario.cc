@@ -33,7 +33,7 @@ const ClientId kClient = "bench-groups";
 // metadata and the same requests without it.
 struct Objects {
   uint64_t groups = 0;
-  size_t id_size = 0;  // every group id's length
+  size_t id_size = 0;             // every group id's length
   std::vector<std::string> keys;  // member i of group g at g * kGroupSize + i
   std::vector<std::string> group_ids;  // group g's id
   std::vector<PutStartRequest> grouped;
@@ -487,7 +487,7 @@ Status PressureRun::ReadGroup(uint64_t g) {
 Status PressureRun::DrainOffloads() {
   for (const NodeId node : nodes_) {
     for (;;) {
-      MT_ASSIGN_OR_RETURN(const HeartbeatReply reply, master_->Heartbeat(node));
+      MT_ASSIGN_OR_RETURN(const NodeTasks reply, master_->PullTasks(node));
       for (const Task& task : reply.offloads) {
         MT_RETURN_IF_ERROR(master_->NotifyOffloadSuccess(node, task.id));
       }

@@ -46,18 +46,19 @@ Status EmbeddedCluster::StartNode(NodeSlot& slot) {
     } else {
       UringSsdDeviceOptions device_options;
       device_options.direct_io = o.direct_io;
-      MT_ASSIGN_OR_RETURN(device, UringSsdDevice::Open(o.ssd_dir, device_options));
+      MT_ASSIGN_OR_RETURN(device,
+                          UringSsdDevice::Open(o.ssd_dir, device_options));
     }
     SsdStoreOptions store_options;
     store_options.capacity_bytes = o.ssd_bytes;
-    MT_ASSIGN_OR_RETURN(store, SsdStore::Open(std::move(device), store_options));
+    MT_ASSIGN_OR_RETURN(store,
+                        SsdStore::Open(std::move(device), store_options));
   }
   StorageNodeOptions node_options = o.node;
   node_options.peer_transport = &transport_;  // promotions staged elsewhere
-  MT_ASSIGN_OR_RETURN(slot.node,
-                      StorageNode::Create(std::move(node_options),
-                                          std::move(store), link_.get(),
-                                          &transport_));
+  MT_ASSIGN_OR_RETURN(
+      slot.node, StorageNode::Create(std::move(node_options), std::move(store),
+                                     link_.get(), &transport_));
   MT_RETURN_IF_ERROR(slot.node->Register());
   if (options_.background) slot.node->Start();
   return Status::Ok();
@@ -77,10 +78,9 @@ void EmbeddedCluster::TickLoop() {
   while (true) {
     {
       MutexLock lock(&mu_);
-      if (stop_cv_.WaitFor(options_.tick_interval,
-                           [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                             return stopping_;
-                           })) {
+      if (stop_cv_.WaitFor(
+              options_.tick_interval,
+              [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_; })) {
         return;
       }
     }
@@ -96,6 +96,7 @@ void EmbeddedCluster::Step() {
   for (NodeSlot& slot : nodes_) {
     if (!slot.node) continue;
     slot.node->HeartbeatOnce().IgnoreError();
+    slot.node->PullTasksOnce().status().IgnoreError();
     while (slot.node->RunTasksOnce() > 0) {
     }
   }

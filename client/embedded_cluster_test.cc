@@ -4,12 +4,11 @@
 #include "client/embedded_cluster.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
-
-#include <gtest/gtest.h>
 
 #include "tests/support/client_conformance.h"
 #include "tests/support/temp_dir.h"
@@ -94,7 +93,8 @@ TEST_F(EmbeddedClusterTest, HotSsdObjectIsPromotedBackWithSameBytes) {
     Result<ObjectDescription> d = cluster_->master().DescribeObject(Key(i));
     ASSERT_TRUE(d.ok());
     bool in_dram = false;
-    for (const Replica& r : d->replicas) in_dram |= r.desc.tier == Tier::kMemory;
+    for (const Replica& r : d->replicas)
+      in_dram |= r.desc.tier == Tier::kMemory;
     if (in_dram) {
       ASSERT_TRUE(client_->Remove(Key(i), RemoveOptions{true}).ok());
     } else if (on_ssd < 0) {
@@ -162,9 +162,9 @@ TEST_F(EmbeddedClusterTest, PromotionStagedOnAnotherNodeIsWrittenThere) {
   PutOptions pinned = on_holder;
   pinned.hard_pin = true;
   for (int i = 0; i < 4; ++i) {
-    ASSERT_TRUE(client_->Put("pin" + std::to_string(i), Pattern(64 * 1024, i),
-                             pinned)
-                    .ok());
+    ASSERT_TRUE(
+        client_->Put("pin" + std::to_string(i), Pattern(64 * 1024, i), pinned)
+            .ok());
   }
   for (int read = 0; read < 2; ++read) ASSERT_TRUE(client_->Get("cold").ok());
   Settle();
@@ -195,7 +195,8 @@ int CorruptEveryValue(const std::string& dir) {
     const off_t size = static_cast<off_t>(entry.file_size());
     for (off_t at = 0; at + 8192 <= size; at += 4096) {
       char magic[4];
-      if (::pread(fd, magic, 4, at) != 4 || std::memcmp(magic, "MTSR", 4) != 0) {
+      if (::pread(fd, magic, 4, at) != 4 ||
+          std::memcmp(magic, "MTSR", 4) != 0) {
         continue;
       }
       char byte;
@@ -213,11 +214,16 @@ TEST_F(EmbeddedClusterTest, CorruptSsdRecordIsNeverServedAndIsDropped) {
   PutMany(40);
   Settle();
   std::vector<int> ssd_only;
+  size_t with_ssd_copy = 0;  // written back objects still in DRAM too
   for (int i = 0; i < 40; ++i) {
     Result<ObjectDescription> d = cluster_->master().DescribeObject(Key(i));
     ASSERT_TRUE(d.ok());
-    if (d->replicas.size() == 1 && d->replicas[0].desc.tier == Tier::kLocalDisk) {
+    if (d->replicas.size() == 1 &&
+        d->replicas[0].desc.tier == Tier::kLocalDisk) {
       ssd_only.push_back(i);
+    }
+    for (const Replica& r : d->replicas) {
+      with_ssd_copy += r.desc.tier == Tier::kLocalDisk;
     }
   }
   ASSERT_FALSE(ssd_only.empty());
@@ -230,7 +236,9 @@ TEST_F(EmbeddedClusterTest, CorruptSsdRecordIsNeverServedAndIsDropped) {
   }
   Settle();  // the node reports the corrupt keys with its heartbeat
   for (int i : ssd_only) EXPECT_FALSE(client_->Exists(Key(i))->exists) << i;
-  EXPECT_EQ(cluster_->master().GetStats().ssd_corruptions, ssd_only.size());
+  // Compaction may find the corrupt copies of objects also in DRAM too.
+  EXPECT_GE(cluster_->master().GetStats().ssd_corruptions, ssd_only.size());
+  EXPECT_LE(cluster_->master().GetStats().ssd_corruptions, with_ssd_copy);
   // Objects still in DRAM are untouched.
   Result<std::vector<std::byte>> newest = client_->Get(Key(39));
   ASSERT_TRUE(newest.ok());

@@ -9,15 +9,17 @@ namespace {
 
 ClientId NewClientId() {
   std::random_device rd;
-  return absl::StrFormat("client-%016x%016x",
-                         (uint64_t{rd()} << 32) | rd(),
+  return absl::StrFormat("client-%016x%016x", (uint64_t{rd()} << 32) | rd(),
                          (uint64_t{rd()} << 32) | rd());
 }
 
 }  // namespace
 
 StoreClient::StoreClient(MasterApi* master, Transport* transport)
-    : master_(master), transport_(transport), id_(NewClientId()) {}
+    : master_(master),
+      transport_(transport),
+      id_(NewClientId()),
+      leases_(master) {}
 
 StoreClient::StoreClient(std::unique_ptr<MasterApi> master,
                          std::unique_ptr<Transport> transport)
@@ -25,7 +27,8 @@ StoreClient::StoreClient(std::unique_ptr<MasterApi> master,
       owned_transport_(std::move(transport)),
       master_(owned_master_.get()),
       transport_(owned_transport_.get()),
-      id_(NewClientId()) {}
+      id_(NewClientId()),
+      leases_(master_) {}
 
 Result<std::shared_ptr<const StoreClient::Endpoint>> StoreClient::EndpointOf(
     NodeId node) {
@@ -162,6 +165,18 @@ void StoreClient::ReadAll(std::span<PlannedRead> reads) {
   }
 }
 
+void StoreClient::ReleaseLeases(std::span<const std::string> keys,
+                                std::span<const Result<ObjectReplicas>> lists) {
+  std::vector<LeaseRelease> releases;
+  releases.reserve(lists.size());
+  for (size_t i = 0; i < lists.size(); ++i) {
+    if (lists[i].ok() && lists[i]->lease_id != 0) {
+      releases.push_back({keys[i], lists[i]->lease_id});
+    }
+  }
+  leases_.Release(std::move(releases));
+}
+
 std::vector<Result<uint64_t>> StoreClient::GetIntoBatch(
     std::span<const GetIntoItem> items) {
   std::vector<std::string> keys;
@@ -187,10 +202,12 @@ std::vector<Result<uint64_t>> StoreClient::GetIntoBatch(
       continue;
     }
     out.emplace_back(size);
-    reads.push_back({items[i].key, &*lists[i], items[i].buffer.first(size), {}});
+    reads.push_back(
+        {items[i].key, &*lists[i], items[i].buffer.first(size), {}});
     read_item.push_back(i);
   }
   ReadAll(reads);
+  ReleaseLeases(keys, lists);
   for (size_t r = 0; r < reads.size(); ++r) {
     if (!reads[r].status.ok()) out[read_item[r]] = reads[r].status;
   }
@@ -210,6 +227,7 @@ std::vector<Result<std::vector<std::byte>>> StoreClient::GetBatch(
     read_item.push_back(i);
   }
   ReadAll(reads);
+  ReleaseLeases(keys, lists);
   std::vector<Result<std::vector<std::byte>>> out;
   out.reserve(keys.size());
   size_t r = 0;

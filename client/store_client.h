@@ -4,7 +4,9 @@
 // Transport. Puts reserve space with PutStart, write straight into the
 // node's segment and publish with PutEnd (or revoke on a failed write).
 // Gets ask for replicas (DRAM first), read the first that works, and fall
-// back to the next replica when a node is unreachable.
+// back to the next replica when a node is unreachable; once the copies are
+// done their leases are released (asynchronously, in batches), so the
+// master may evict or move the object right away.
 //
 // Thread safety: thread-safe; node endpoints are cached under a mutex.
 
@@ -13,6 +15,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "client/lease_releaser.h"
 #include "core/master_api.h"
 #include "core/mutex.h"
 #include "mooncake_tier/client.h"
@@ -62,6 +65,9 @@ class StoreClient final : public Client {
   void Forget(NodeId node);
   // Reads every planned item, trying each replica in order.
   void ReadAll(std::span<PlannedRead> reads);
+  // The reads of `lists` are done: their leases may end.
+  void ReleaseLeases(std::span<const std::string> keys,
+                     std::span<const Result<ObjectReplicas>> lists);
 
   // Set when the client owns them; declared first so they outlive use.
   const std::unique_ptr<MasterApi> owned_master_;
@@ -69,6 +75,8 @@ class StoreClient final : public Client {
   MasterApi* const master_;
   Transport* const transport_;
   const ClientId id_;
+  // Declared after master_: stopped (and flushed) before it goes.
+  LeaseReleaser leases_;
 
   Mutex mu_;
   absl::flat_hash_map<NodeId, std::shared_ptr<const Endpoint>> endpoints_

@@ -43,4 +43,19 @@ class ManualClock final : public Clock {
   std::atomic<int64_t> now_ns_;
 };
 
+// A wait until `until` on an engine clock, bounded by as much real time:
+// a wait on a test's ManualClock ends when the test advances it, or when
+// that much real time has passed, whichever comes first; on the system
+// clock both are the same moment.
+class RealDeadline {
+ public:
+  RealDeadline(TimePoint now, TimePoint until)
+      : end_(until <= now ? std::chrono::steady_clock::time_point::min()
+                          : std::chrono::steady_clock::now() + (until - now)) {}
+  bool passed() const { return std::chrono::steady_clock::now() >= end_; }
+
+ private:
+  const std::chrono::steady_clock::time_point end_;
+};
+
 }  // namespace mooncake_tier

@@ -12,6 +12,11 @@
 namespace mooncake_tier {
 namespace {
 
+// A put waiting for DRAM looks again at least this often (real time), even
+// when nothing woke it: the clock it reads its deadline from may be a
+// test's.
+constexpr Duration kPutWaitPoll = std::chrono::milliseconds(10);
+
 // Applies `one` to every element of a batch: the only batch loop.
 template <typename In, typename Fn>
 auto ForEachInBatch(std::span<const In> batch, Fn&& one) {
@@ -78,7 +83,53 @@ Status Master::SetPromotionOptions(const PromotionOptions& options) {
 }
 
 std::vector<Result<ReplicaDescriptor>> Master::PutStart(
-    std::span<const PutStartRequest> requests) {
+    std::span<const PutStartRequest> requests, TimePoint wait_until) {
+  std::vector<uint8_t> waiting(requests.size(), 0);
+  uint64_t seen = space_.generation();
+  std::vector<Result<ReplicaDescriptor>> out = PutStartPass(requests, waiting);
+  // Back-pressure: a put that found DRAM full and no clean victim waits,
+  // within its deadline, for writeback (or a reader, a task, another put)
+  // to free room, and tries again each time something may have.
+  const TimePoint started = clock_->Now();
+  const RealDeadline real_end(started, wait_until);
+  bool waited = false;
+  std::vector<size_t> pending;
+  std::vector<PutStartRequest> retry;
+  while (true) {
+    pending.clear();
+    for (size_t i = 0; i < waiting.size(); ++i) {
+      if (waiting[i]) pending.push_back(i);
+    }
+    if (pending.empty()) break;
+    const TimePoint now = clock_->Now();
+    if (now >= wait_until || real_end.passed() || !RoomMayCome()) break;
+    if (!waited) {
+      counters_.put_waits.fetch_add(pending.size(), std::memory_order_relaxed);
+      waited = true;
+    }
+    space_.WaitFor(seen, std::min<Duration>(kPutWaitPoll, wait_until - now));
+    seen = space_.generation();
+    retry.clear();
+    for (size_t i : pending) retry.push_back(requests[i]);
+    std::vector<uint8_t> still(retry.size(), 0);
+    std::vector<Result<ReplicaDescriptor>> again = PutStartPass(retry, still);
+    for (size_t j = 0; j < pending.size(); ++j) {
+      out[pending[j]] = std::move(again[j]);
+      waiting[pending[j]] = still[j];
+      if (!still[j]) RecordPutWait(clock_->Now() - started);
+    }
+  }
+  const Duration waited_for = waited ? clock_->Now() - started : Duration{};
+  for (size_t i : pending) {
+    if (waited) RecordPutWait(waited_for);
+    out[i] = NoRoomStatus(requests[i].size, waited_for);
+    CountPutRefused(out[i].status());
+  }
+  return out;
+}
+
+std::vector<Result<ReplicaDescriptor>> Master::PutStartPass(
+    std::span<const PutStartRequest> requests, std::vector<uint8_t>& waiting) {
   std::vector<Result<ReplicaDescriptor>> out;
   out.reserve(requests.size());
   // Members of one group next to each other (the usual batch: a block's
@@ -86,7 +137,9 @@ std::vector<Result<ReplicaDescriptor>> Master::PutStart(
   for (size_t first = 0; first < requests.size();) {
     const std::optional<GroupSpec>& group = requests[first].options.group;
     if (!group) {
-      out.push_back(PutStartOne(requests[first++]));
+      bool no_room = false;
+      out.push_back(PutStartOne(requests[first], &no_room));
+      waiting[first++] = no_room;
       continue;
     }
     size_t end = first + 1;
@@ -94,10 +147,24 @@ std::vector<Result<ReplicaDescriptor>> Master::PutStart(
            requests[end].options.group->group_id == group->group_id) {
       ++end;
     }
-    PutStartGroupRun(requests.subspan(first, end - first), out);
+    PutStartGroupRun(requests.subspan(first, end - first), out,
+                     std::span<uint8_t>(waiting).subspan(first, end - first));
     first = end;
   }
   return out;
+}
+
+void Master::RecordPutWait(Duration waited) {
+  const auto us =
+      std::chrono::duration_cast<std::chrono::microseconds>(waited).count();
+  counters_.put_wait_us.fetch_add(
+      static_cast<uint64_t>(std::max<int64_t>(us, 0)),
+      std::memory_order_relaxed);
+  size_t bucket = 0;
+  while (bucket < kPutWaitBounds.size() && waited > kPutWaitBounds[bucket]) {
+    ++bucket;
+  }
+  counters_.put_wait_buckets[bucket].fetch_add(1, std::memory_order_relaxed);
 }
 
 std::vector<Status> Master::PutEnd(const ClientId& client,
@@ -183,7 +250,8 @@ void Master::CountPutRefused(const Status& refused) {
       .fetch_add(1, std::memory_order_relaxed);
 }
 
-Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
+Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request,
+                                              bool* no_room) {
   if (Status valid = ValidatePutStart(request); !valid.ok()) {
     CountPutRefused(valid);
     return valid;
@@ -191,35 +259,40 @@ Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request) {
   const HashedKey key(request.key);
   Result<ReplicaDescriptor> placed =
       PutStartObject(request, key, clock_->Now());
-  // One retry after making room: a full store evicts rather than refuses.
-  // No lock is held across the eviction round.
-  if (!placed.ok() && placed.status().reason() == ErrorReason::kNoSpace) {
-    EvictMemory(request.size);
+  // A full tier drops clean victims at once and places again; no lock is
+  // held meanwhile.
+  if (!placed.ok() && placed.status().reason() == ErrorReason::kNoSpace &&
+      MakeRoom(request.size)) {
     placed = PutStartObject(request, key, clock_->Now());
+  }
+  if (!placed.ok() && placed.status().reason() == ErrorReason::kNoSpace) {
+    *no_room = true;  // counted when the caller gives up waiting
+    return placed;
   }
   CountPutStart(placed);
   return placed;
 }
 
 void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
-                              std::vector<Result<ReplicaDescriptor>>& out) {
+                              std::vector<Result<ReplicaDescriptor>>& out,
+                              std::span<uint8_t> no_room) {
   // Every request of the run carries the same group id: checked and hashed
   // once for all of them.
   const std::string& group_id = run.front().options.group->group_id;
   const Status id_valid = ValidateGroupId(group_id);
   const HashedKey id(group_id);
   GroupTable::Shard& gshard = groups_.ShardFor(id);
-  // As PutStartOne, one retry after making room, and no lock held across
-  // the eviction round: the run leaves the group stripe for it and comes
-  // back to the member that asked for it.
-  bool evicted = false;  // run[i] already had its eviction round
+  // As PutStartOne, room is made once for a member that finds none, and no
+  // lock is held meanwhile: the run leaves the group stripe for it and
+  // comes back to the member that asked.
+  bool tried_room = false;  // run[i] already had its try
   for (size_t i = 0; i < run.size();) {
-    uint64_t evict = 0;
+    uint64_t make_room = 0;
     {
       MutexLock group_lock(&gshard.mu);
       // One lookup for the run's members (one hash for stripe and lookup).
       auto group = gshard.groups.find(id.view(), id.hash);
-      for (; i < run.size(); ++i, evicted = false) {
+      for (; i < run.size(); ++i, tried_room = false) {
         // Checked here rather than before the lock: the checks take no
         // lock and cost less than keeping their answers.
         if (Status valid = ValidatePutStart(run[i], &id_valid); !valid.ok()) {
@@ -230,25 +303,31 @@ void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
         const HashedKey key(run[i].key);
         Result<ReplicaDescriptor> placed =
             PutStartMemberLocked(gshard, group, id, run[i], key, clock_->Now());
-        if (!evicted && !placed.ok() &&
-            placed.status().reason() == ErrorReason::kNoSpace) {
-          evict = run[i].size;
+        const bool full =
+            !placed.ok() && placed.status().reason() == ErrorReason::kNoSpace;
+        if (full && !tried_room) {
+          make_room = run[i].size;
           break;
         }
-        CountPutStart(placed);
+        if (full) {
+          no_room[i] = 1;  // counted when the caller gives up waiting
+        } else {
+          CountPutStart(placed);
+        }
         out.push_back(std::move(placed));
       }
     }
-    if (evict != 0) {
-      EvictMemory(evict);
-      evicted = true;
+    if (make_room != 0) {
+      MakeRoom(make_room);
+      tried_room = true;
     }
   }
 }
 
-Result<ReplicaDescriptor> Master::PutStartObject(
-    const PutStartRequest& request, const HashedKey& key, TimePoint now,
-    GroupRef group) {
+Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request,
+                                                 const HashedKey& key,
+                                                 TimePoint now,
+                                                 GroupRef group) {
   Shard& shard = objects_.ShardFor(key);
   MutexLock lock(&shard.mu);
   if (auto it = shard.objects.find(key.view(), key.hash);
@@ -260,7 +339,8 @@ Result<ReplicaDescriptor> Master::PutStartObject(
         meta.HasGroup(request.options.group)) {
       return staged->desc;  // the same client retrying the same put
     }
-    return Status(ErrorReason::kObjectExists, "key already stored or being put");
+    return Status(ErrorReason::kObjectExists,
+                  "key already stored or being put");
   }
   MT_ASSIGN_OR_RETURN(
       ReplicaDescriptor desc,
@@ -317,7 +397,8 @@ Status Master::CompletePut(const ClientId& client, const std::string& key,
   }
   if (config_.offload_mode == OffloadMode::kWriteThrough &&
       NodeHasSsd(staged->desc.node)) {
-    // Not queued (QUEUE_FULL, counted): the object stays in DRAM only.
+    // Written back at once. Not queued (QUEUE_FULL, counted): a memory
+    // round writes it back later, as every dirty unit under write_through.
     QueueOffloadLocked(shard, key, meta, *staged, OffloadIntent::kCopy)
         .status()
         .IgnoreError();
@@ -368,8 +449,8 @@ Status Master::RevokeStaged(const std::string& key,
     // The object outlives its put (it had another copy) but no longer
     // holds its index: it leaves the group's incarnation, so the group
     // completing never makes it readable.
-    meta.group = GroupRecord::Make(meta.group->group_id(),
-                                   meta.group->group_size());
+    meta.group =
+        GroupRecord::Make(meta.group->group_id(), meta.group->group_size());
   }
   (client == nullptr ? counters_.put_timed_out : counters_.put_revoked)
       .fetch_add(1, std::memory_order_relaxed);
@@ -433,9 +514,10 @@ Result<ObjectReplicas> Master::ReadReplicas(
                   "the object's put has not completed");
   }
   const TimePoint now = clock_->Now();
-  meta.lease_deadline = std::max(meta.lease_deadline, now + config_.lease_ttl);
+  GrantLeaseLocked(meta, now);
   meta.last_access = now;
   out.lease_deadline = meta.lease_deadline;
+  out.lease_id = meta.lease_id;
   const bool ssd_only = out.replicas.front().tier == Tier::kLocalDisk;
   (ssd_only ? counters_.get_local_disk_hit : counters_.get_memory_hit)
       .fetch_add(1, std::memory_order_relaxed);
@@ -443,6 +525,40 @@ Result<ObjectReplicas> Master::ReadReplicas(
     candidate->emplace(PromotionCandidate{key, meta.group_spec(), meta.size});
   }
   return out;
+}
+
+void Master::GrantLeaseLocked(ObjectMeta& meta, TimePoint now) {
+  if (meta.lease_deadline <= now) {
+    // A new lease period: readers of an ended one release nothing of it.
+    if (meta.leases > 0) {
+      counters_.leases_expired.fetch_add(1, std::memory_order_relaxed);
+    }
+    meta.leases = 0;
+    meta.lease_id = next_lease_id_.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+  if (meta.leases < UINT32_MAX) ++meta.leases;
+  meta.lease_deadline = std::max(meta.lease_deadline, now + config_.lease_ttl);
+}
+
+size_t Master::ReleaseLeases(std::span<const LeaseRelease> releases) {
+  size_t released = 0;
+  const TimePoint now = clock_->Now();
+  for (const LeaseRelease& release : releases) {
+    if (release.lease_id == 0) continue;
+    Shard& shard = objects_.ShardFor(release.key);
+    MutexLock lock(&shard.mu);
+    auto it = shard.objects.find(release.key);
+    if (it == shard.objects.end()) continue;
+    ObjectMeta& meta = it->second;
+    if (meta.lease_id != release.lease_id || !meta.Leased(now)) continue;
+    if (--meta.leases == 0) meta.lease_deadline = now;  // the period ends
+    ++released;
+  }
+  if (released > 0) {
+    counters_.leases_released.fetch_add(released, std::memory_order_relaxed);
+    space_.Notify();  // a leased victim may be evictable now
+  }
+  return released;
 }
 
 Result<ExistsInfo> Master::ExistsOne(const std::string& key) {
@@ -521,6 +637,7 @@ void Master::ReleaseReplicaLocked(Shard& shard, const std::string& key,
       detached_.Add(replica);  // freed at the last unpin
     } else {
       nodes_.FreeMemory(d.node, d.offset, d.size);
+      space_.Notify();
     }
     return;
   }

@@ -31,6 +31,7 @@
 #include "absl/functional/function_ref.h"
 #include "core/clock.h"
 #include "core/detached_replicas.h"
+#include "core/dram_pressure.h"
 #include "core/eviction_planner.h"
 #include "core/group_table.h"
 #include "core/master_config.h"
@@ -39,6 +40,7 @@
 #include "core/object_table.h"
 #include "core/promotion_gate.h"
 #include "core/runtime_knobs.h"
+#include "core/space_signal.h"
 #include "core/task_table.h"
 #include "core/types.h"
 #include "mooncake_tier/status.h"
@@ -57,8 +59,18 @@ struct PutStartRequest {
 struct ObjectReplicas {
   uint64_t size = 0;
   std::vector<ReplicaDescriptor> replicas;
+  // The lease protects the replicas from eviction and non-forced removal
+  // until the reader releases it (Master::ReleaseLeases, naming lease_id)
+  // or until lease_deadline, whichever comes first.
   TimePoint lease_deadline;
+  uint64_t lease_id = 0;
   std::optional<GroupSpec> group;
+};
+
+// A reader is done with the replicas a GetReplicaList gave it.
+struct LeaseRelease {
+  std::string key;
+  uint64_t lease_id = 0;  // ObjectReplicas::lease_id
 };
 
 // A full view of one object for operators (admin API), no lease granted.
@@ -67,6 +79,7 @@ struct ObjectDescription {
   std::vector<Replica> replicas;
   std::optional<GroupSpec> group;
   TimePoint lease_deadline;
+  uint32_t leases = 0;  // readers holding a lease now
   TimePoint last_access;
   bool hard_pin = false;
 };
@@ -79,8 +92,8 @@ struct GroupDescription {
   struct Member {
     uint32_t index = 0;
     std::string key;
-    bool present = false;      // its put completed
-    std::vector<Tier> tiers;   // complete replicas, DRAM first
+    bool present = false;     // its put completed
+    std::vector<Tier> tiers;  // complete replicas, DRAM first
   };
   std::vector<Member> members;
 };
@@ -98,8 +111,20 @@ struct ForcedEviction {
   std::vector<TaskId> offloads;  // offloads queued first (offload on)
 };
 
-// What a node gets back from a heartbeat.
-struct HeartbeatReply {
+// One node's DRAM as the last memory round saw it, and its reserve now.
+struct NodeMemoryView {
+  NodeId node = kNoNode;
+  MemoryBreakdown bytes;
+  uint64_t reserve_bytes = 0;  // clean units a put may drop at once
+  size_t reserve_units = 0;
+  OffloadBytes offload;  // offload tasks queued or in flight
+};
+
+struct MemoryRound;
+enum class DramUse : uint8_t;
+
+// Work handed to a node (Master::PullTasks).
+struct NodeTasks {
   std::vector<Task> offloads;
   std::vector<std::string> ssd_deletes;  // apply before the tasks
   std::vector<Task> promotions;
@@ -113,6 +138,11 @@ class Master {
   Master(MasterConfig config, const Clock* clock);
   Master(const Master&) = delete;
   Master& operator=(const Master&) = delete;
+
+  // The clock every deadline of this master is read from.
+  const Clock* clock() const { return clock_; }
+  // How long a put may wait for room (MasterConfig::put_wait_timeout).
+  Duration put_wait_timeout() const { return config_.put_wait_timeout; }
 
   // The effective configuration: the start values, with the run-time
   // knobs and the promotion options as they are now. A copy.
@@ -141,10 +171,19 @@ class Master {
   // Reserves DRAM for each object and records a processing replica.
   // INVALID_KEY / INVALID_SIZE / INVALID_GROUP for bad input, OBJECT_EXISTS
   // for a key already stored (idempotent for the same client's identical
-  // in-flight put), NO_SPACE when no node can hold it even after eviction.
-  // Consecutive requests of one group are put in one visit of its stripe.
+  // in-flight put). Consecutive requests of one group are put in one visit
+  // of its stripe.
+  // DRAM full: a put drops clean victims (DRAM copies also on SSD) at once;
+  // when there are none it waits, until `wait_until` at the latest, for
+  // writeback (or a reader, a task, another put) to free room, and is
+  // NO_SPACE after that, with a message saying what holds the DRAM. It is
+  // NO_SPACE at once when nothing could ever free room (the object is
+  // larger than any segment; all DRAM hard-pinned or in filling groups).
+  // Blocks the calling thread while it waits (never holding a lock), and
+  // never longer in real time than `wait_until` is ahead of clock().
   std::vector<Result<ReplicaDescriptor>> PutStart(
-      std::span<const PutStartRequest> requests);
+      std::span<const PutStartRequest> requests,
+      TimePoint wait_until = TimePoint::min());
   // Makes each object visible. OBJECT_NOT_FOUND when no put is in flight
   // (revoked or timed out); OK again for an already completed put.
   std::vector<Status> PutEnd(const ClientId& client,
@@ -152,10 +191,16 @@ class Master {
   // Abandons puts in flight and frees their space.
   std::vector<Status> PutRevoke(const ClientId& client,
                                 std::span<const std::string> keys);
-  // Complete replicas, MEMORY first; grants a lease of config().lease_ttl.
+  // Complete replicas, MEMORY first; grants a lease that lasts until the
+  // reader releases it (ReleaseLeases) or config().lease_ttl passes.
   // OBJECT_NOT_FOUND when absent, OBJECT_NOT_READY while only processing.
   std::vector<Result<ObjectReplicas>> GetReplicaList(
       std::span<const std::string> keys);
+  // Readers are done copying: each ends its share of the lease it was
+  // granted. A release whose lease already ended (expired, or another
+  // period's id), or of an object gone since, changes nothing. Returns the
+  // releases that ended a reader's share.
+  size_t ReleaseLeases(std::span<const LeaseRelease> releases);
   // Existence probes: never grant leases nor count as accesses.
   std::vector<Result<ExistsInfo>> Exists(std::span<const std::string> keys);
   // OBJECT_LEASED while a reader holds a lease (unless forced), OBJECT_BUSY
@@ -178,12 +223,31 @@ class Master {
   // rebuilds the objects of its SSD inventory.
   Result<NodeId> RegisterNode(const NodeSpec& spec,
                               std::span<const SsdInventoryEntry> inventory);
-  // Records liveness and hands out at most `max_tasks` offload tasks (and
-  // never more than config().offload_max_per_heartbeat) plus SSD deletions.
-  // NODE_NOT_FOUND when the node must register again.
-  Result<HeartbeatReply> Heartbeat(NodeId node, uint32_t max_tasks = UINT32_MAX);
+  // Records liveness and what the node says of its SSD store (from then
+  // on the SSD capacity eviction counts with; a store that refused writes
+  // for room since its last report pauses offloads to it, see
+  // NotifyOffloadFailure). Never waits for work or I/O. NODE_NOT_FOUND when
+  // the node must register again.
+  Status Heartbeat(NodeId node, const std::optional<SsdReport>& ssd = {});
+  // The node's work, as it is made (and, like Heartbeat, a sign of life):
+  // its SSD deletions (apply them before
+  // the tasks), then at most `max_tasks` offload tasks (and no more than
+  // offload_max_per_heartbeat) and promotion tasks, oldest first; they
+  // become dispatched. With nothing queued, waits for work until
+  // `wait_until` at most (a long poll; the default returns at once; never
+  // longer in real time than that is ahead of clock()), so a
+  // node that asks again as it finishes gets tasks as fast as its SSD
+  // takes them. NODE_NOT_FOUND when the node must register again.
+  Result<NodeTasks> PullTasks(NodeId node, uint32_t max_tasks = UINT32_MAX,
+                              TimePoint wait_until = TimePoint::min());
+  // Ends the node's waiting PullTasks now (with no tasks): it is stopping.
+  void InterruptPull(NodeId node);
   // The SSD copy of an offload task is durable: add the local_disk replica.
   Status NotifyOffloadSuccess(NodeId node, TaskId task);
+  // The offload did not land; its object stays in DRAM as it was. NO_SPACE
+  // (the node's SSD full) pauses offloads to that node, 0.5 s doubling up
+  // to 30 s while they keep failing, and SSD eviction there makes room
+  // meanwhile: offloads back off instead of failing in a loop.
   Status NotifyOffloadFailure(NodeId node, TaskId task, const Status& cause);
   // SSD records a node found corrupt: their local_disk replicas are dropped.
   void ReportSsdCorruption(NodeId node, std::span<const std::string> keys);
@@ -276,9 +340,21 @@ class Master {
   size_t ExpireNodes();       // returns nodes declared dead
   size_t ReapStalledPuts();   // returns puts freed
   size_t ReapOffloadTasks();  // returns tasks reaped
-  // Evicts DRAM when over the high watermark (or when `need_free` more
-  // bytes are wanted). Returns bytes freed or scheduled to be freed.
+  // A memory round that only evicts, per node: a node over the high
+  // watermark (or, for the node that can free most at once, `need_free`
+  // bytes more) frees down to high - ratio, least recently used first.
+  // Clean units go now; dirty ones are offloaded first under offload.
+  // Refreshes every node's clean reserve. Returns bytes freed or scheduled
+  // to be freed.
   uint64_t EvictMemory(uint64_t need_free = 0);
+  // A memory round that only writes back: per node, while the bytes of
+  // units without a whole SSD copy are above writeback_watermark x DRAM
+  // (0 under write_through), the coldest are written to SSD (copies: they
+  // stay in DRAM, clean), whole groups at a time, as far as the node's
+  // offload queue takes them. Returns the bytes queued.
+  uint64_t WriteBack();
+  // Every node's DRAM as the last memory round saw it.
+  std::vector<NodeMemoryView> MemoryByNode() const;
   uint64_t EvictSsd();  // per node; returns bytes dropped
   // Expires groups filling past group_fill_timeout (removing their
   // members) and collects groups broken or expired for group_broken_ttl
@@ -301,19 +377,28 @@ class Master {
   // Book a put start's outcome in the counters.
   void CountPutStart(const Result<ReplicaDescriptor>& placed);
   void CountPutRefused(const Status& refused);
-  // A put of an object that is no group member.
-  Result<ReplicaDescriptor> PutStartOne(const PutStartRequest& request);
+  // One try at every request, in order; sets waiting[i] for a request that
+  // found no room (its result is then a NO_SPACE not yet counted).
+  std::vector<Result<ReplicaDescriptor>> PutStartPass(
+      std::span<const PutStartRequest> requests, std::vector<uint8_t>& waiting);
+  void RecordPutWait(Duration waited);
+  // A put of an object that is no group member. *no_room: it found no
+  // room even after MakeRoom.
+  Result<ReplicaDescriptor> PutStartOne(const PutStartRequest& request,
+                                        bool* no_room);
   // Consecutive members of one group (`run`, all carrying the same group
   // id), appended to `out` in order: one visit of the group stripe for the
-  // run, left only for an eviction round when a member finds no space.
+  // run, left only for MakeRoom when a member finds no space. no_room[i]
+  // as PutStartOne's.
   void PutStartGroupRun(std::span<const PutStartRequest> run,
-                        std::vector<Result<ReplicaDescriptor>>& out);
+                        std::vector<Result<ReplicaDescriptor>>& out,
+                        std::span<uint8_t> no_room);
   // The object half of a put start: NO_SPACE without evicting. `key` is
   // request.key with its hash; `now` the time of the call; `group` the
   // record of the group the member joins (null: not a member).
-  Result<ReplicaDescriptor> PutStartObject(
-      const PutStartRequest& request, const HashedKey& key, TimePoint now,
-      GroupRef group = nullptr);
+  Result<ReplicaDescriptor> PutStartObject(const PutStartRequest& request,
+                                           const HashedKey& key, TimePoint now,
+                                           GroupRef group = nullptr);
   // Reserves the member's index, then starts the object. `id` is the
   // request's group id with its hash. `group` is gshard.groups.find(id),
   // looked up once for a run of members: the call keeps it so (it points
@@ -378,6 +463,9 @@ class Master {
   void LoseMembers(const std::vector<std::pair<GroupSpec, std::string>>& lost,
                    BreakCause cause);
   Result<ObjectReplicas> GetReplicaListOne(const std::string& key);
+  // A reader's share of the object's lease (a new lease period if the
+  // last one ended).
+  void GrantLeaseLocked(ObjectMeta& meta, TimePoint now);
   // A read found `key` (or its group) only on SSD.
   struct PromotionCandidate {
     std::string key;
@@ -440,8 +528,8 @@ class Master {
   // (The analysis cannot map the stripe onto the callback's parameter; the
   // callbacks declare the requirement themselves.)
   template <typename Fn>
-  Status WithCompletedOffload(NodeId node, TaskId id, Fn&& fn)
-      ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  Status WithCompletedOffload(NodeId node, TaskId id,
+                              Fn&& fn) ABSL_NO_THREAD_SAFETY_ANALYSIS;
 
   bool MemoryEvictable(const ObjectMeta& meta, TimePoint now) const;
   // Frees (or schedules the freeing of) an object's DRAM copy. Returns the
@@ -453,6 +541,13 @@ class Master {
   uint64_t DropMemoryCopyLocked(Shard& shard, ObjectMap::iterator it)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   uint64_t EvictSsdOf(NodeId node, TierUsage usage);
+  // Offloads to the node of `memory` (a DRAM replica) wait: its SSD is full.
+  bool OffloadsPausedFor(NodeId node) const {
+    return nodes_.OffloadsPaused(node, clock_->Now());
+  }
+  // Whether a member without an SSD copy sits on a node whose offloads
+  // wait. REQUIRES: the group's stripe is held.
+  bool GroupOffloadPausedLocked(const GroupMeta& group);
 
   // ---- Groups as eviction units (master_group_eviction.cc) ----
   struct GroupUnit {
@@ -462,11 +557,25 @@ class Master {
     TimePoint last_access;
     bool all_on_disk = true;
     bool all_in_memory = true;
+    // Why it is not evictable (any member).
+    bool filling = false;
+    bool hard_pinned = false;
+    bool in_flight = false;  // a put of a member in flight
+    bool pinned = false;     // a member's replica pinned by a task
+    bool leased = false;
+    // With memory_view: complete DRAM bytes per node, processing DRAM
+    // (puts, staged promotions) per node, and the nodes holding the DRAM
+    // copies of members without an SSD copy.
+    using PerNode = absl::InlinedVector<std::pair<NodeId, uint64_t>, 2>;
+    PerNode memory_bytes;
+    PerNode staged_bytes;
+    absl::InlinedVector<NodeId, 4> unwritten_nodes;
   };
   // What evicting `group` from `tier` (for local_disk: on `node`) means.
-  // REQUIRES: the group's stripe is held.
+  // With `memory_view`, also filling groups, and where the DRAM copies are
+  // (the memory round's view). REQUIRES: the group's stripe is held.
   GroupUnit InspectGroupLocked(const GroupMeta& group, Tier tier, NodeId node,
-                               TimePoint now);
+                               TimePoint now, bool memory_view = false);
   // Pass 1: every evictable group as one candidate.
   void PlanGroups(EvictionPlanner& planner, Tier tier, NodeId node);
   // Pass 2: evicts groups not used after `cutoff` until `need` bytes.
@@ -480,7 +589,8 @@ class Master {
   // eviction, their ids go to *queued, and the first that cannot be queued
   // is returned in *failed (the others stay queued: their copies are
   // harmless and a retry queues only what is missing).
-  bool QueueGroupOffloadLocked(GroupMeta& group, bool forced = false,
+  bool QueueGroupOffloadLocked(GroupMeta& group, OffloadIntent intent,
+                               bool forced = false,
                                std::vector<TaskId>* queued = nullptr,
                                Status* failed = nullptr);
   void CountEviction(Tier tier, uint64_t bytes);
@@ -546,9 +656,9 @@ class Master {
       // Most changes (a member of a complete group, a retried put) change
       // nothing here: no atomic write for them.
       if (after == before_) return;
-      total_->fetch_add(static_cast<int64_t>(after) -
-                            static_cast<int64_t>(before_),
-                        std::memory_order_relaxed);
+      total_->fetch_add(
+          static_cast<int64_t>(after) - static_cast<int64_t>(before_),
+          std::memory_order_relaxed);
     }
     void Dropped() { group_ = nullptr; }
     FillingDelta(const FillingDelta&) = delete;
@@ -559,6 +669,43 @@ class Master {
     const GroupMeta* group_;
     const uint64_t before_;
   };
+
+  // ---- The DRAM tier as a pipeline (master_tiering.cc) ----
+  // One memory round: eviction, writeback and the reserves, per node, as
+  // `round` says. RunMemoryRound takes eviction_mu_ (one round at a time).
+  void RunMemoryRound(MemoryRound& round);
+  void RunMemoryRoundLocked(MemoryRound& round)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(eviction_mu_);
+  void PlanObjectsForMemory(MemoryRound& round, TimePoint now);
+  void PlanGroupsForMemory(MemoryRound& round, TimePoint now);
+  void DecideMemoryRound(MemoryRound& round);
+  void ActOnObjectsForMemory(MemoryRound& round, TimePoint now);
+  void ActOnGroupsForMemory(MemoryRound& round, TimePoint now);
+  // How the complete DRAM copy `memory` of `meta` (not a group member) is
+  // held; *unwritten when writeback may take it.
+  DramUse ClassifyMemory(const ObjectMeta& meta, const Replica& memory,
+                         bool node_has_ssd, TimePoint now,
+                         bool* unwritten) const;
+  // The same for a group (InspectGroupLocked with memory_view).
+  // `offloadable`: every member without an SSD copy is on a node with one.
+  DramUse ClassifyGroupMemory(const GroupUnit& unit, bool offloadable,
+                              bool* unwritten) const;
+  bool GroupOffloadable(const GroupUnit& unit, const MemoryRound& round) const;
+  // A put found no DRAM: drops reserved clean units (whole groups) of the
+  // node with the largest reserve until `size` contiguous bytes are free
+  // there; with every reserve empty, runs a round itself (at most every
+  // 20 ms) and tries once more. True when it freed anything. REQUIRES: no
+  // lock held.
+  bool MakeRoom(uint64_t size);
+  bool KickMemoryRound(uint64_t size);
+  // Drops `entry`'s DRAM copies if it is still a clean, evictable unit on
+  // `node` not read since the round saw it. Returns the bytes freed.
+  uint64_t DropReserved(NodeId node, const ReserveEntry& entry);
+  // Whether anything in DRAM may yet turn free (as the last round saw it).
+  bool RoomMayCome() const;
+  // NO_SPACE for a put of `size` bytes, saying what holds each node's DRAM.
+  Status NoRoomStatus(uint64_t size, Duration waited) const;
+  bool Offloads() const { return config_.offload_mode != OffloadMode::kOff; }
 
   ReplicaId NextReplicaId() { return next_replica_id_.fetch_add(1) + 1; }
   bool NodeHasSsd(NodeId node) const;
@@ -571,6 +718,11 @@ class Master {
   // its last offload lands: with every member on SSD and none leased or
   // pinned, the DRAM copies go together.
   void FinishForcedGroupEviction(const std::string& group_id);
+
+  // How long offloads to a node whose SSD refused a write for room wait,
+  // at first and at most (doubling while it keeps refusing).
+  static constexpr Duration kOffloadPause = std::chrono::milliseconds(500);
+  static constexpr Duration kMaxOffloadPause = std::chrono::seconds(30);
 
   // Start-time configuration. Its run-time knobs (RuntimeConfigChange) and
   // promotion options are the start values only: read knobs_ and
@@ -591,8 +743,13 @@ class Master {
   // taken before any stripe lock.
   Mutex eviction_mu_;
   std::atomic<ReplicaId> next_replica_id_{0};
-  // DRAM bytes that queued drop-source offloads will free when they land.
-  std::atomic<uint64_t> pending_offload_drop_bytes_{0};
+  std::atomic<uint64_t> next_lease_id_{0};
+  // What the last memory round saw per node, and the clean reserves.
+  DramPressure pressure_;
+  // When the last memory round ran (the clock's nanoseconds; 0: never).
+  std::atomic<int64_t> last_memory_round_ns_{0};
+  // Wakes puts waiting for DRAM.
+  SpaceSignal space_;
   PromotionGate promotion_;
   // DRAM held by groups still filling (sum of FillingDramBytes()).
   std::atomic<int64_t> filling_group_bytes_{0};

@@ -29,6 +29,9 @@ class MasterApi {
                                         std::span<const std::string> keys) = 0;
   virtual std::vector<Result<ObjectReplicas>> GetReplicaList(
       std::span<const std::string> keys) = 0;
+  // Readers done copying (Master::ReleaseLeases). A failed call only means
+  // the leases end at their expiry instead.
+  virtual Status ReleaseLeases(std::span<const LeaseRelease> releases) = 0;
   virtual std::vector<Result<ExistsInfo>> Exists(
       std::span<const std::string> keys) = 0;
   virtual std::vector<Status> Remove(std::span<const std::string> keys,
@@ -44,9 +47,11 @@ class MasterApi {
 class LocalMasterApi final : public MasterApi {
  public:
   explicit LocalMasterApi(Master* master) : master_(master) {}
+  // Waits for room as the master's put_wait_timeout says.
   std::vector<Result<ReplicaDescriptor>> PutStart(
       std::span<const PutStartRequest> requests) override {
-    return master_->PutStart(requests);
+    return master_->PutStart(
+        requests, master_->clock()->Now() + master_->put_wait_timeout());
   }
   std::vector<Status> PutEnd(const ClientId& client,
                              std::span<const std::string> keys) override {
@@ -59,6 +64,10 @@ class LocalMasterApi final : public MasterApi {
   std::vector<Result<ObjectReplicas>> GetReplicaList(
       std::span<const std::string> keys) override {
     return master_->GetReplicaList(keys);
+  }
+  Status ReleaseLeases(std::span<const LeaseRelease> releases) override {
+    master_->ReleaseLeases(releases);
+    return Status::Ok();
   }
   std::vector<Result<ExistsInfo>> Exists(
       std::span<const std::string> keys) override {

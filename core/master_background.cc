@@ -5,23 +5,9 @@
 
 #include "core/eviction_planner.h"
 #include "core/master.h"
+#include "core/memory_round.h"
 
 namespace mooncake_tier {
-namespace {
-
-// Bytes to free so that `usage` drops to (high - ratio) of capacity; 0 while
-// below the high watermark and nothing extra is wanted.
-uint64_t BytesOverTarget(TierUsage usage, double high, double ratio,
-                         uint64_t extra) {
-  if (usage.capacity == 0) return 0;
-  const double cap = static_cast<double>(usage.capacity);
-  if (extra == 0 && static_cast<double>(usage.used) < high * cap) return 0;
-  const auto target = static_cast<uint64_t>(std::floor((high - ratio) * cap));
-  const uint64_t want = usage.used + extra;
-  return want > target ? want - target : 0;
-}
-
-}  // namespace
 
 void Master::Tick() {
   ExpireNodes();
@@ -29,7 +15,10 @@ void Master::Tick() {
   ReapOffloadTasks();
   ReapPromotionTasks();
   SweepGroups();
-  EvictMemory();
+  MemoryRound round;
+  round.evict = true;
+  round.write_back = true;
+  RunMemoryRound(round);
   EvictSsd();
   PromoteProactively();
 }
@@ -64,57 +53,14 @@ bool Master::MemoryEvictable(const ObjectMeta& meta, TimePoint now) const {
          !meta.PutInFlight() && !meta.AnyPinned() && !meta.Leased(now);
 }
 
-uint64_t Master::EvictMemory(uint64_t need_free) {
-  MutexLock round(&eviction_mu_);
-  TierUsage usage = nodes_.MemoryUsage();
-  // DRAM that queued offloads will free anyway does not count as used.
-  const uint64_t pending = pending_offload_drop_bytes_.load();
-  usage.used -= std::min(usage.used, pending);
-  const RuntimeKnobs::Watermarks marks = knobs_.memory();
-  const uint64_t need =
-      BytesOverTarget(usage, marks.high, marks.ratio, need_free);
-  if (need == 0) return 0;
-
-  const TimePoint now = clock_->Now();
-  EvictionPlanner planner;
-  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
-    Shard& shard = objects_.shard(s);
-    MutexLock lock(&shard.mu);
-    for (const auto& [key, meta] : shard.objects) {
-      if (!meta.group && MemoryEvictable(meta, now)) {
-        planner.Add(meta.last_access, meta.size);
-      }
-    }
-  }
-  PlanGroups(planner, Tier::kMemory, kNoNode);
-  const TimePoint cutoff = planner.Cutoff(need);
-
-  uint64_t freed = 0;
-  for (uint32_t s = 0; s < objects_.shard_count() && freed < need; ++s) {
-    Shard& shard = objects_.shard(s);
-    MutexLock lock(&shard.mu);
-    for (auto it = shard.objects.begin();
-         it != shard.objects.end() && freed < need;) {
-      auto current = it++;
-      const ObjectMeta& meta = current->second;
-      if (meta.group || meta.last_access > cutoff ||
-          !MemoryEvictable(meta, now)) {
-        continue;
-      }
-      freed += EvictMemoryLocked(shard, current);
-    }
-  }
-  if (freed < need) freed += EvictGroups(Tier::kMemory, kNoNode, cutoff, need - freed);
-  return freed;
-}
-
 uint64_t Master::EvictMemoryLocked(Shard& shard, ObjectMap::iterator it) {
   ObjectMeta& meta = it->second;
   Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
   if (memory == nullptr) return 0;
-  if (config_.offload_mode == OffloadMode::kOnEvict &&
-      !meta.HasComplete(Tier::kLocalDisk) && NodeHasSsd(memory->desc.node)) {
-    // Write to SSD first; the DRAM copy goes when the node reports success.
+  if (Offloads() && !meta.HasComplete(Tier::kLocalDisk) &&
+      NodeHasSsd(memory->desc.node)) {
+    // Write to SSD first; the DRAM copy goes when the node reports success
+    // (under write_through too: this object's own offload failed).
     const bool queued = QueueOffloadLocked(shard, it->first, meta, *memory,
                                            OffloadIntent::kMove)
                             .ok();
@@ -145,14 +91,27 @@ uint64_t Master::EvictSsd() {
   uint64_t dropped = 0;
   for (const NodeView& node : nodes_.List()) {
     if (node.state == NodeState::kDead) continue;
-    dropped += EvictSsdOf(node.id, nodes_.SsdUsageOf(node.id));
+    TierUsage usage = nodes_.SsdUsageOf(node.id);
+    // Offloads on their way there land on it: room for them is made ahead,
+    // so that no writeback fails for a full SSD.
+    usage.used += tasks_.OffloadBytesOf(node.id).all;
+    dropped += EvictSsdOf(node.id, usage);
   }
   return dropped;
 }
 
 uint64_t Master::EvictSsdOf(NodeId node, TierUsage usage) {
   const RuntimeKnobs::Watermarks marks = knobs_.ssd();
-  const uint64_t need = BytesOverTarget(usage, marks.high, marks.ratio, 0);
+  // A node whose SSD refused writes for room is fuller than its objects
+  // count (records deleted but not yet compacted away): once per refusal it
+  // frees a ratio's worth beyond its watermark, which gives its compaction
+  // whole files to reclaim.
+  const uint64_t extra =
+      nodes_.TakeSsdRoomOwed(node)
+          ? static_cast<uint64_t>(marks.ratio *
+                                  static_cast<double>(usage.capacity))
+          : 0;
+  const uint64_t need = BytesOverTarget(usage, marks.high, marks.ratio, extra);
   if (need == 0) return 0;
   const TimePoint now = clock_->Now();
   const auto evictable = [&](ObjectMeta& meta) -> Replica* {

@@ -15,6 +15,10 @@ std::string MasterConfig::Validate() const {
       eviction_ratio >= eviction_high_watermark) {
     return "need 0 < eviction_ratio < eviction_high_watermark <= 1";
   }
+  if (!(writeback_watermark >= 0.0 && writeback_watermark <= 1.0)) {
+    return "need 0 <= writeback_watermark <= 1";
+  }
+  if (put_wait_timeout.count() < 0) return "put_wait_timeout must be >= 0";
   if (!InUnitRange(ssd_high_watermark) || !InUnitRange(ssd_eviction_ratio) ||
       ssd_eviction_ratio >= ssd_high_watermark) {
     return "need 0 < ssd_eviction_ratio < ssd_high_watermark <= 1";
@@ -47,8 +51,9 @@ std::string MasterConfig::Validate() const {
 
 bool RuntimeConfigChange::empty() const {
   return !eviction_high_watermark && !eviction_ratio && !ssd_high_watermark &&
-         !ssd_eviction_ratio && !group_fill_timeout && !group_broken_ttl &&
-         !offload_max_per_heartbeat && !offload_queue_limit;
+         !ssd_eviction_ratio && !writeback_watermark && !group_fill_timeout &&
+         !group_broken_ttl && !offload_max_per_heartbeat &&
+         !offload_queue_limit;
 }
 
 void RuntimeConfigChange::ApplyTo(MasterConfig& config) const {
@@ -58,6 +63,7 @@ void RuntimeConfigChange::ApplyTo(MasterConfig& config) const {
   if (eviction_ratio) config.eviction_ratio = *eviction_ratio;
   if (ssd_high_watermark) config.ssd_high_watermark = *ssd_high_watermark;
   if (ssd_eviction_ratio) config.ssd_eviction_ratio = *ssd_eviction_ratio;
+  if (writeback_watermark) config.writeback_watermark = *writeback_watermark;
   if (group_fill_timeout) config.group_fill_timeout = *group_fill_timeout;
   if (group_broken_ttl) config.group_broken_ttl = *group_broken_ttl;
   if (offload_max_per_heartbeat) {

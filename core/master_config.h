@@ -38,6 +38,19 @@ struct MasterConfig {
   double ssd_high_watermark = 0.90;
   double ssd_eviction_ratio = 0.05;
 
+  // Writeback (offload on_evict): on each node, while the DRAM bytes of
+  // units with no whole SSD copy are above this share of its DRAM, the
+  // coldest are written to SSD ahead of need; they stay in DRAM, clean,
+  // and a put into a full tier drops them at once. Under write_through
+  // every put is written back (as if this were 0). Above the eviction
+  // target (eviction_high_watermark - eviction_ratio) it acts as that
+  // target. REQUIRES: 0 <= mark <= 1. Default: 0.70. Run-time tunable.
+  double writeback_watermark = 0.70;
+  // A put that finds DRAM full and nothing clean to drop waits at most
+  // this long (and never past its RPC deadline) for writeback to free
+  // room before NO_SPACE. 0: never waits. Default: 5 s.
+  Duration put_wait_timeout = std::chrono::seconds(5);
+
   // What happens to an object's DRAM copy on eviction. Default: kOff.
   OffloadMode offload_mode = OffloadMode::kOff;
   // Offload tasks handed to a node per heartbeat. Default: 16. Run-time
@@ -105,6 +118,7 @@ struct RuntimeConfigChange {
   std::optional<double> eviction_ratio;
   std::optional<double> ssd_high_watermark;
   std::optional<double> ssd_eviction_ratio;
+  std::optional<double> writeback_watermark;
   std::optional<Duration> group_fill_timeout;
   std::optional<Duration> group_broken_ttl;
   std::optional<uint32_t> offload_max_per_heartbeat;

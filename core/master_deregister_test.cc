@@ -78,7 +78,7 @@ TEST(MasterDeregisterTest, LeavingNodeIsDroppedAtOnceLikeAnExpiredOne) {
   ASSERT_TRUE(h.Get("s").ok());
   ASSERT_TRUE(h.Get("s").ok());
   h.CompleteOffloads(b);
-  Result<HeartbeatReply> work = h.master().Heartbeat(a);
+  Result<NodeTasks> work = h.master().PullTasks(a);
   ASSERT_TRUE(work.ok());
   ASSERT_FALSE(work->offloads.empty());
   ASSERT_EQ(work->promotions.size(), 1u);
@@ -115,8 +115,7 @@ TEST(MasterDeregisterTest, LeavingNodeIsDroppedAtOnceLikeAnExpiredOne) {
   EXPECT_EQ(audit.tasks, 0u);
   EXPECT_EQ(h.master().NotifyOffloadSuccess(a, work->offloads[0].id).reason(),
             ErrorReason::kTaskNotFound);
-  EXPECT_EQ(h.master().Heartbeat(a).status().reason(),
-            ErrorReason::kNodeNotFound);
+  EXPECT_EQ(h.master().Heartbeat(a).reason(), ErrorReason::kNodeNotFound);
 
   const MasterStats s = h.master().GetStats();
   EXPECT_EQ(s.nodes_deregistered, 1u);

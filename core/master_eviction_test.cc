@@ -8,8 +8,8 @@ namespace {
 
 using testing::MasterHarness;
 
-constexpr uint64_t kObj = 1024;            // every object: 1 KiB
-constexpr uint64_t kDram = 100 * kObj;     // room for 100 objects
+constexpr uint64_t kObj = 1024;         // every object: 1 KiB
+constexpr uint64_t kDram = 100 * kObj;  // room for 100 objects
 constexpr std::chrono::seconds kSec(1);
 
 MasterConfig WithMode(OffloadMode mode) {
@@ -65,7 +65,7 @@ TEST(MasterEvictionTest, NeverTouchesLeasedPinnedProcessingOrBusy) {
   ASSERT_TRUE(h.Put(Key(2), kObj, pinned).ok());
   // k3: leased by a reader (after its offload landed).
   ASSERT_TRUE(h.Put(Key(3), kObj).ok());
-  Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+  Result<NodeTasks> reply = h.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->offloads.size(), 3u);  // k0, k2, k3
   for (const Task& t : reply->offloads) {
@@ -144,9 +144,9 @@ TEST(MasterEvictionTest, SsdTierEvictsItsLeastRecentAndTellsTheNode) {
   MasterHarness h(WithMode(OffloadMode::kOnEvict));
   const NodeId node = h.AddNode("n", kDram, 20 * kObj);
   Fill(h, 95);
-  h.master().EvictMemory();          // k0..k9 offloaded
+  h.master().EvictMemory();  // k0..k9 offloaded
   ASSERT_EQ(h.CompleteOffloads(node), 10u);
-  for (int i = 95; i < 105; ++i) {   // push 10 more through
+  for (int i = 95; i < 105; ++i) {  // push 10 more through
     ASSERT_TRUE(h.Put(Key(i), kObj).ok());
     h.clock().Advance(kSec);
   }
@@ -156,7 +156,7 @@ TEST(MasterEvictionTest, SsdTierEvictsItsLeastRecentAndTellsTheNode) {
   EXPECT_EQ(h.master().EvictSsd(), 3 * kObj);
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(h.Exists(Key(i))->exists) << i;
   EXPECT_TRUE(h.Exists(Key(3))->exists);
-  Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+  Result<NodeTasks> reply = h.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   EXPECT_EQ(reply->ssd_deletes.size(), 3u);
   EXPECT_TRUE(h.master().Audit().consistent());

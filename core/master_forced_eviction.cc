@@ -102,10 +102,15 @@ Result<ForcedEviction> Master::EvictGroup(const std::string& group_id) {
                   "no member of group '" + group_id + "' is in DRAM");
   }
   ForcedEviction out;
+  if (!unit.all_on_disk && Offloads() && GroupOffloadPausedLocked(group)) {
+    return Status(ErrorReason::kQueueFull,
+                  "a member's node has its SSD full: offloads wait while SSD "
+                  "eviction makes room; retry later");
+  }
   if (!unit.all_on_disk && config_.offload_mode != OffloadMode::kOff) {
     Status failed;
-    if (QueueGroupOffloadLocked(group, /*forced=*/true, &out.offloads,
-                                &failed)) {
+    if (QueueGroupOffloadLocked(group, OffloadIntent::kGroupMove,
+                                /*forced=*/true, &out.offloads, &failed)) {
       MT_RETURN_IF_ERROR(failed);
       return out;
     }

@@ -257,7 +257,7 @@ TEST(ForcedEvictionTest, OnEvictGroupLeavesDramOnlyWhenEveryMemberLanded) {
   EXPECT_EQ(out->offloads.size(), 3u);
   EXPECT_EQ(h.master().EvictGroup("g").status().reason(),
             ErrorReason::kObjectBusy);
-  Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+  Result<NodeTasks> reply = h.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->offloads.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
@@ -283,7 +283,7 @@ TEST(ForcedEvictionTest, WriteThroughGroupOffloadsOnlyTheMissingMember) {
   MasterHarness h(WithMode(OffloadMode::kWriteThrough));
   const NodeId node = h.AddNode("n", kDram, kSsd);
   PutGroup(h, "g", 3, 3);
-  Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+  Result<NodeTasks> reply = h.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->offloads.size(), 3u);
   std::string failed = reply->offloads[0].key;
@@ -386,7 +386,7 @@ TEST(ForcedEvictionTest, ConcurrentForcedEvictionsKeepGroupsWhole) {
   threads.emplace_back([&] {  // the node, the clock and rounds
     std::mt19937 rng(9);
     while (!stop.load()) {
-      Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+      Result<NodeTasks> reply = h.master().PullTasks(node);
       if (!reply.ok()) continue;
       for (const Task& task : reply->offloads) {
         Status s = rng() % 8 == 0
@@ -413,7 +413,7 @@ TEST(ForcedEvictionTest, ConcurrentForcedEvictionsKeepGroupsWhole) {
   h.clock().Advance(h.master().config().lease_ttl);
   auto settle = [&] {
     for (int round = 0; round < 100 && h.master().Audit().tasks > 0; ++round) {
-      Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+      Result<NodeTasks> reply = h.master().PullTasks(node);
       ASSERT_TRUE(reply.ok());
       for (const Task& task : reply->offloads) {
         h.master().NotifyOffloadSuccess(node, task.id).IgnoreError();

@@ -9,25 +9,49 @@
 namespace mooncake_tier {
 
 Master::GroupUnit Master::InspectGroupLocked(const GroupMeta& group, Tier tier,
-                                             NodeId node, TimePoint now) {
+                                             NodeId node, TimePoint now,
+                                             bool memory_view) {
   GroupUnit unit;
-  if (group.state == GroupState::kFilling) return unit;
-  unit.evictable = true;
+  unit.filling = group.state == GroupState::kFilling;
+  if (unit.filling && !memory_view) return unit;
+  unit.evictable = !unit.filling;
+  const auto add = [](auto& per_node, NodeId id, uint64_t bytes) {
+    for (auto& [n, b] : per_node) {
+      if (n == id) {
+        b += bytes;
+        return;
+      }
+    }
+    per_node.emplace_back(id, bytes);
+  };
   ForEachMemberLocked(group, [&](Shard&, ObjectMap::iterator it) {
     const ObjectMeta& meta = it->second;
     ++unit.members;
     unit.last_access = std::max(unit.last_access, meta.last_access);
-    if (meta.PutInFlight() || meta.AnyPinned() || meta.Leased(now) ||
-        meta.hard_pin) {
-      unit.evictable = false;
-    }
-    const bool here = tier == Tier::kMemory
-                          ? meta.HasComplete(Tier::kMemory)
-                          : meta.FindDisk(node) != nullptr;
+    unit.hard_pinned |= meta.hard_pin;
+    unit.in_flight |= meta.PutInFlight();
+    unit.pinned |= meta.AnyPinned();
+    unit.leased |= meta.Leased(now);
+    const bool here = tier == Tier::kMemory ? meta.HasComplete(Tier::kMemory)
+                                            : meta.FindDisk(node) != nullptr;
     if (here) unit.bytes += meta.size;
-    if (!meta.HasComplete(Tier::kLocalDisk)) unit.all_on_disk = false;
+    const bool on_disk = meta.HasComplete(Tier::kLocalDisk);
+    if (!on_disk) unit.all_on_disk = false;
     if (!meta.HasComplete(Tier::kMemory)) unit.all_in_memory = false;
+    if (!memory_view) return;
+    for (const Replica& r : meta.replicas) {
+      if (r.desc.tier != Tier::kMemory) continue;
+      if (r.desc.state == ReplicaState::kComplete) {
+        add(unit.memory_bytes, r.desc.node, r.desc.size);
+        if (!on_disk) unit.unwritten_nodes.push_back(r.desc.node);
+      } else {
+        add(unit.staged_bytes, r.desc.node, r.desc.size);
+      }
+    }
   });
+  if (unit.in_flight || unit.pinned || unit.leased || unit.hard_pinned) {
+    unit.evictable = false;
+  }
   if (unit.bytes == 0 || unit.members == 0) unit.evictable = false;
   return unit;
 }
@@ -72,17 +96,19 @@ bool Master::EvictGroupLocked(GroupMeta& group, Tier tier,
   const bool other_tier_whole =
       tier == Tier::kMemory ? unit.all_on_disk : unit.all_in_memory;
   if (other_tier_whole) {
-    ForEachMemberLocked(group, [&](Shard& shard, ObjectMap::iterator it)
-                               ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-      ObjectMeta& meta = it->second;
-      for (size_t i = meta.replicas.size(); i-- > 0;) {
-        const Replica r = meta.replicas[i];
-        if (r.desc.tier != tier) continue;
-        meta.replicas.erase(meta.replicas.begin() + i);
-        ReleaseReplicaLocked(shard, it->first, r, /*node_alive=*/true);
-        CountEviction(tier, r.desc.size);
-      }
-    });
+    ForEachMemberLocked(group,
+                        [&](Shard& shard, ObjectMap::iterator it)
+                            ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+                              ObjectMeta& meta = it->second;
+                              for (size_t i = meta.replicas.size(); i-- > 0;) {
+                                const Replica r = meta.replicas[i];
+                                if (r.desc.tier != tier) continue;
+                                meta.replicas.erase(meta.replicas.begin() + i);
+                                ReleaseReplicaLocked(shard, it->first, r,
+                                                     /*node_alive=*/true);
+                                CountEviction(tier, r.desc.size);
+                              }
+                            });
     (tier == Tier::kMemory ? group_counters_.groups_evicted_memory
                            : group_counters_.groups_evicted_disk)
         .fetch_add(1, std::memory_order_relaxed);
@@ -90,20 +116,25 @@ bool Master::EvictGroupLocked(GroupMeta& group, Tier tier,
   }
   // With offload on, members without an SSD copy are offloaded first (under
   // write_through, a member whose own offload failed gets another one); the
-  // DRAM copies go together once every member is on SSD.
-  if (tier == Tier::kMemory && config_.offload_mode != OffloadMode::kOff &&
-      QueueGroupOffloadLocked(group)) {
+  // DRAM copies go together once every member is on SSD. While a member's
+  // SSD is full the group stays as it is.
+  if (tier == Tier::kMemory && Offloads() &&
+      (GroupOffloadPausedLocked(group) ||
+       QueueGroupOffloadLocked(group, OffloadIntent::kGroupMove))) {
     return false;
   }
   // No tier holds the whole group afterwards: it leaves the store whole.
-  ForEachMemberLocked(group, [&](Shard& shard, ObjectMap::iterator it)
-                             ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-    for (const Replica& r : it->second.replicas) {
-      if (r.desc.tier == tier) CountEviction(tier, r.desc.size);
-    }
-    counters_.objects_evicted.fetch_add(1, std::memory_order_relaxed);
-    DropObjectLocked(shard, it);
-  });
+  ForEachMemberLocked(group,
+                      [&](Shard& shard, ObjectMap::iterator it)
+                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+                            for (const Replica& r : it->second.replicas) {
+                              if (r.desc.tier == tier)
+                                CountEviction(tier, r.desc.size);
+                            }
+                            counters_.objects_evicted.fetch_add(
+                                1, std::memory_order_relaxed);
+                            DropObjectLocked(shard, it);
+                          });
   (tier == Tier::kMemory ? group_counters_.groups_evicted_memory
                          : group_counters_.groups_evicted_disk)
       .fetch_add(1, std::memory_order_relaxed);
@@ -111,32 +142,52 @@ bool Master::EvictGroupLocked(GroupMeta& group, Tier tier,
   return true;
 }
 
-bool Master::QueueGroupOffloadLocked(GroupMeta& group, bool forced,
-                                     std::vector<TaskId>* queued,
+bool Master::GroupOffloadPausedLocked(const GroupMeta& group) {
+  bool paused = false;
+  ForEachMemberLocked(group, [&](Shard&, ObjectMap::iterator it) {
+    const Replica* memory =
+        it->second.FindTier(Tier::kMemory, ReplicaState::kComplete);
+    if (memory != nullptr && !it->second.HasComplete(Tier::kLocalDisk) &&
+        OffloadsPausedFor(memory->desc.node)) {
+      paused = true;
+    }
+  });
+  return paused;
+}
+
+bool Master::QueueGroupOffloadLocked(GroupMeta& group, OffloadIntent intent,
+                                     bool forced, std::vector<TaskId>* queued,
                                      Status* failed) {
   bool possible = true;
   ForEachMemberLocked(group, [&](Shard&, ObjectMap::iterator it) {
     const Replica* memory =
         it->second.FindTier(Tier::kMemory, ReplicaState::kComplete);
     if (!it->second.HasComplete(Tier::kLocalDisk) &&
-        (memory == nullptr || !NodeHasSsd(memory->desc.node))) {
+        (memory == nullptr || !NodeHasSsd(memory->desc.node) ||
+         OffloadsPausedFor(memory->desc.node))) {
       possible = false;
     }
   });
   if (!possible) return false;
-  ForEachMemberLocked(group, [&](Shard& shard, ObjectMap::iterator it)
-                             ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-    ObjectMeta& meta = it->second;
-    if (meta.HasComplete(Tier::kLocalDisk)) return;
-    Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
-    Result<TaskId> task = QueueOffloadLocked(shard, it->first, meta, *memory,
-                                             OffloadIntent::kGroupMove, forced);
-    if (task.ok()) {
-      if (queued != nullptr) queued->push_back(*task);
-    } else if (failed != nullptr && failed->ok()) {
-      *failed = task.status();
-    }
-  });
+  ForEachMemberLocked(
+      group, [&](Shard& shard, ObjectMap::iterator it)
+                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+                   ObjectMeta& meta = it->second;
+                   if (meta.HasComplete(Tier::kLocalDisk)) return;
+                   Replica* memory =
+                       meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
+                   // Already on its way (a writeback before this eviction):
+                   // that task counts; a second one for the key would be
+                   // refused anyway.
+                   if (memory->refcnt > 0) return;
+                   Result<TaskId> task = QueueOffloadLocked(
+                       shard, it->first, meta, *memory, intent, forced);
+                   if (task.ok()) {
+                     if (queued != nullptr) queued->push_back(*task);
+                   } else if (failed != nullptr && failed->ok()) {
+                     *failed = task.status();
+                   }
+                 });
   return true;
 }
 

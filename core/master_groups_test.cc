@@ -1,8 +1,8 @@
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <atomic>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "core/master.h"
 #include "tests/support/master_harness.h"
@@ -65,7 +65,8 @@ TEST(MasterGroupsTest, PipelineParallelMembersFromEightThreads) {
       while (turn.load() != static_cast<int>(rank)) std::this_thread::yield();
       // Put in reverse rank order: completion must not depend on order.
       const uint32_t index = 7 - rank;
-      EXPECT_TRUE(h.Put(MemberKey("blk", index), kObj, Member("blk", 8, index)).ok());
+      EXPECT_TRUE(
+          h.Put(MemberKey("blk", index), kObj, Member("blk", 8, index)).ok());
       turn.store(100 + static_cast<int>(rank));
     });
   }
@@ -78,7 +79,8 @@ TEST(MasterGroupsTest, PipelineParallelMembersFromEightThreads) {
     EXPECT_EQ(probe->group->expected, 8u);
     EXPECT_EQ(probe->group->present, static_cast<uint32_t>(rank + 1));
     const bool last = rank == 7;
-    EXPECT_EQ(probe->group->state, last ? GroupState::kComplete : GroupState::kFilling);
+    EXPECT_EQ(probe->group->state,
+              last ? GroupState::kComplete : GroupState::kFilling);
     for (uint32_t i = 0; i < 8; ++i) {
       Result<ObjectReplicas> got = h.Get(MemberKey("blk", i));
       if (last) {
@@ -119,10 +121,12 @@ TEST(MasterGroupsTest, ConcurrentPutEndsCompleteEachGroupExactlyOnce) {
     while (!done.load()) {
       for (uint32_t g = 0; g < kGroups; g += 7) {
         const std::string id = "c" + std::to_string(g);
-        Result<GroupDescription> d = std::move(h.master().GetGroup({&id, 1})[0]);
+        Result<GroupDescription> d =
+            std::move(h.master().GetGroup({&id, 1})[0]);
         ASSERT_TRUE(d.ok());
         uint32_t flagged = 0;
-        for (const GroupDescription::Member& m : d->members) flagged += m.present;
+        for (const GroupDescription::Member& m : d->members)
+          flagged += m.present;
         EXPECT_EQ(flagged, d->status.present) << id;
         if (d->status.state == GroupState::kFilling) {
           EXPECT_LT(d->status.present, kSize) << id;
@@ -139,7 +143,8 @@ TEST(MasterGroupsTest, ConcurrentPutEndsCompleteEachGroupExactlyOnce) {
     enders.emplace_back([&, rank] {
       for (uint32_t g = 0; g < kGroups; ++g) {
         const std::string key = MemberKey("c" + std::to_string(g), rank);
-        EXPECT_TRUE(h.master().PutEnd(MasterHarness::kClient, {&key, 1})[0].ok());
+        EXPECT_TRUE(
+            h.master().PutEnd(MasterHarness::kClient, {&key, 1})[0].ok());
       }
     });
   }
@@ -325,7 +330,8 @@ TEST(MasterGroupsTest, RemovePolicyGroupRemovesEveryMember) {
   h.AddNode("n", kMiB);
   PutGroup(h, "g", 4);
   ASSERT_TRUE(h.Remove(MemberKey("g", 2)).ok());
-  for (uint32_t i = 0; i < 4; ++i) EXPECT_FALSE(h.Exists(MemberKey("g", i))->exists);
+  for (uint32_t i = 0; i < 4; ++i)
+    EXPECT_FALSE(h.Exists(MemberKey("g", i))->exists);
   std::string g = "g";
   EXPECT_EQ(h.master().GetGroup({&g, 1})[0].status().reason(),
             ErrorReason::kGroupNotFound);
@@ -343,7 +349,8 @@ TEST(MasterGroupsTest, RemovePolicyMemberBreaksTheGroup) {
   EXPECT_EQ(d.status.state, GroupState::kBroken);
   EXPECT_EQ(d.break_cause, BreakCause::kRemoved);
   EXPECT_TRUE(h.Exists(MemberKey("g", 0))->exists);
-  EXPECT_EQ(h.Get(MemberKey("g", 0)).status().reason(), ErrorReason::kGroupIncomplete);
+  EXPECT_EQ(h.Get(MemberKey("g", 0)).status().reason(),
+            ErrorReason::kGroupIncomplete);
   // Survivors are collected after group_broken_ttl.
   h.clock().Advance(c.group_broken_ttl);
   h.master().SweepGroups();
@@ -368,7 +375,8 @@ TEST(MasterGroupsTest, FillTimeoutExpiresAndRemovesMembers) {
   MasterHarness h(Config());
   h.AddNode("n", kMiB);
   ASSERT_TRUE(h.Put("a", kObj, Member("g", 3, 0)).ok());
-  h.clock().Advance(h.master().config().group_fill_timeout - std::chrono::seconds(1));
+  h.clock().Advance(h.master().config().group_fill_timeout -
+                    std::chrono::seconds(1));
   h.master().SweepGroups();
   EXPECT_EQ(Describe(h.master(), "g").status.state, GroupState::kFilling);
   h.clock().Advance(std::chrono::seconds(1));
@@ -446,21 +454,26 @@ TEST(MasterGroupsTest, OnEvictDropsDramOnlyWhenEveryMemberIsOnSsd) {
   PutAgedGroups(h);
   h.master().EvictMemory();
   // Offloads queued for whole groups; a DRAM copy stays until all landed.
-  Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+  Result<NodeTasks> reply = h.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   ASSERT_GE(reply->offloads.size(), 4u);
-  ASSERT_TRUE(h.master().NotifyOffloadSuccess(node, reply->offloads[0].id).ok());
+  ASSERT_TRUE(
+      h.master().NotifyOffloadSuccess(node, reply->offloads[0].id).ok());
   const std::string& first = reply->offloads[0].key;
-  EXPECT_EQ(h.Tiers(first), (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
+  EXPECT_EQ(h.Tiers(first),
+            (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
   for (size_t i = 1; i < reply->offloads.size(); ++i) {
-    ASSERT_TRUE(h.master().NotifyOffloadSuccess(node, reply->offloads[i].id).ok());
+    ASSERT_TRUE(
+        h.master().NotifyOffloadSuccess(node, reply->offloads[i].id).ok());
   }
   h.master().EvictMemory();
   EXPECT_EQ(h.Tiers(first), std::vector<Tier>{Tier::kLocalDisk});
   for (int g = 0; g < 23; ++g) {
     std::vector<std::vector<Tier>> tiers;
-    for (uint32_t i = 0; i < 4; ++i) tiers.push_back(h.Tiers(MemberKey("g" + std::to_string(g), i)));
-    for (uint32_t i = 1; i < 4; ++i) EXPECT_EQ(tiers[i], tiers[0]) << "group " << g;
+    for (uint32_t i = 0; i < 4; ++i)
+      tiers.push_back(h.Tiers(MemberKey("g" + std::to_string(g), i)));
+    for (uint32_t i = 1; i < 4; ++i)
+      EXPECT_EQ(tiers[i], tiers[0]) << "group " << g;
   }
   const AuditReport audit = h.master().Audit();
   EXPECT_TRUE(audit.consistent());
@@ -478,11 +491,12 @@ TEST(MasterGroupsTest, OnEvictGroupOffloadsCountAsPendingFrees) {
   ASSERT_GT(queued, 0u);
   h.master().EvictMemory();
   EXPECT_EQ(h.master().ListTasks(TaskKind::kOffload).size(), queued);
-  Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+  Result<NodeTasks> reply = h.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   for (const Task& t : reply->offloads) {
-    ASSERT_TRUE(h.master().NotifyOffloadFailure(
-                              node, t.id, Status(ErrorReason::kIoError, "x"))
+    ASSERT_TRUE(h.master()
+                    .NotifyOffloadFailure(node, t.id,
+                                          Status(ErrorReason::kIoError, "x"))
                     .ok());
   }
   EXPECT_TRUE(h.master().Audit().consistent());
@@ -495,7 +509,7 @@ TEST(MasterGroupsTest, WriteThroughRetriesAMissingMemberBeforeEviction) {
   MasterHarness h(Config(OffloadMode::kWriteThrough));
   const NodeId node = h.AddNode("n", 10 * kObj, 1000 * kObj);
   PutGroup(h, "g", 4);
-  Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+  Result<NodeTasks> reply = h.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->offloads.size(), 4u);
   std::string failed;
@@ -514,11 +528,12 @@ TEST(MasterGroupsTest, WriteThroughRetriesAMissingMemberBeforeEviction) {
   h.master().EvictMemory(10 * kObj);  // make room for a put of everything
   EXPECT_EQ(Describe(h.master(), "g").status.state, GroupState::kComplete);
   EXPECT_EQ(h.Tiers(failed), std::vector<Tier>{Tier::kMemory});
-  reply = h.master().Heartbeat(node);
+  reply = h.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->offloads.size(), 1u);
   EXPECT_EQ(reply->offloads[0].key, failed);
-  ASSERT_TRUE(h.master().NotifyOffloadSuccess(node, reply->offloads[0].id).ok());
+  ASSERT_TRUE(
+      h.master().NotifyOffloadSuccess(node, reply->offloads[0].id).ok());
   h.master().EvictMemory(10 * kObj);
   for (uint32_t i = 0; i < 4; ++i) {
     EXPECT_EQ(h.Tiers(MemberKey("g", i)), std::vector<Tier>{Tier::kLocalDisk});
@@ -566,9 +581,8 @@ TEST(MasterGroupsTest, FillingBytesFollowRetriesRevokesAndTimeouts) {
   ASSERT_TRUE(h.PutStart(MemberKey("a", 1), kObj, Member("a", 3, 1)).ok());
   EXPECT_EQ(filling(), 2 * kObj);
   const std::string revoked = MemberKey("a", 1);
-  ASSERT_TRUE(h.master()
-                  .PutRevoke(MasterHarness::kClient, {&revoked, 1})[0]
-                  .ok());
+  ASSERT_TRUE(
+      h.master().PutRevoke(MasterHarness::kClient, {&revoked, 1})[0].ok());
   EXPECT_EQ(filling(), kObj);
   EXPECT_EQ(Describe(h.master(), "a").status.state, GroupState::kFilling);
   // The index is free again; a stalled put times out and gives back too.
@@ -606,10 +620,9 @@ TEST(MasterGroupsTest, AMemberWhoseObjectCannotStartLeavesItsIndexFree) {
   PutOptions pinned;
   pinned.hard_pin = true;
   ASSERT_TRUE(h.Put("pinned", kObj, pinned).ok());
-  EXPECT_EQ(h.PutStart(MemberKey("g", 2), kObj, Member("g", 4, 2))
-                .status()
-                .reason(),
-            ErrorReason::kNoSpace);
+  EXPECT_EQ(
+      h.PutStart(MemberKey("g", 2), kObj, Member("g", 4, 2)).status().reason(),
+      ErrorReason::kNoSpace);
   EXPECT_EQ(filling(), 2 * kObj);
   const GroupDescription d = Describe(h.master(), "g");
   EXPECT_EQ(d.status.state, GroupState::kFilling);

@@ -12,10 +12,10 @@ Result<NodeId> Master::RegisterNode(
     const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory) {
   NodeId replaced = kNoNode;
   // The node's task queues exist before anything can be placed on it.
-  MT_ASSIGN_OR_RETURN(
-      const NodeId id,
-      nodes_.Register(spec, &replaced,
-                      [this](NodeId fresh) { tasks_.AddNode(fresh); }));
+  MT_ASSIGN_OR_RETURN(const NodeId id,
+                      nodes_.Register(spec, &replaced, [this](NodeId fresh) {
+                        tasks_.AddNode(fresh);
+                      }));
   counters_.nodes_registered.fetch_add(1, std::memory_order_relaxed);
   if (replaced != kNoNode) {
     // The previous incarnation's DRAM is gone; its SSD comes back below.
@@ -28,7 +28,8 @@ Result<NodeId> Master::RegisterNode(
   return id;
 }
 
-void Master::RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry) {
+void Master::RestoreInventoryEntry(NodeId node,
+                                   const SsdInventoryEntry& entry) {
   if (!ValidateKey(entry.key).ok() || entry.size == 0 ||
       (entry.group && !ValidateGroupSpec(*entry.group).ok())) {
     return;  // a record the master cannot represent; the node keeps it
@@ -97,8 +98,8 @@ bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry,
     if (GroupRef record = join()) {
       meta.group = std::move(record);
     } else if (inserted) {
-      meta.group = GroupRecord::Make(entry.group->group_id,
-                                     entry.group->group_size);
+      meta.group =
+          GroupRecord::Make(entry.group->group_id, entry.group->group_size);
     }
   }
   AddDiskReplica(meta, node);
@@ -106,19 +107,55 @@ bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry,
   return true;
 }
 
-Result<HeartbeatReply> Master::Heartbeat(NodeId node, uint32_t max_tasks) {
+Status Master::Heartbeat(NodeId node, const std::optional<SsdReport>& ssd) {
   MT_RETURN_IF_ERROR(nodes_.Heartbeat(node));
-  TaskTable::NodeWork work = tasks_.DispatchNodeWork(
-      node, std::min(max_tasks, knobs_.offload_max_per_heartbeat()),
-      config_.ssd_deletes_per_heartbeat);
-  HeartbeatReply reply;
-  reply.ssd_deletes = std::move(work.ssd_deletes);
-  reply.offloads = std::move(work.offloads);
-  reply.promotions = tasks_.Dispatch(
-      node, TaskKind::kPromotion,
-      std::min(max_tasks, promotion_.options().max_per_heartbeat));
-  return reply;
+  if (!ssd) return Status::Ok();
+  const std::optional<NodeView> before = nodes_.Get(node);
+  nodes_.ReportSsd(node, *ssd);
+  // Writes refused for room since the last report: offloads there wait,
+  // and the next SSD eviction round makes room.
+  if (before && before->ssd_report &&
+      ssd->no_space_refusals > before->ssd_report->no_space_refusals &&
+      !nodes_.OffloadsPaused(node, clock_->Now())) {
+    nodes_.PauseOffloads(node, clock_->Now(), kOffloadPause, kMaxOffloadPause);
+    counters_.offload_pauses.fetch_add(1, std::memory_order_relaxed);
+  }
+  return Status::Ok();
 }
+
+Result<NodeTasks> Master::PullTasks(NodeId node, uint32_t max_tasks,
+                                    TimePoint wait_until) {
+  // A waiting pull looks again at least this often (real time): its
+  // deadline comes from the engine's clock, which may be a test's, and a
+  // node that died meanwhile must not keep a server thread.
+  constexpr Duration kPoll = std::chrono::milliseconds(50);
+  const RealDeadline real_end(clock_->Now(), wait_until);
+  while (true) {
+    // A node asking for work is alive: a pull counts as a heartbeat.
+    MT_RETURN_IF_ERROR(nodes_.Heartbeat(node));
+    TaskTable::NodeWork work = tasks_.DispatchNodeWork(
+        node, std::min(max_tasks, knobs_.offload_max_per_heartbeat()),
+        config_.ssd_deletes_per_heartbeat);
+    NodeTasks tasks;
+    tasks.ssd_deletes = std::move(work.ssd_deletes);
+    tasks.offloads = std::move(work.offloads);
+    tasks.promotions = tasks_.Dispatch(
+        node, TaskKind::kPromotion,
+        std::min(max_tasks, promotion_.options().max_per_heartbeat));
+    const TimePoint now = clock_->Now();
+    if (!tasks.ssd_deletes.empty() || !tasks.offloads.empty() ||
+        !tasks.promotions.empty() || now >= wait_until || real_end.passed() ||
+        max_tasks == 0) {
+      return tasks;
+    }
+    if (tasks_.WaitForWork(node, std::min<Duration>(kPoll, wait_until - now)) &&
+        !tasks_.HasWork(node)) {
+      return NodeTasks{};  // interrupted: the node is stopping
+    }
+  }
+}
+
+void Master::InterruptPull(NodeId node) { tasks_.Interrupt(node); }
 
 void Master::ReportSsdCorruption(NodeId node,
                                  std::span<const std::string> keys) {
@@ -178,9 +215,6 @@ void Master::DropNodeReplicas(NodeId node) {
       continue;
     }
     counters_.offload_node_lost.fetch_add(1, std::memory_order_relaxed);
-    if (task.frees_dram) {
-      pending_offload_drop_bytes_.fetch_sub(task.source.size);
-    }
     UnpinLocked(shard, task);
   }
   // Their groups' other members go too (group stripes first: no stripe is

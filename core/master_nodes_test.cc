@@ -18,7 +18,7 @@ MasterConfig OnEvict() {
 
 TEST(MasterNodesTest, UnknownNodeAndTaskAreClearErrors) {
   MasterHarness h;
-  EXPECT_EQ(h.master().Heartbeat(42).status().reason(), ErrorReason::kNodeNotFound);
+  EXPECT_EQ(h.master().Heartbeat(42).reason(), ErrorReason::kNodeNotFound);
   const NodeId node = h.AddNode("n", kMiB);
   EXPECT_EQ(h.master().NotifyOffloadSuccess(node, 999).reason(),
             ErrorReason::kTaskNotFound);
@@ -54,14 +54,15 @@ TEST(MasterNodesTest, ExpiryDropsReplicasRemovesOrphansAndReleasesPins) {
   }
   EXPECT_FALSE(h.master().DescribeObject("a-inflight").ok());
   // b's objects survive (their DRAM copy may have been offloaded to b's SSD).
-  for (int i = 0; i < 8; ++i) EXPECT_TRUE(h.Exists("b" + std::to_string(i))->exists);
+  for (int i = 0; i < 8; ++i)
+    EXPECT_TRUE(h.Exists("b" + std::to_string(i))->exists);
   const AuditReport audit = h.master().Audit();
   EXPECT_EQ(audit.total_refcnt, 0u);
   EXPECT_EQ(audit.tasks, 0u);
   EXPECT_TRUE(audit.consistent());
   EXPECT_GE(h.master().GetStats().objects_lost, 9u);
   EXPECT_EQ(h.master().GetStats().nodes_expired, 1u);
-  EXPECT_EQ(h.master().Heartbeat(a).status().reason(), ErrorReason::kNodeNotFound);
+  EXPECT_EQ(h.master().Heartbeat(a).reason(), ErrorReason::kNodeNotFound);
 }
 
 TEST(MasterNodesTest, DeadNodesAreCountedUntilTheyComeBack) {
@@ -120,7 +121,7 @@ TEST(MasterNodesTest, OffloadTimeoutReapsAndUnpins) {
   const NodeId node = h.AddNode("n", kMiB, 64 * kMiB);
   ASSERT_TRUE(h.Put("k", 1024).ok());
   h.master().EvictMemory(kMiB);
-  Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+  Result<NodeTasks> reply = h.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->offloads.size(), 1u);
   EXPECT_EQ(h.master().Audit().total_refcnt, 1u);
@@ -128,18 +129,20 @@ TEST(MasterNodesTest, OffloadTimeoutReapsAndUnpins) {
   EXPECT_EQ(h.master().ReapOffloadTasks(), 1u);
   EXPECT_EQ(h.master().Audit().total_refcnt, 0u);
   // The late report is refused; the object is still in DRAM.
-  EXPECT_EQ(h.master().NotifyOffloadSuccess(node, reply->offloads[0].id).reason(),
-            ErrorReason::kTaskNotFound);
+  EXPECT_EQ(
+      h.master().NotifyOffloadSuccess(node, reply->offloads[0].id).reason(),
+      ErrorReason::kTaskNotFound);
   EXPECT_EQ(h.Tiers("k"), std::vector<Tier>{Tier::kMemory});
   EXPECT_EQ(h.master().GetStats().offload_timed_out, 1u);
   // The node may have written a copy anyway: it is told to drop it, and
   // that deletion comes no later than a new offload of the key.
   h.master().EvictMemory(kMiB);
-  reply = h.master().Heartbeat(node);
+  reply = h.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   EXPECT_EQ(reply->ssd_deletes, std::vector<std::string>{"k"});
   ASSERT_EQ(reply->offloads.size(), 1u);
-  ASSERT_TRUE(h.master().NotifyOffloadSuccess(node, reply->offloads[0].id).ok());
+  ASSERT_TRUE(
+      h.master().NotifyOffloadSuccess(node, reply->offloads[0].id).ok());
   EXPECT_EQ(h.Tiers("k"), std::vector<Tier>{Tier::kLocalDisk});
 }
 
@@ -148,20 +151,21 @@ TEST(MasterNodesTest, RemovalDuringOffloadCommitsNothingAndLeaksNothing) {
   const NodeId node = h.AddNode("n", kMiB, 64 * kMiB);
   ASSERT_TRUE(h.Put("k", 1024).ok());
   h.master().EvictMemory(kMiB);
-  Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+  Result<NodeTasks> reply = h.master().PullTasks(node);
   ASSERT_EQ(reply->offloads.size(), 1u);
   ASSERT_TRUE(h.Remove("k").ok());
   // The pinned DRAM range is not freed while the node may still read it.
   EXPECT_EQ(h.master().Audit().detached_replicas, 1u);
   EXPECT_GT(h.master().Audit().allocated_memory_bytes, 0u);
-  ASSERT_TRUE(h.master().NotifyOffloadSuccess(node, reply->offloads[0].id).ok());
+  ASSERT_TRUE(
+      h.master().NotifyOffloadSuccess(node, reply->offloads[0].id).ok());
   EXPECT_FALSE(h.master().DescribeObject("k").ok());
   const AuditReport audit = h.master().Audit();
   EXPECT_EQ(audit.allocated_memory_bytes, 0u);
   EXPECT_EQ(audit.detached_replicas, 0u);
   EXPECT_EQ(audit.ssd_used_bytes, 0u);
   // The node is told to drop the copy it wrote.
-  reply = h.master().Heartbeat(node);
+  reply = h.master().PullTasks(node);
   EXPECT_EQ(reply->ssd_deletes, std::vector<std::string>{"k"});
 }
 

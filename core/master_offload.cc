@@ -7,6 +7,11 @@ namespace mooncake_tier {
 Result<TaskId> Master::QueueOffloadLocked(Shard& shard, const std::string& key,
                                           ObjectMeta& meta, Replica& replica,
                                           OffloadIntent intent, bool forced) {
+  if (OffloadsPausedFor(replica.desc.node)) {
+    return Status(ErrorReason::kQueueFull,
+                  "the SSD of node " + std::to_string(replica.desc.node) +
+                      " is full: offloads wait while SSD eviction makes room");
+  }
   Task task;
   task.kind = TaskKind::kOffload;
   task.node = replica.desc.node;
@@ -25,20 +30,16 @@ Result<TaskId> Master::QueueOffloadLocked(Shard& shard, const std::string& key,
     return queued.status();
   }
   ++replica.refcnt;
-  if (intent != OffloadIntent::kCopy) {
-    pending_offload_drop_bytes_.fetch_add(replica.desc.size);
-  }
   counters_.offload_queued.fetch_add(1, std::memory_order_relaxed);
+  if (intent == OffloadIntent::kCopy) {
+    counters_.writeback_queued.fetch_add(1, std::memory_order_relaxed);
+  }
   return *queued;
 }
 
 Result<Task> Master::CompleteOffloadLocked(Shard& shard, NodeId node,
                                            TaskId id) {
-  MT_ASSIGN_OR_RETURN(Task task, tasks_.Complete(node, id));
-  if (task.frees_dram) {
-    pending_offload_drop_bytes_.fetch_sub(task.source.size);
-  }
-  return task;
+  return tasks_.Complete(node, id);
 }
 
 template <typename Fn>
@@ -106,45 +107,67 @@ Status Master::NotifyOffloadSuccess(NodeId node, TaskId task_id) {
 
 Status Master::CommitOffload(NodeId node, TaskId task_id,
                              std::optional<std::string>* finish_group) {
-  return WithCompletedOffload(node, task_id, [&](Shard& shard, const Task& task)
-                                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-    auto it = shard.objects.find(task.key);
-    Replica* source =
-        it == shard.objects.end() ? nullptr : it->second.Find(task.source.id);
-    if (source == nullptr || !nodes_.IsAlive(node)) {
-      // Removed meanwhile: nothing is committed and the node's copy goes.
-      counters_.offload_discarded.fetch_add(1, std::memory_order_relaxed);
-      SettleUncommittedLocked(shard, task, /*delete_copy=*/true);
-      return;
-    }
-    ObjectMeta& meta = it->second;
-    if (source->refcnt > 0) --source->refcnt;
-    if (meta.FindDisk(node) == nullptr) AddDiskReplica(meta, node);
-    if (task.forced && task.group) *finish_group = task.group->group_id;
-    counters_.offload_completed.fetch_add(1, std::memory_order_relaxed);
-    counters_.offload_bytes.fetch_add(meta.size, std::memory_order_relaxed);
-    source = meta.Find(task.source.id);  // push_back may have moved it
-    if (task.drop_source_on_success && source->refcnt == 0 &&
-        !meta.Leased(clock_->Now()) && !meta.hard_pin) {
-      const Replica dropped = *source;
-      meta.Erase(dropped.desc.id);
-      ReleaseReplicaLocked(shard, task.key, dropped, /*node_alive=*/true);
-      counters_.evicted_memory_objects.fetch_add(1, std::memory_order_relaxed);
-      counters_.evicted_memory_bytes.fetch_add(dropped.desc.size,
-                                               std::memory_order_relaxed);
-    }
-  });
+  return WithCompletedOffload(
+      node, task_id,
+      [&](Shard& shard,
+          const Task& task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+        auto it = shard.objects.find(task.key);
+        Replica* source = it == shard.objects.end()
+                              ? nullptr
+                              : it->second.Find(task.source.id);
+        if (source == nullptr || !nodes_.IsAlive(node)) {
+          // Removed meanwhile: nothing is committed and the node's copy goes.
+          counters_.offload_discarded.fetch_add(1, std::memory_order_relaxed);
+          SettleUncommittedLocked(shard, task, /*delete_copy=*/true);
+          return;
+        }
+        ObjectMeta& meta = it->second;
+        if (source->refcnt > 0) --source->refcnt;
+        if (meta.FindDisk(node) == nullptr) AddDiskReplica(meta, node);
+        nodes_.ResumeOffloads(node);  // its SSD takes writes again
+        if (task.forced && task.group) *finish_group = task.group->group_id;
+        counters_.offload_completed.fetch_add(1, std::memory_order_relaxed);
+        counters_.offload_bytes.fetch_add(meta.size, std::memory_order_relaxed);
+        if (!task.frees_dram) {
+          counters_.writeback_completed.fetch_add(1, std::memory_order_relaxed);
+          counters_.writeback_bytes.fetch_add(meta.size,
+                                              std::memory_order_relaxed);
+        }
+        // Clean now (or about to be dropped): a waiting put may take it.
+        space_.Notify();
+        source = meta.Find(task.source.id);  // push_back may have moved it
+        if (task.drop_source_on_success && source->refcnt == 0 &&
+            !meta.Leased(clock_->Now()) && !meta.hard_pin) {
+          const Replica dropped = *source;
+          meta.Erase(dropped.desc.id);
+          ReleaseReplicaLocked(shard, task.key, dropped, /*node_alive=*/true);
+          counters_.evicted_memory_objects.fetch_add(1,
+                                                     std::memory_order_relaxed);
+          counters_.evicted_memory_bytes.fetch_add(dropped.desc.size,
+                                                   std::memory_order_relaxed);
+        }
+      });
 }
 
 Status Master::NotifyOffloadFailure(NodeId node, TaskId task_id,
                                     const Status& cause) {
-  return WithCompletedOffload(node, task_id, [&](Shard& shard, const Task& task)
-                                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-    counters_.offload_failed.fetch_add(1, std::memory_order_relaxed);
-    // A failed SSD write stores nothing, but an older copy the master
-    // wanted deleted may still be there.
-    SettleUncommittedLocked(shard, task, task.delete_copy_on_failure);
-  });
+  return WithCompletedOffload(
+      node, task_id,
+      [&](Shard& shard, const Task& task)
+          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+            counters_.offload_failed.fetch_add(1, std::memory_order_relaxed);
+            // A failed SSD write stores nothing, but an older copy the master
+            // wanted deleted may still be there.
+            SettleUncommittedLocked(shard, task, task.delete_copy_on_failure);
+            if (cause.reason() == ErrorReason::kNoSpace &&
+                !nodes_.OffloadsPaused(node, clock_->Now())) {
+              // Its SSD is full: the object stays dirty, offloads there wait
+              // (no retry loop) while SSD eviction makes room.
+              nodes_.PauseOffloads(node, clock_->Now(), kOffloadPause,
+                                   kMaxOffloadPause);
+              counters_.offload_pauses.fetch_add(1, std::memory_order_relaxed);
+            }
+          });
 }
 
 size_t Master::ReapOffloadTasks() {
@@ -152,8 +175,9 @@ size_t Master::ReapOffloadTasks() {
   for (const Task& expired :
        tasks_.ListExpired(TaskKind::kOffload, config_.offload_task_timeout)) {
     Status s = WithCompletedOffload(
-        expired.node, expired.id, [&](Shard& shard, const Task& task)
-                                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+        expired.node, expired.id,
+        [&](Shard& shard,
+            const Task& task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
           counters_.offload_timed_out.fetch_add(1, std::memory_order_relaxed);
           // The node may still write its copy; the delete follows it.
           SettleUncommittedLocked(shard, task, /*delete_copy=*/true);

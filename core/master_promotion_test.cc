@@ -9,8 +9,8 @@
 namespace mooncake_tier {
 namespace {
 
-using testing::MasterHarness;
 using std::chrono::seconds;
+using testing::MasterHarness;
 
 constexpr uint64_t kObj = 4096;
 constexpr uint64_t kMiB = 1 << 20;
@@ -44,7 +44,7 @@ class PromotionTest : public ::testing::Test {
   }
   // Heartbeats `node` and runs its promotion tasks; returns how many.
   size_t Run(NodeId node, Outcome outcome = Outcome::kSucceed) {
-    Result<HeartbeatReply> reply = h_.master().Heartbeat(node);
+    Result<NodeTasks> reply = h_.master().PullTasks(node);
     if (!reply.ok()) return 0;
     for (const Task& task : reply->promotions) {
       if (outcome == Outcome::kIgnore) continue;
@@ -64,7 +64,7 @@ class PromotionTest : public ::testing::Test {
   // Heartbeats `node`, which must be handed exactly one promotion, and
   // stages it (PromotionAllocStart) without reporting it: *id is its task.
   void StageOnlyPromotion(NodeId node, TaskId* id) {
-    Result<HeartbeatReply> reply = h_.master().Heartbeat(node);
+    Result<NodeTasks> reply = h_.master().PullTasks(node);
     ASSERT_TRUE(reply.ok());
     ASSERT_EQ(reply->promotions.size(), 1u);
     *id = reply->promotions[0].id;
@@ -153,7 +153,8 @@ TEST_F(PromotionOffTest, FlagOffNeverPromotes) {
   ASSERT_TRUE(h_.master().SetPromotionOptions(on).ok());
   Read("k", 2);
   EXPECT_EQ(Run(node), 1u);
-  EXPECT_EQ(h_.Tiers("k"), (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
+  EXPECT_EQ(h_.Tiers("k"),
+            (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
 }
 
 TEST_F(PromotionTest, InvalidOptionsAreRefusedAndChangeNothing) {
@@ -214,11 +215,13 @@ TEST_F(PromotionTest, PinnedSourceSurvivesSsdEviction) {
   h.master().EvictSsd();
   EXPECT_EQ(h.Tiers("a"), std::vector<Tier>{Tier::kLocalDisk});  // pinned
   EXPECT_TRUE(h.Tiers("b").empty());                             // evicted
-  Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+  Result<NodeTasks> reply = h.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->promotions.size(), 1u);
-  ASSERT_TRUE(h.master().PromotionAllocStart(node, reply->promotions[0].id).ok());
-  ASSERT_TRUE(h.master().NotifyPromotionSuccess(node, reply->promotions[0].id).ok());
+  ASSERT_TRUE(
+      h.master().PromotionAllocStart(node, reply->promotions[0].id).ok());
+  ASSERT_TRUE(
+      h.master().NotifyPromotionSuccess(node, reply->promotions[0].id).ok());
   EXPECT_EQ(h.master().Audit().total_refcnt, 0u);
 }
 
@@ -230,7 +233,7 @@ TEST_F(PromotionTest, AllocationFailureSettlesTheTask) {
   for (int i = 0; i < 16; ++i) {
     ASSERT_TRUE(h_.Put("fill" + std::to_string(i), kObj).ok());
   }
-  Result<HeartbeatReply> reply = h_.master().Heartbeat(node);
+  Result<NodeTasks> reply = h_.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->promotions.size(), 1u);
   Result<ReplicaDescriptor> staged =
@@ -254,14 +257,16 @@ TEST_F(PromotionTest, APromotionReportedAsAnOffloadIsRefused) {
   ASSERT_NO_FATAL_FAILURE(StageOnlyPromotion(node, &id));
   EXPECT_EQ(h_.master().NotifyOffloadSuccess(node, id).reason(),
             ErrorReason::kTaskNotFound);
-  EXPECT_EQ(h_.master()
-                .NotifyOffloadFailure(node, id, Status(ErrorReason::kIoError, "x"))
-                .reason(),
-            ErrorReason::kTaskNotFound);
+  EXPECT_EQ(
+      h_.master()
+          .NotifyOffloadFailure(node, id, Status(ErrorReason::kIoError, "x"))
+          .reason(),
+      ErrorReason::kTaskNotFound);
   EXPECT_EQ(Stats().promotion_in_flight, 1u);
   EXPECT_EQ(Stats().offload_completed, 0u);
   EXPECT_TRUE(h_.master().NotifyPromotionSuccess(node, id).ok());
-  EXPECT_EQ(h_.Tiers("k"), (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
+  EXPECT_EQ(h_.Tiers("k"),
+            (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
   ExpectNoPins();
 }
 
@@ -295,7 +300,7 @@ TEST_F(PromotionTest, DeadNodesTasksAreReapedWithIt) {
   const NodeId holder = AddNode("holder", {OnSsd("k")}, kObj / 2);
   AddNode("other", {});
   Read("k", 2);
-  Result<HeartbeatReply> reply = h_.master().Heartbeat(holder);
+  Result<NodeTasks> reply = h_.master().PullTasks(holder);
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->promotions.size(), 1u);
   // The holder has no room: the staged copy lands on the other node.
@@ -327,7 +332,8 @@ TEST_F(PromotionTest, RemovalMidFlightCommitsNothingAndLeaksNothing) {
 }
 
 TEST_F(PromotionTest, ForcedPromotionBypassesAdmission) {
-  const NodeId node = AddNode("n", {OnSsd("k"), OnSsd("m", GroupSpec{"g", 1, 0})});
+  const NodeId node =
+      AddNode("n", {OnSsd("k"), OnSsd("m", GroupSpec{"g", 1, 0})});
   Result<std::vector<TaskId>> ids = h_.master().PromoteObject("k");
   ASSERT_TRUE(ids.ok());
   EXPECT_EQ(ids->size(), 1u);
@@ -362,7 +368,7 @@ TEST_F(DropSourceTest, SsdCopyIsDroppedAfterPromotion) {
   EXPECT_EQ(Run(node), 1u);
   EXPECT_EQ(h_.Tiers("k"), std::vector<Tier>{Tier::kMemory});
   EXPECT_EQ(Stats().promotion_dropped_sources, 1u);
-  Result<HeartbeatReply> reply = h_.master().Heartbeat(node);
+  Result<NodeTasks> reply = h_.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   EXPECT_EQ(reply->ssd_deletes, std::vector<std::string>{"k"});
   ExpectNoPins();
@@ -381,7 +387,7 @@ TEST_F(PromotionTest, GroupsArePromotedWholeAndCommitTogether) {
   Read("g/0");
   Read("g/3");  // the sketch counts the group: 2 reads of it
   EXPECT_EQ(Stats().promotion_queued, 4u);
-  Result<HeartbeatReply> reply = h_.master().Heartbeat(node);
+  Result<NodeTasks> reply = h_.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->promotions.size(), 4u);
   for (size_t i = 0; i < 4; ++i) {
@@ -391,7 +397,8 @@ TEST_F(PromotionTest, GroupsArePromotedWholeAndCommitTogether) {
     // Until the last member lands no member is in DRAM.
     for (uint32_t m = 0; m < 4; ++m) {
       const std::vector<Tier> tiers = h_.Tiers("g/" + std::to_string(m));
-      EXPECT_EQ(tiers.size(), i == 3 ? 2u : 1u) << "after " << i << " member " << m;
+      EXPECT_EQ(tiers.size(), i == 3 ? 2u : 1u)
+          << "after " << i << " member " << m;
     }
   }
   EXPECT_EQ(Stats().promotion_completed, 4u);
@@ -401,7 +408,7 @@ TEST_F(PromotionTest, GroupsArePromotedWholeAndCommitTogether) {
 TEST_F(PromotionTest, OneFailedMemberAbandonsItsGroupsPromotion) {
   const NodeId node = AddNode("n", Group("g", 3));
   Read("g/1", 2);
-  Result<HeartbeatReply> reply = h_.master().Heartbeat(node);
+  Result<NodeTasks> reply = h_.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->promotions.size(), 3u);
   const auto& t = reply->promotions;
@@ -475,7 +482,7 @@ TEST(ProactiveTest, HottestSsdOnlyObjectsArePromotedWhileDramIsLow) {
   EXPECT_EQ(h.master().GetStats().promotion_queued, 0u);
   EXPECT_EQ(h.master().PromoteProactively(), 1u);
   EXPECT_EQ(h.master().PromoteProactively(), 0u);  // once per interval
-  Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+  Result<NodeTasks> reply = h.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->promotions.size(), 1u);
   EXPECT_EQ(reply->promotions[0].key, "b");  // the hottest

@@ -25,7 +25,8 @@ MasterStats Master::GetStats() const {
   stats.memory = nodes_.MemoryUsage();
   stats.local_disk = nodes_.SsdUsage();
   for (const NodeView& node : nodes_.List()) {
-    (node.state == NodeState::kAlive ? stats.nodes_alive : stats.nodes_suspect)++;
+    (node.state == NodeState::kAlive ? stats.nodes_alive
+                                     : stats.nodes_suspect)++;
   }
   const TaskCounts offloads = tasks_.Counts(TaskKind::kOffload);
   stats.offload_tasks_queued = offloads.queued;
@@ -33,9 +34,18 @@ MasterStats Master::GetStats() const {
   stats.ssd_deletes_pending = tasks_.PendingSsdDeletes();
   stats.promotion_tasks_queued = tasks_.Counts(TaskKind::kPromotion).queued;
   stats.promotion_in_flight = promotion_.in_flight();
-  stats.filling_group_bytes = static_cast<uint64_t>(
-      std::max<int64_t>(0, filling_group_bytes_.load(std::memory_order_relaxed)));
+  stats.filling_group_bytes = static_cast<uint64_t>(std::max<int64_t>(
+      0, filling_group_bytes_.load(std::memory_order_relaxed)));
   stats.promotion_sketch_halvings = promotion_.sketch_stats().halvings;
+  for (size_t i = 0; i < stats.put_wait_buckets.size(); ++i) {
+    stats.put_wait_buckets[i] =
+        counters_.put_wait_buckets[i].load(std::memory_order_relaxed);
+  }
+  for (const NodeMemoryView& node : MemoryByNode()) {
+    stats.memory_held += node.bytes;
+    stats.memory_reserve_bytes += node.reserve_bytes;
+    stats.offload_bytes_pending += node.offload.all;
+  }
   stats.groups = groups_.CountsByState();
   stats.group_counters = group_counters_.Snapshot();
   return stats;
@@ -51,7 +61,8 @@ AuditReport Master::Audit() const {
       for (const Replica& r : meta.replicas) {
         report.total_refcnt += r.refcnt;
         if (r.desc.tier == Tier::kMemory) {
-          report.replica_memory_bytes += (r.desc.size + align - 1) & ~(align - 1);
+          report.replica_memory_bytes +=
+              (r.desc.size + align - 1) & ~(align - 1);
         } else {
           report.replica_disk_bytes += r.desc.size;
         }
@@ -92,6 +103,7 @@ Result<ObjectDescription> Master::DescribeObject(std::string_view key) const {
   out.replicas.assign(meta.replicas.begin(), meta.replicas.end());
   out.group = meta.group_spec();
   out.lease_deadline = meta.lease_deadline;
+  out.leases = meta.Leased(clock_->Now()) ? meta.leases : 0;
   out.last_access = meta.last_access;
   out.hard_pin = meta.hard_pin;
   return out;

@@ -135,7 +135,7 @@ TEST(RuntimeConfigTest, OffloadLimitsApplyToTheNextCall) {
     ASSERT_TRUE(h.Put("k" + std::to_string(i), kObj).ok());
   }
   EXPECT_EQ(h.master().GetStats().offload_queue_full, 1u);  // the third
-  Result<HeartbeatReply> reply = h.master().Heartbeat(node);
+  Result<NodeTasks> reply = h.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   EXPECT_EQ(reply->offloads.size(), 1u);
 }

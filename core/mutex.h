@@ -27,6 +27,10 @@ class ABSL_LOCKABLE Mutex {
 
   void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { mu_.lock(); }
   void Unlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock(); }
+  // Takes the lock only if it is free; true when taken.
+  bool TryLock() ABSL_EXCLUSIVE_TRYLOCK_FUNCTION(true) {
+    return mu_.try_lock();
+  }
   // Tells the analysis the lock is held where it cannot see it.
   void AssertHeld() const ABSL_ASSERT_EXCLUSIVE_LOCK() {}
 
@@ -74,8 +78,8 @@ class CondVar {
   // REQUIRES: the mutex is held. Waits until `done()` holds or `timeout`
   // passes; returns done(). `done` runs with the mutex held.
   template <typename Rep, typename Period, typename Predicate>
-  bool WaitFor(std::chrono::duration<Rep, Period> timeout, Predicate done)
-      ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  bool WaitFor(std::chrono::duration<Rep, Period> timeout,
+               Predicate done) ABSL_NO_THREAD_SAFETY_ANALYSIS {
     std::unique_lock<std::mutex> lock(mu_->mu_, std::adopt_lock);
     const bool result = cv_.wait_for(lock, timeout, std::move(done));
     lock.release();

@@ -39,6 +39,10 @@ NodeView NodeRegistry::ViewOf(const Node& node) {
   MutexLock lock(&node.mu);
   NodeView view = node.view;
   view.ssd_used = node.ssd_used.load(std::memory_order_relaxed);
+  view.ssd_capacity = node.ssd_capacity.load(std::memory_order_relaxed);
+  view.ssd_report = node.ssd_report;
+  view.offloads_paused_until = TimePoint(
+      Duration(node.offloads_paused_until_ns.load(std::memory_order_relaxed)));
   return view;
 }
 
@@ -46,9 +50,9 @@ Result<NodeId> NodeRegistry::Register(
     const NodeSpec& spec, NodeId* replaced,
     const std::function<void(NodeId)>& before_visible) {
   if (spec.name.empty() || spec.name.size() > kMaxKeyBytes) {
-    return Status(ErrorReason::kInvalidArgument,
-                  "node name must be 1.." + std::to_string(kMaxKeyBytes) +
-                      " bytes");
+    return Status(
+        ErrorReason::kInvalidArgument,
+        "node name must be 1.." + std::to_string(kMaxKeyBytes) + " bytes");
   }
   if (spec.dram_size > 0 && spec.dram_size < dram_alignment_) {
     return Status(ErrorReason::kInvalidSize,
@@ -74,7 +78,8 @@ Result<NodeId> NodeRegistry::Register(
       node->allocator =
           std::make_unique<SpaceAllocator>(spec.dram_size, dram_alignment_);
     }
-    node->segment_bytes.store(node->allocator ? node->allocator->capacity() : 0);
+    node->segment_bytes.store(node->allocator ? node->allocator->capacity()
+                                              : 0);
     node->ssd_capacity.store(spec.ssd_capacity);
     PublishSpace(*node);
   }
@@ -210,9 +215,9 @@ Result<ReplicaDescriptor> NodeRegistry::AllocateMemory(
     desc.size = size;
     return desc;
   }
-  return Status(ErrorReason::kNoSpace,
-                "no alive node has " + std::to_string(size) +
-                    " contiguous bytes of DRAM free");
+  return Status(ErrorReason::kNoSpace, "no alive node has " +
+                                           std::to_string(size) +
+                                           " contiguous bytes of DRAM free");
 }
 
 Result<uint64_t> NodeRegistry::AllocateMemoryOn(NodeId id, uint64_t size) {
@@ -230,6 +235,68 @@ bool NodeRegistry::FreeMemory(NodeId id, uint64_t offset, uint64_t size) {
   if (!node->allocator || !node->allocator->Free(offset, size)) return false;
   PublishSpace(*node);
   return true;
+}
+
+void NodeRegistry::ReportSsd(NodeId id, const SsdReport& report) {
+  ReaderMutexLock lock(&map_mu_);
+  Node* node = Find(id);
+  if (node == nullptr) return;
+  // The object bytes that fit where the store's puts stop, at the overhead
+  // it measured (1:1 until it holds something to measure), short of room
+  // for records deleted but not yet compacted away: an append-only store
+  // always carries some, spread over its files below the share at which
+  // compaction takes a file.
+  constexpr double kDeadAllowance = 0.1;
+  uint64_t capacity = static_cast<uint64_t>(
+      static_cast<double>(report.put_limit_bytes) * (1 - kDeadAllowance));
+  if (report.live_record_bytes > 0 && report.live_value_bytes > 0) {
+    capacity =
+        static_cast<uint64_t>(static_cast<double>(capacity) *
+                              static_cast<double>(report.live_value_bytes) /
+                              static_cast<double>(report.live_record_bytes));
+  }
+  // A node with an SSD tier keeps one, even a full one: with none, eviction
+  // would drop its objects' only copies instead of waiting for room.
+  node->ssd_capacity.store(std::max<uint64_t>(capacity, 1),
+                           std::memory_order_relaxed);
+  MutexLock node_lock(&node->mu);
+  node->ssd_report = report;
+}
+
+void NodeRegistry::PauseOffloads(NodeId id, TimePoint now, Duration first,
+                                 Duration max) {
+  ReaderMutexLock lock(&map_mu_);
+  Node* node = Find(id);
+  if (node == nullptr) return;
+  const uint32_t level = std::min<uint32_t>(
+      node->pause_level.fetch_add(1, std::memory_order_relaxed), 16);
+  const Duration pause = std::min<Duration>(first * (int64_t{1} << level), max);
+  node->offloads_paused_until_ns.store((now + pause).time_since_epoch().count(),
+                                       std::memory_order_relaxed);
+  node->ssd_room_owed.store(true, std::memory_order_relaxed);
+}
+
+bool NodeRegistry::TakeSsdRoomOwed(NodeId id) {
+  ReaderMutexLock lock(&map_mu_);
+  Node* node = Find(id);
+  return node != nullptr &&
+         node->ssd_room_owed.exchange(false, std::memory_order_relaxed);
+}
+
+void NodeRegistry::ResumeOffloads(NodeId id) {
+  ReaderMutexLock lock(&map_mu_);
+  Node* node = Find(id);
+  if (node == nullptr) return;
+  node->pause_level.store(0, std::memory_order_relaxed);
+  node->offloads_paused_until_ns.store(0, std::memory_order_relaxed);
+}
+
+bool NodeRegistry::OffloadsPaused(NodeId id, TimePoint now) const {
+  ReaderMutexLock lock(&map_mu_);
+  const Node* node = Find(id);
+  return node != nullptr &&
+         node->offloads_paused_until_ns.load(std::memory_order_relaxed) >
+             now.time_since_epoch().count();
 }
 
 void NodeRegistry::AddSsdUsed(NodeId id, int64_t delta) {
@@ -272,11 +339,19 @@ std::vector<NodeView> NodeRegistry::ListDead() const {
   return {dead_.begin(), dead_.end()};
 }
 
+uint64_t NodeRegistry::LargestFreeOn(NodeId id) const {
+  ReaderMutexLock lock(&map_mu_);
+  const Node* node = Find(id);
+  return node == nullptr ? 0
+                         : node->largest_free.load(std::memory_order_relaxed);
+}
+
 TierUsage NodeRegistry::MemoryUsage() const {
   ReaderMutexLock lock(&map_mu_);
   TierUsage usage;
   for (const auto& [id, node] : nodes_) {
-    const uint64_t capacity = node->segment_bytes.load(std::memory_order_relaxed);
+    const uint64_t capacity =
+        node->segment_bytes.load(std::memory_order_relaxed);
     usage.capacity += capacity;
     usage.used += capacity - node->free_bytes.load(std::memory_order_relaxed);
   }

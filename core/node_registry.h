@@ -22,9 +22,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "core/mutex.h"
 #include "core/allocation_strategy.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "core/space_allocator.h"
 #include "core/types.h"
 #include "mooncake_tier/status.h"
@@ -42,6 +42,19 @@ struct NodeSpec {
   uint64_t ssd_capacity = 0;      // bytes of SSD tier; 0 means none
 };
 
+// What a node says of its SSD store with each heartbeat. The master counts
+// object bytes; the store knows what they take in its files (headers,
+// alignment, dead records awaiting compaction) and how much room its file
+// system really has.
+struct SsdReport {
+  uint64_t capacity_bytes = 0;     // what the store may fill now
+  uint64_t put_limit_bytes = 0;    // file bytes where its writes stop
+  uint64_t file_bytes = 0;         // what its files take now
+  uint64_t live_value_bytes = 0;   // value bytes of its live records
+  uint64_t live_record_bytes = 0;  // what those records take in the files
+  uint64_t no_space_refusals = 0;  // writes refused for room so far
+};
+
 struct NodeView {
   NodeId id = kNoNode;
   NodeSpec spec;
@@ -50,6 +63,13 @@ struct NodeView {
   TimePoint last_heartbeat;
   uint64_t dram_used = 0;
   uint64_t ssd_used = 0;  // logical bytes of local_disk replicas here
+  // The object bytes its SSD can hold (spec.ssd_capacity until the node
+  // reports; then what fits under its store's put limit at its measured
+  // overhead), and its last report.
+  uint64_t ssd_capacity = 0;
+  std::optional<SsdReport> ssd_report;
+  // Offloads to it wait until then (its SSD refused writes for room).
+  TimePoint offloads_paused_until;
 };
 
 struct TierUsage {
@@ -72,9 +92,9 @@ class NodeRegistry {
   // its id returned in `*replaced`. Rejects an empty name.
   // `before_visible(id)` runs under the registry lock before the node can be
   // found or placed on (so it must not call back into the registry).
-  Result<NodeId> Register(const NodeSpec& spec, NodeId* replaced,
-                          const std::function<void(NodeId)>& before_visible =
-                              nullptr);
+  Result<NodeId> Register(
+      const NodeSpec& spec, NodeId* replaced,
+      const std::function<void(NodeId)>& before_visible = nullptr);
 
   // Records a heartbeat. NODE_NOT_FOUND for an unknown or dead node: the
   // node must register again.
@@ -106,6 +126,25 @@ class NodeRegistry {
   // ignored (its segment is gone). Returns false for a double free.
   bool FreeMemory(NodeId node, uint64_t offset, uint64_t size);
 
+  // The largest free extent of a node's segment (0 when unknown), without
+  // taking its allocator's lock: a moment old.
+  uint64_t LargestFreeOn(NodeId node) const;
+
+  // A node's SSD report: from it on, the node's SSD capacity is the object
+  // bytes that fit under the store's put limit at its measured overhead
+  // (live record bytes per live value byte).
+  void ReportSsd(NodeId node, const SsdReport& report);
+
+  // Offloads to `node` wait until `until` (its SSD is full). Each pause
+  // while one was in force doubles the next (from `first` up to `max`);
+  // ResumeOffloads resets that.
+  void PauseOffloads(NodeId node, TimePoint now, Duration first, Duration max);
+  void ResumeOffloads(NodeId node);
+  bool OffloadsPaused(NodeId node, TimePoint now) const;
+  // True once after each PauseOffloads: the node's SSD owes room beyond its
+  // watermark (its files are fuller than the count of its objects says).
+  bool TakeSsdRoomOwed(NodeId node);
+
   // Adjusts the logical SSD use of a node by `delta` bytes.
   void AddSsdUsed(NodeId node, int64_t delta);
 
@@ -122,7 +161,7 @@ class NodeRegistry {
   // so that names never reused cannot grow the set without bound).
   size_t DeadCount() const;
   static constexpr size_t kDeadNamesLimit = 4096;
-  TierUsage MemoryUsage() const;       // over alive and suspect nodes
+  TierUsage MemoryUsage() const;  // over alive and suspect nodes
   // MemoryUsage().capacity without the walk over the nodes: kept as nodes
   // come and go (every put reads these two; lock-free).
   uint64_t MemoryCapacity() const {
@@ -150,6 +189,11 @@ class NodeRegistry {
     std::atomic<uint64_t> segment_bytes{0};
     std::atomic<uint64_t> ssd_capacity{0};
     std::atomic<uint64_t> ssd_used{0};
+    std::optional<SsdReport> ssd_report ABSL_GUARDED_BY(mu);
+    // Clock nanoseconds until which offloads wait; how many pauses ran on.
+    std::atomic<int64_t> offloads_paused_until_ns{0};
+    std::atomic<uint32_t> pause_level{0};
+    std::atomic<bool> ssd_room_owed{false};
   };
 
   Node* Find(NodeId id) const ABSL_SHARED_LOCKS_REQUIRED(map_mu_);

@@ -22,10 +22,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
-#include "core/mutex.h"
 #include "core/clock.h"
 #include "core/group_record.h"
 #include "core/hashed_key.h"
+#include "core/mutex.h"
 #include "core/types.h"
 
 namespace mooncake_tier {
@@ -38,10 +38,17 @@ struct ObjectMeta {
   // member's index in `group_index`.
   GroupRef group;
   uint32_t group_index = 0;
-  ClientId put_owner;        // client of the put in progress, if any
-  TimePoint put_started;     // when the current DRAM put started
-  TimePoint lease_deadline;  // readers hold it until then
-  TimePoint last_access;     // recency for eviction
+  ClientId put_owner;     // client of the put in progress, if any
+  TimePoint put_started;  // when the current DRAM put started
+  // Readers' leases: `leases` readers hold the object (protected from
+  // eviction and non-forced removal) until they release it or until
+  // lease_deadline, the safety net for readers that never release. The
+  // readers of one lease period share `lease_id` (unique in the master's
+  // life), so a release from an earlier period never ends a later one.
+  TimePoint lease_deadline;
+  uint64_t lease_id = 0;
+  uint32_t leases = 0;
+  TimePoint last_access;  // recency for eviction
   bool hard_pin = false;
 
   // The membership as a value (null: not a member).
@@ -66,7 +73,9 @@ struct ObjectMeta {
   // The DRAM replica of the put in flight, or null.
   Replica* StagedPut();
   bool AnyPinned() const;
-  bool Leased(TimePoint now) const { return lease_deadline > now; }
+  bool Leased(TimePoint now) const {
+    return leases > 0 && lease_deadline > now;
+  }
   // Removes a replica by id; returns it if it was there.
   std::optional<Replica> Erase(ReplicaId id);
 };

@@ -37,6 +37,9 @@ class RuntimeKnobs {
   Watermarks memory() const;
   Watermarks ssd() const;
 
+  double writeback_watermark() const {
+    return writeback_watermark_.load(std::memory_order_relaxed);
+  }
   double eviction_high_watermark() const {
     return eviction_high_watermark_.load(std::memory_order_relaxed);
   }
@@ -67,6 +70,7 @@ class RuntimeKnobs {
   std::atomic<double> eviction_ratio_{0};
   std::atomic<double> ssd_high_watermark_{0};
   std::atomic<double> ssd_eviction_ratio_{0};
+  std::atomic<double> writeback_watermark_{0};
   std::atomic<Duration> group_fill_timeout_{Duration::zero()};
   std::atomic<Duration> group_broken_ttl_{Duration::zero()};
   std::atomic<uint32_t> offload_max_per_heartbeat_{0};

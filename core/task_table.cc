@@ -29,18 +29,23 @@ Result<TaskId> TaskTable::Enqueue(Task task, uint32_t per_node_limit) {
                       std::to_string(task.node) + " is full");
   }
   if (by_key_[k].contains(task.key)) {
-    return Status(ErrorReason::kObjectBusy,
-                  std::string(TaskKindName(task.kind)) +
-                      " already in flight for key");
+    return Status(
+        ErrorReason::kObjectBusy,
+        std::string(TaskKindName(task.kind)) + " already in flight for key");
   }
   task.id = next_id_++;
   task.state = TaskState::kQueued;
   task.created = task.dispatched = clock_->Now();
   node.queued[k].push_back(task.id);
   ++node.count[k];
+  if (task.kind == TaskKind::kOffload) {
+    node.offload_bytes.all += task.source.size;
+    if (task.frees_dram) node.offload_bytes.freeing += task.source.size;
+  }
   by_key_[k].emplace(task.key, task.id);
   const TaskId id = task.id;
   tasks_.emplace(id, std::move(task));
+  work_cv_.SignalAll();
   return id;
 }
 
@@ -61,7 +66,8 @@ TaskTable::NodeWork TaskTable::DispatchNodeWork(NodeId node_id,
   if (it == per_node_.end()) return work;
   work.ssd_deletes = DispatchSsdDeletesLocked(it->second, max_deletes);
   if (it->second.ssd_deletes.empty()) {
-    work.offloads = DispatchLocked(it->second, TaskKind::kOffload, max_offloads);
+    work.offloads =
+        DispatchLocked(it->second, TaskKind::kOffload, max_offloads);
   }
   return work;
 }
@@ -90,6 +96,13 @@ void TaskTable::EraseLocked(absl::flat_hash_map<TaskId, Task>::iterator it) {
   auto node = per_node_.find(task.node);
   if (node != per_node_.end()) {
     --node->second.count[k];
+    if (task.kind == TaskKind::kOffload) {
+      OffloadBytes& bytes = node->second.offload_bytes;
+      bytes.all -= std::min(bytes.all, task.source.size);
+      if (task.frees_dram) {
+        bytes.freeing -= std::min(bytes.freeing, task.source.size);
+      }
+    }
     // A queued id left behind is skipped by Dispatch; drop it eagerly when
     // it is at the front so the deque does not keep dead ids.
     auto& queue = node->second.queued[k];
@@ -209,6 +222,7 @@ bool TaskTable::EnqueueSsdDelete(NodeId node, std::string key) {
     }
   }
   queues->second.ssd_deletes.push_back(std::move(key));
+  work_cv_.SignalAll();
   return true;
 }
 
@@ -256,6 +270,46 @@ TaskCounts TaskTable::Counts(TaskKind kind) const {
     (task.state == TaskState::kQueued ? counts.queued : counts.dispatched)++;
   }
   return counts;
+}
+
+OffloadBytes TaskTable::OffloadBytesOf(NodeId node) const {
+  MutexLock lock(&mu_);
+  auto it = per_node_.find(node);
+  return it == per_node_.end() ? OffloadBytes{} : it->second.offload_bytes;
+}
+
+bool TaskTable::HasWorkLocked(NodeId node) const {
+  auto it = per_node_.find(node);
+  if (it == per_node_.end()) return false;
+  const PerNode& n = it->second;
+  return !n.ssd_deletes.empty() || !n.queued[0].empty() || !n.queued[1].empty();
+}
+
+bool TaskTable::WaitForWork(NodeId node, Duration timeout) {
+  MutexLock lock(&mu_);
+  const bool woken =
+      work_cv_.WaitFor(timeout, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        auto it = per_node_.find(node);
+        return HasWorkLocked(node) ||
+               (it != per_node_.end() && it->second.interrupted);
+      });
+  if (auto it = per_node_.find(node); it != per_node_.end()) {
+    it->second.interrupted = false;
+  }
+  return woken;
+}
+
+bool TaskTable::HasWork(NodeId node) const {
+  MutexLock lock(&mu_);
+  return HasWorkLocked(node);
+}
+
+void TaskTable::Interrupt(NodeId node) {
+  MutexLock lock(&mu_);
+  auto it = per_node_.find(node);
+  if (it == per_node_.end()) return;
+  it->second.interrupted = true;
+  work_cv_.SignalAll();
 }
 
 size_t TaskTable::PendingSsdDeletes() const {

@@ -19,8 +19,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "core/mutex.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "core/types.h"
 #include "mooncake_tier/status.h"
 
@@ -68,6 +68,14 @@ struct Task {
 struct TaskCounts {
   uint64_t queued = 0;
   uint64_t dispatched = 0;
+};
+
+// Bytes of one node's offload tasks in the table (queued or dispatched).
+struct OffloadBytes {
+  uint64_t all = 0;
+  // Of tasks whose DRAM copy goes once they land (Task::frees_dram): DRAM
+  // already on its way out, which eviction does not count as used.
+  uint64_t freeing = 0;
 };
 
 class TaskTable {
@@ -131,6 +139,18 @@ class TaskTable {
   NodeWork DispatchNodeWork(NodeId node, uint32_t max_offloads,
                             uint32_t max_deletes);
 
+  OffloadBytes OffloadBytesOf(NodeId node) const;
+
+  // Waits until `node` has queued work (a task of either kind or an SSD
+  // deletion), Interrupt(node) was called, or `timeout` (real time)
+  // passed; true unless the timeout passed. An interrupt is consumed by the
+  // wait it ends. A node without queues (never opened, or reaped) has no
+  // work.
+  bool WaitForWork(NodeId node, Duration timeout);
+  // Ends the current (or next) WaitForWork of `node`: its node is stopping.
+  void Interrupt(NodeId node);
+  bool HasWork(NodeId node) const;
+
   bool HasTask(TaskKind kind, std::string_view key) const;
   std::vector<Task> List(TaskKind kind) const;
   TaskCounts Counts(TaskKind kind) const;
@@ -141,18 +161,22 @@ class TaskTable {
     std::deque<TaskId> queued[2];  // by TaskKind
     uint32_t count[2] = {0, 0};    // queued + dispatched, by TaskKind
     std::deque<std::string> ssd_deletes;
+    OffloadBytes offload_bytes;
+    bool interrupted = false;
   };
 
   void EraseLocked(absl::flat_hash_map<TaskId, Task>::iterator it)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<Task> DispatchLocked(PerNode& node, TaskKind kind, uint32_t max)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::vector<std::string> DispatchSsdDeletesLocked(PerNode& node,
-                                                    uint32_t max)
+  std::vector<std::string> DispatchSsdDeletesLocked(PerNode& node, uint32_t max)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  bool HasWorkLocked(NodeId node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Clock* const clock_;
   mutable Mutex mu_;
+  CondVar work_cv_{&mu_};  // signalled when work is queued
   TaskId next_id_ ABSL_GUARDED_BY(mu_) = 1;
   absl::flat_hash_map<TaskId, Task> tasks_ ABSL_GUARDED_BY(mu_);
   // (kind, key) -> task id, for de-duplication and lookups.

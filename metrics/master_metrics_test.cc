@@ -182,7 +182,7 @@ TEST_F(MasterMetricsTest, PromotionCountersFollowATaskThroughItsLife) {
   EXPECT_EQ(Value(text, "mooncake_promotion_in_flight"), 1);
   EXPECT_EQ(Value(text, "mooncake_promotion_completed_total"), 0);
 
-  Result<HeartbeatReply> reply = h_.master().Heartbeat(node);
+  Result<NodeTasks> reply = h_.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->promotions.size(), 1u);
   const TaskId task = reply->promotions[0].id;

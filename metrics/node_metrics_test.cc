@@ -92,6 +92,7 @@ TEST_F(NodeMetricsTest, OffloadAndTransferFiguresFollowTheNode) {
   ASSERT_TRUE(master_.PutEnd("c", {&key, 1})[0].ok());
   master_.EvictMemory(kMiB);
   ASSERT_TRUE(node_->HeartbeatOnce().ok());
+  ASSERT_TRUE(node_->PullTasksOnce().ok());
   ASSERT_EQ(node_->RunTasksOnce(), 1u);
 
   const PromText text = Scrape(metrics);
@@ -139,7 +140,7 @@ TEST_F(NodeMetricsTest, PendingTasksCountWorkNotYetStarted) {
     ASSERT_TRUE(master_.PutEnd("c", {&key, 1})[0].ok());
   }
   master_.EvictMemory(kMiB);
-  ASSERT_TRUE(node_->HeartbeatOnce().ok());  // takes the offload tasks
+  ASSERT_TRUE(node_->PullTasksOnce().ok());  // takes the offload tasks
   EXPECT_EQ(Scrape(metrics).Value("mooncake_node_pending_tasks",
                                   {{"kind", "offload"}}),
             2);
@@ -151,9 +152,9 @@ TEST_F(NodeMetricsTest, PendingTasksCountWorkNotYetStarted) {
 
 TEST_F(NodeMetricsTest, MaxPendingTasksReportsTheConfiguredCap) {
   // The fixture's node runs with the default cap.
-  EXPECT_EQ(Scrape(NodeMetrics(node_.get())).Value(
-                "mooncake_node_max_pending_tasks"),
-            StorageNodeOptions{}.max_pending_tasks);
+  EXPECT_EQ(
+      Scrape(NodeMetrics(node_.get())).Value("mooncake_node_max_pending_tasks"),
+      StorageNodeOptions{}.max_pending_tasks);
 
   // A node started with another cap exports that cap, so the alert on
   // pending tasks near the cap follows it.

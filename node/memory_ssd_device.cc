@@ -18,11 +18,19 @@ struct FileData {
 
 }  // namespace
 
+// What the files of one device share: the injected failures and the
+// file system's size (bytes of every file together).
+struct SharedSpace {
+  std::atomic<bool> fail_io{false};
+  std::atomic<uint64_t> limit{UINT64_MAX};
+  std::atomic<uint64_t> used{0};
+};
+
 struct MemorySsdDevice::Files {
   Mutex mu;
   absl::flat_hash_map<std::string, std::shared_ptr<FileData>> by_name
       ABSL_GUARDED_BY(mu);
-  std::atomic<bool> fail_io{false};
+  SharedSpace space;
 };
 
 namespace {
@@ -30,10 +38,9 @@ namespace {
 class MemorySsdFile final : public SsdFile {
  public:
   MemorySsdFile(std::shared_ptr<FileData> data,
-                std::shared_ptr<const std::atomic<bool>> fail_io,
-                uint64_t alignment)
+                std::shared_ptr<SharedSpace> space, uint64_t alignment)
       : data_(std::move(data)),
-        fail_io_(std::move(fail_io)),
+        space_(std::move(space)),
         alignment_(alignment) {}
 
   Status ReadBatch(std::span<IoRequest> requests) override {
@@ -52,20 +59,35 @@ class MemorySsdFile final : public SsdFile {
   Status WriteBatch(std::span<IoRequest> requests) override {
     MT_RETURN_IF_ERROR(Check(requests));
     WriterMutexLock lock(&data_->mu);
+    Status status;
     for (IoRequest& r : requests) {
       if (r.offset + r.len > data_->bytes.size()) {
+        const uint64_t grow = r.offset + r.len - data_->bytes.size();
+        if (!Grow(grow)) {
+          r.result = -ENOSPC;
+          status = Status(ErrorReason::kNoSpace,
+                          "write batch: No space left on device");
+          continue;
+        }
         data_->bytes.resize(r.offset + r.len);
       }
       if (r.len > 0) std::memcpy(data_->bytes.data() + r.offset, r.buf, r.len);
       r.result = static_cast<ssize_t>(r.len);
     }
-    return Status::Ok();
+    return status;
   }
 
   Status Sync() override { return Status::Ok(); }
 
   Status Truncate(uint64_t size) override {
     WriterMutexLock lock(&data_->mu);
+    if (size > data_->bytes.size() && !Grow(size - data_->bytes.size())) {
+      return Status(ErrorReason::kNoSpace,
+                    "ftruncate: No space left on device");
+    }
+    if (size < data_->bytes.size()) {
+      space_->used.fetch_sub(data_->bytes.size() - size);
+    }
     data_->bytes.resize(size);
     return Status::Ok();
   }
@@ -76,9 +98,18 @@ class MemorySsdFile final : public SsdFile {
   }
 
  private:
+  // Books `bytes` more of the shared space; false when it would not fit.
+  bool Grow(uint64_t bytes) {
+    uint64_t used = space_->used.load();
+    do {
+      if (used + bytes > space_->limit.load()) return false;
+    } while (!space_->used.compare_exchange_weak(used, used + bytes));
+    return true;
+  }
+
   Status Check(std::span<IoRequest> requests) const {
     for (IoRequest& r : requests) {
-      if (fail_io_->load(std::memory_order_relaxed)) {
+      if (space_->fail_io.load(std::memory_order_relaxed)) {
         r.result = -EIO;
         return Status(ErrorReason::kIoError, "injected I/O failure");
       }
@@ -92,7 +123,7 @@ class MemorySsdFile final : public SsdFile {
   }
 
   const std::shared_ptr<FileData> data_;
-  const std::shared_ptr<const std::atomic<bool>> fail_io_;
+  const std::shared_ptr<SharedSpace> space_;
   const uint64_t alignment_;
 };
 
@@ -113,7 +144,18 @@ std::unique_ptr<MemorySsdDevice> MemorySsdDevice::Reopen() const {
 }
 
 void MemorySsdDevice::FailIoForTest(bool fail) {
-  files_->fail_io.store(fail, std::memory_order_relaxed);
+  files_->space.fail_io.store(fail, std::memory_order_relaxed);
+}
+
+void MemorySsdDevice::SetSpaceForTest(uint64_t bytes) {
+  files_->space.limit.store(bytes);
+}
+
+Result<uint64_t> MemorySsdDevice::FreeSpace() const {
+  const uint64_t limit = files_->space.limit.load();
+  const uint64_t used = files_->space.used.load();
+  if (limit == UINT64_MAX) return limit;
+  return limit > used ? limit - used : 0;
 }
 
 Result<std::unique_ptr<SsdFile>> MemorySsdDevice::Open(const std::string& name,
@@ -128,10 +170,10 @@ Result<std::unique_ptr<SsdFile>> MemorySsdDevice::Open(const std::string& name,
     if (!create) return Status(ErrorReason::kObjectNotFound, "no file " + name);
     it = files_->by_name.emplace(name, std::make_shared<FileData>()).first;
   }
-  // The flag lives inside Files; share Files' lifetime with the handle.
-  std::shared_ptr<const std::atomic<bool>> fail_io(files_, &files_->fail_io);
+  // The space lives inside Files; share Files' lifetime with the handle.
+  std::shared_ptr<SharedSpace> space(files_, &files_->space);
   return std::unique_ptr<SsdFile>(
-      new MemorySsdFile(it->second, std::move(fail_io), alignment_));
+      new MemorySsdFile(it->second, std::move(space), alignment_));
 }
 
 Result<std::vector<std::string>> MemorySsdDevice::List() const {
@@ -144,9 +186,17 @@ Result<std::vector<std::string>> MemorySsdDevice::List() const {
 
 Status MemorySsdDevice::Remove(const std::string& name) {
   MutexLock lock(&files_->mu);
-  if (files_->by_name.erase(name) == 0) {
+  auto it = files_->by_name.find(name);
+  if (it == files_->by_name.end()) {
     return Status(ErrorReason::kObjectNotFound, "no file " + name);
   }
+  {
+    // Its space is back at once (a handle still open keeps the bytes for
+    // reading, as an unlinked file's, but no longer counts).
+    ReaderMutexLock data_lock(&it->second->mu);
+    files_->space.used.fetch_sub(it->second->bytes.size());
+  }
+  files_->by_name.erase(it);
   return Status::Ok();
 }
 

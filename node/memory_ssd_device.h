@@ -32,12 +32,17 @@ class MemorySsdDevice final : public SsdDevice {
   // While set, every read and write of the shared files fails with IO_ERROR
   // (result -EIO).
   void FailIoForTest(bool fail);
+  // A file system of `bytes` in all (the files' sizes together): a write
+  // that would grow past it fails with NO_SPACE (result -ENOSPC), and
+  // FreeSpace() reports what is left. UINT64_MAX (the default): no limit.
+  void SetSpaceForTest(uint64_t bytes);
 
   Result<std::unique_ptr<SsdFile>> Open(const std::string& name,
                                         bool create) override;
   Result<std::vector<std::string>> List() const override;
   Status Remove(const std::string& name) override;
   Status Sync() override { return Status::Ok(); }
+  Result<uint64_t> FreeSpace() const override;
   bool direct_io() const override { return alignment_ > 1; }
   uint64_t alignment() const override { return alignment_; }
 

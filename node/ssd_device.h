@@ -47,7 +47,8 @@ class SsdFile {
   virtual Status ReadBatch(std::span<IoRequest> requests) = 0;
 
   // Writes every request in full (short writes are resumed), extending the
-  // file as needed. Same error and alignment rules as ReadBatch.
+  // file as needed. Same error and alignment rules as ReadBatch, except
+  // that a full file system is NO_SPACE (result -ENOSPC), not IO_ERROR.
   virtual Status WriteBatch(std::span<IoRequest> requests) = 0;
 
   // Makes every write that completed before the call durable.
@@ -78,6 +79,10 @@ class SsdDevice {
 
   // Makes creations and removals of files durable (fsync of the directory).
   virtual Status Sync() = 0;
+
+  // Bytes the file system holding the files can still give them (what an
+  // unprivileged writer may use). UINT64_MAX when there is no such limit.
+  virtual Result<uint64_t> FreeSpace() const = 0;
 
   // True when I/O bypasses the page cache; alignment() then applies.
   virtual bool direct_io() const = 0;

@@ -31,7 +31,11 @@ constexpr size_t kHeaderChecksumCovers = kHeaderChecksumOffset;
 
 constexpr uint16_t kFlagTombstone = 1u << 0;
 constexpr uint16_t kFlagGroup = 1u << 1;
-constexpr uint16_t kKnownFlags = kFlagTombstone | kFlagGroup;
+// A tombstone whose value lists more removed keys (TombstoneList).
+constexpr uint16_t kFlagRemovalList = 1u << 2;
+constexpr uint16_t kKnownFlags = kFlagTombstone | kFlagGroup | kFlagRemovalList;
+// One listed removal: [u64 sequence][u16 key length][key].
+constexpr size_t kRemovalHeaderBytes = 10;
 
 constexpr uint64_t AlignUp(uint64_t n, uint64_t a) {
   return (n + a - 1) / a * a;
@@ -79,6 +83,56 @@ SsdRecord SsdRecord::Tombstone(std::string_view key, uint64_t sequence) {
   return r;
 }
 
+SsdRecord SsdRecord::TombstoneList(std::span<const Removal> removed) {
+  SsdRecord r = Tombstone(removed.front().key, removed.front().sequence);
+  for (const Removal& more : removed.subspan(1)) {
+    r.value_len_ += kRemovalHeaderBytes + more.key.size();
+  }
+  return r;
+}
+
+std::vector<std::byte> SsdRecord::EncodeRemovals(
+    std::span<const Removal> removed) {
+  std::vector<std::byte> out;
+  for (const Removal& more : removed.subspan(1)) {
+    const size_t at = out.size();
+    out.resize(at + kRemovalHeaderBytes + more.key.size());
+    Put<uint64_t>(out.data() + at, more.sequence);
+    Put<uint16_t>(out.data() + at + 8, static_cast<uint16_t>(more.key.size()));
+    std::memcpy(out.data() + at + kRemovalHeaderBytes, more.key.data(),
+                more.key.size());
+  }
+  return out;
+}
+
+uint64_t SsdRecord::TombstoneListBytes(std::span<const Removal> removed) {
+  return TombstoneList(removed).size();
+}
+
+Result<std::vector<SsdRecord::Removal>> SsdRecord::Removals(
+    std::span<const std::byte> value) const {
+  std::vector<Removal> out;
+  out.push_back({key_, sequence_});
+  if (!tombstone_list()) return out;
+  if (value.size() != value_len_) return BadHeader("removal list length");
+  for (size_t at = 0; at < value.size();) {
+    if (value.size() - at < kRemovalHeaderBytes) {
+      return BadHeader("removal list entry");
+    }
+    const uint64_t sequence = Get<uint64_t>(value.data() + at);
+    const uint16_t len = Get<uint16_t>(value.data() + at + 8);
+    at += kRemovalHeaderBytes;
+    if (len == 0 || len > kMaxKeyBytes || value.size() - at < len) {
+      return BadHeader("removal list key");
+    }
+    out.push_back({std::string_view(
+                       reinterpret_cast<const char*>(value.data() + at), len),
+                   sequence});
+    at += len;
+  }
+  return out;
+}
+
 uint64_t SsdRecord::meta_bytes() const {
   return kHeaderBytes + key_.size() + (group_ ? group_->group_id.size() : 0);
 }
@@ -123,9 +177,11 @@ void SsdRecord::EncodeMeta(std::span<const std::byte> value,
   std::memset(p, 0, kHeaderBytes);
   Put<uint32_t>(p + kMagicOffset, kMagic);
   Put<uint16_t>(p + kVersionOffset, kFormatVersion);
-  Put<uint16_t>(p + kFlagsOffset,
-                static_cast<uint16_t>((tombstone_ ? kFlagTombstone : 0) |
-                                      (group_ ? kFlagGroup : 0)));
+  Put<uint16_t>(
+      p + kFlagsOffset,
+      static_cast<uint16_t>((tombstone_ ? kFlagTombstone : 0) |
+                            (group_ ? kFlagGroup : 0) |
+                            (tombstone_list() ? kFlagRemovalList : 0)));
   Put<uint32_t>(p + kKeyLenOffset, static_cast<uint32_t>(key_.size()));
   if (group_) {
     Put<uint32_t>(p + kGroupIdLenOffset,
@@ -168,14 +224,20 @@ Result<SsdRecord> SsdRecord::Decode(std::span<const std::byte> bytes) {
   const uint64_t value_len = Get<uint64_t>(p + kValueLenOffset);
   const bool has_group = (flags & kFlagGroup) != 0;
   const bool tombstone = (flags & kFlagTombstone) != 0;
+  const bool removal_list = (flags & kFlagRemovalList) != 0;
   if ((flags & ~kKnownFlags) != 0) return BadHeader("flags");
+  // A removal list is a tombstone with a value, and only that.
+  if (removal_list != (tombstone && value_len > 0)) {
+    return BadHeader("removal list flag");
+  }
   if (key_len == 0 || key_len > kMaxKeyBytes) return BadHeader("key length");
   if (has_group ? (group_id_len == 0 || group_id_len > kMaxGroupIdBytes ||
                    group_size == 0 || group_index >= group_size)
                 : (group_id_len != 0 || group_size != 0 || group_index != 0)) {
     return BadHeader("group");
   }
-  if (value_len > kMaxValueBytes || (tombstone && (value_len || has_group))) {
+  if (value_len > kMaxValueBytes ||
+      (tombstone && ((value_len && !removal_list) || has_group))) {
     return BadHeader("value length");
   }
   const uint64_t meta = kHeaderBytes + key_len + group_id_len;

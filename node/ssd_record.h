@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mooncake_tier/status.h"
 #include "mooncake_tier/types.h"
@@ -42,6 +43,25 @@ class SsdRecord {
                          uint64_t value_len, uint64_t sequence);
   // A record saying `key` was removed at `sequence`.
   static SsdRecord Tombstone(std::string_view key, uint64_t sequence);
+  // A record saying each of `removed` (key, sequence) was removed, with
+  // the first in its header and the others in its value (EncodeRemovals):
+  // one record for a batch of removals instead of a block each.
+  // REQUIRES: removed is not empty.
+  struct Removal {
+    std::string_view key;
+    uint64_t sequence = 0;
+  };
+  static SsdRecord TombstoneList(std::span<const Removal> removed);
+  // The value of a TombstoneList record: removed[1..] as
+  // [u64 sequence][u16 key length][key] each.
+  static std::vector<std::byte> EncodeRemovals(
+      std::span<const Removal> removed);
+  // Every (key, sequence) a tombstone says was removed: its own, then those
+  // of its value (`value`, of a list). CHECKSUM_MISMATCH for a list that
+  // does not parse. The keys view the record and `value`.
+  Result<std::vector<Removal>> Removals(std::span<const std::byte> value) const;
+  // Bytes a TombstoneList of these removals takes in its file.
+  static uint64_t TombstoneListBytes(std::span<const Removal> removed);
 
   // Parses and validates the header found at the start of `bytes`, which
   // holds the start of a record (one 4096-byte block always suffices).
@@ -71,6 +91,8 @@ class SsdRecord {
   static uint64_t KeyHash(std::string_view key);
 
   bool tombstone() const { return tombstone_; }
+  // A tombstone listing more removals in its value.
+  bool tombstone_list() const { return tombstone_ && value_len_ > 0; }
   const std::string& key() const { return key_; }
   const std::optional<GroupSpec>& group() const { return group_; }
   uint64_t value_len() const { return value_len_; }

@@ -25,22 +25,28 @@ constexpr size_t kBufferPoolBytes = 64 << 20;
 
 uint64_t AlignDown(uint64_t n) { return n / kBlock * kBlock; }
 
+// How often the file system's free space is looked at (more often after a
+// write found it full).
+constexpr auto kSpaceCheckInterval = std::chrono::seconds(1);
+
 uint64_t CappedFileBytes(const SsdStoreOptions& o) {
   return std::max(kBlock,
                   std::min(o.max_file_bytes,
                            AlignDown(o.capacity_bytes / kFilesPerCapacity)));
 }
 
-uint64_t PutLimitBytes(const SsdStoreOptions& o) {
+// Where puts stop in a store of `capacity` bytes with files of at most
+// `file_bytes`: short of it by room to compact one file plus room for
+// tombstones, at most half of it.
+uint64_t PutLimitBytes(const SsdStoreOptions& o, uint64_t capacity,
+                       uint64_t file_bytes) {
   const double live_share = 1.0 - o.compaction_min_dead_ratio;
-  const uint64_t compaction_room =
-      AlignDown(static_cast<uint64_t>(live_share *
-                                      static_cast<double>(CappedFileBytes(o))) +
-                kBlock - 1);
-  const uint64_t tombstone_room = AlignDown(
-      std::min(o.capacity_bytes / kTombstoneRoomDivisor, kMaxTombstoneRoom));
-  return o.capacity_bytes -
-         std::min(compaction_room + tombstone_room, o.capacity_bytes / 2);
+  const uint64_t compaction_room = AlignDown(
+      static_cast<uint64_t>(live_share * static_cast<double>(file_bytes)) +
+      kBlock - 1);
+  const uint64_t tombstone_room =
+      AlignDown(std::min(capacity / kTombstoneRoomDivisor, kMaxTombstoneRoom));
+  return capacity - std::min(compaction_room + tombstone_room, capacity / 2);
 }
 
 Status ValidateWrite(const SsdWrite& write) {
@@ -64,8 +70,10 @@ SsdStore::SsdStore(std::unique_ptr<SsdDevice> device, SsdStoreOptions options)
     : device_(std::move(device)),
       options_(options),
       max_file_bytes_(CappedFileBytes(options)),
-      put_limit_(PutLimitBytes(options)),
-      buffers_(kBufferPoolBytes) {}
+      buffers_(kBufferPoolBytes),
+      capacity_(options.capacity_bytes),
+      put_limit_(
+          PutLimitBytes(options, options.capacity_bytes, max_file_bytes_)) {}
 
 SsdStore::~SsdStore() = default;
 
@@ -82,6 +90,10 @@ Result<std::unique_ptr<SsdStore>> SsdStore::Open(
   }
   std::unique_ptr<SsdStore> store(new SsdStore(std::move(device), options));
   MT_RETURN_IF_ERROR(store->Recover());
+  {
+    MutexLock lock(&store->mutex_);
+    store->RefreshSpaceLocked(/*force=*/true);
+  }
   return store;
 }
 
@@ -163,27 +175,64 @@ bool SsdStore::CompactForRoom(uint64_t bytes) {
   for (int step = 0;; ++step) {
     {
       MutexLock lock(&mutex_);
+      RefreshSpaceLocked(/*force=*/false);
       if (file_bytes_ + bytes <= put_limit_) return true;
     }
     if (step == kMaxSteps) return false;
-    Result<bool> worked = CompactStep();
+    // A put is waiting: a file with a little to reclaim will do.
+    Result<bool> worked = CompactStep(kUrgentDeadRatio);
     if (!worked.ok() || !*worked) return step > 0;
   }
 }
 
+void SsdStore::RefreshSpaceLocked(bool force) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!force && now - space_checked_ < kSpaceCheckInterval) return;
+  space_checked_ = now;
+  Result<uint64_t> free = device_->FreeSpace();
+  filesystem_free_ = free.ok() ? *free : UINT64_MAX;
+  // What the files hold plus what the file system can still give them,
+  // never more than configured.
+  const uint64_t reachable = filesystem_free_ >= options_.capacity_bytes
+                                 ? options_.capacity_bytes
+                                 : file_bytes_ + filesystem_free_;
+  capacity_ = std::min(options_.capacity_bytes, AlignDown(reachable));
+  put_limit_ = PutLimitBytes(options_, capacity_, max_file_bytes_);
+}
+
+bool SsdStore::UnderPressure() const {
+  MutexLock lock(&mutex_);
+  return file_bytes_ >= put_limit_ / 10 * 9;
+}
+
 std::vector<Status> SsdStore::RemoveBatch(
     std::span<const std::string_view> keys) {
-  std::vector<PendingWrite> pending(keys.size());
+  // Removals per tombstone record: a record of at most ~260 KiB even with
+  // keys of the longest length.
+  constexpr size_t kRemovalsPerRecord = 256;
+  std::vector<Status> statuses(keys.size());
+  std::vector<PendingWrite> pending;
+  std::vector<std::vector<size_t>> positions;
   for (size_t i = 0; i < keys.size(); ++i) {
-    pending[i].kind = WriteKind::kRemove;
-    pending[i].key = keys[i];
-    pending[i].status = ValidateKey(keys[i]);
-    pending[i].bytes = kBlock;
+    statuses[i] = ValidateKey(keys[i]);
+    if (!statuses[i].ok()) continue;
+    if (pending.empty() ||
+        pending.back().removals.size() == kRemovalsPerRecord) {
+      pending.emplace_back().kind = WriteKind::kRemoveList;
+      positions.emplace_back();
+    }
+    pending.back().removals.push_back(keys[i]);
+    positions.back().push_back(i);
   }
   WriteRecords(pending);
-  std::vector<Status> statuses;
-  statuses.reserve(keys.size());
-  for (PendingWrite& p : pending) statuses.push_back(std::move(p.status));
+  for (size_t w = 0; w < pending.size(); ++w) {
+    const PendingWrite& list = pending[w];
+    for (size_t j = 0; j < positions[w].size(); ++j) {
+      const bool own =
+          j < list.removal_status.size() && !list.removal_status[j].ok();
+      statuses[positions[w][j]] = own ? list.removal_status[j] : list.status;
+    }
+  }
   return statuses;
 }
 
@@ -194,8 +243,12 @@ void SsdStore::WriteRecords(std::span<PendingWrite> writes,
     if (!w.admitted || w.skipped) continue;
     if (w.kind == WriteKind::kPut) {
       EncodePut(w);
-    } else if (w.kind == WriteKind::kRemove ||
-               w.kind == WriteKind::kCorruptionTombstone) {
+    } else if (w.kind == WriteKind::kRemoveList) {
+      const std::vector<SsdRecord::Removal> removed = AdmittedRemovals(w);
+      w.buffer = buffers_.Get(w.bytes);
+      SsdRecord::TombstoneList(removed).Encode(
+          SsdRecord::EncodeRemovals(removed), w.buffer.span());
+    } else if (w.kind == WriteKind::kCorruptionTombstone) {
       w.buffer = buffers_.Get(w.bytes);
       SsdRecord::Tombstone(w.key, w.sequence).Encode({}, w.buffer.span());
     }  // moved records arrive with their bytes in w.buffer
@@ -206,6 +259,17 @@ void SsdStore::WriteRecords(std::span<PendingWrite> writes,
   }
   Publish(writes);
   for (PendingWrite& w : writes) buffers_.Put(std::move(w.buffer));
+}
+
+std::vector<SsdRecord::Removal> SsdStore::AdmittedRemovals(
+    const PendingWrite& w) {
+  std::vector<SsdRecord::Removal> removed;
+  for (size_t j = 0; j < w.removals.size(); ++j) {
+    if (w.removal_status[j].ok()) {
+      removed.push_back({w.removals[j], w.removal_sequences[j]});
+    }
+  }
+  return removed;
 }
 
 void SsdStore::EncodePut(PendingWrite& w) {
@@ -238,14 +302,22 @@ void SsdStore::Reserve(std::span<PendingWrite> writes) {
   auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
     if (rolling_) return false;
     for (const PendingWrite& w : writes) {
-      if (w.status.ok() && busy_keys_.contains(w.key)) return false;
+      if (!w.status.ok()) continue;
+      if (busy_keys_.contains(w.key)) return false;
+      for (std::string_view key : w.removals) {
+        if (busy_keys_.contains(key)) return false;
+      }
     }
     return true;
   };
   while (!ready()) admission_cv_.Wait();
   for (PendingWrite& w : writes) {
     if (!w.status.ok()) continue;
-    busy_keys_.insert(w.key);
+    if (w.kind == WriteKind::kRemoveList) {
+      busy_keys_.insert(w.removals.begin(), w.removals.end());
+    } else {
+      busy_keys_.insert(w.key);
+    }
     w.busy = true;
   }
   absl::flat_hash_set<std::string_view> removed;
@@ -259,13 +331,30 @@ Status SsdStore::ReserveOneLocked(
   switch (w.kind) {
     case WriteKind::kPut:
       break;
-    case WriteKind::kRemove:
-      if (removed.contains(w.key) || !index_.contains(IndexKey(w.key))) {
-        return Status(ErrorReason::kObjectNotFound,
-                      "no SSD record for '" + std::string(w.key) + "'");
+    case WriteKind::kRemoveList: {
+      // Each key on its own: one that is absent (or twice in the batch)
+      // fails alone.
+      std::vector<SsdRecord::Removal> admitted;
+      w.removal_status.assign(w.removals.size(), Status::Ok());
+      w.removal_sequences.assign(w.removals.size(), 0);
+      for (size_t j = 0; j < w.removals.size(); ++j) {
+        const std::string_view key = w.removals[j];
+        if (removed.contains(key) || !index_.contains(IndexKey(key))) {
+          w.removal_status[j] =
+              Status(ErrorReason::kObjectNotFound,
+                     "no SSD record for '" + std::string(key) + "'");
+          continue;
+        }
+        removed.insert(key);
+        admitted.push_back({key, 0});
       }
-      removed.insert(w.key);
+      w.skipped = admitted.empty();
+      if (!w.skipped) {
+        w.key = admitted.front().key;
+        w.bytes = SsdRecord::TombstoneListBytes(admitted);
+      }
       break;
+    }
     case WriteKind::kCorruptionTombstone:
       w.skipped = index_.contains(IndexKey(w.key));  // a newer value shadows it
       break;
@@ -276,15 +365,22 @@ Status SsdStore::ReserveOneLocked(
       break;
     }
     case WriteKind::kCarryTombstone:
-      w.skipped =
-          !NeedsTombstoneLocked(SsdRecord::KeyHash(w.key), w.source_file);
+      // Moved while any key it names may still have an older record.
+      w.skipped = std::none_of(
+          w.carried_hashes.begin(), w.carried_hashes.end(),
+          [&](uint64_t hash) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+            return NeedsTombstoneLocked(hash, w.source_file);
+          });
       break;
   }
   if (w.skipped) return Status::Ok();
 
-  const uint64_t limit =
-      w.kind == WriteKind::kPut ? put_limit_ : options_.capacity_bytes;
+  RefreshSpaceLocked(/*force=*/false);
+  const uint64_t limit = w.kind == WriteKind::kPut ? put_limit_ : capacity_;
   if (file_bytes_ + w.bytes > limit) {
+    if (w.kind == WriteKind::kPut) {
+      counters_.no_space_refusals.fetch_add(1, std::memory_order_relaxed);
+    }
     return Status(ErrorReason::kNoSpace,
                   "SSD store full: " + std::to_string(file_bytes_) + " of " +
                       std::to_string(limit) + " bytes used");
@@ -300,7 +396,13 @@ Status SsdStore::ReserveOneLocked(
   active->size += w.bytes;
   ++active->writes_in_flight;
   file_bytes_ += w.bytes;
-  if (w.kind != WriteKind::kCopy && w.kind != WriteKind::kCarryTombstone) {
+  if (w.kind == WriteKind::kRemoveList) {
+    for (size_t j = 0; j < w.removals.size(); ++j) {
+      if (w.removal_status[j].ok()) w.removal_sequences[j] = next_sequence_++;
+    }
+    w.sequence = AdmittedRemovals(w).front().sequence;
+  } else if (w.kind != WriteKind::kCopy &&
+             w.kind != WriteKind::kCarryTombstone) {
     w.sequence = next_sequence_++;
   }
   w.admitted = true;
@@ -363,18 +465,29 @@ bool SsdStore::WriteToFiles(std::span<PendingWrite> writes) {
 
 void SsdStore::Publish(std::span<PendingWrite> writes) {
   MutexLock lock(&mutex_);
+  bool file_system_full = false;
   for (PendingWrite& w : writes) {
     if (!w.admitted || w.skipped) continue;
     --files_.at(w.file).writes_in_flight;
     if (w.status.ok()) {
       PublishOneLocked(w);
+    } else if (w.status.reason() == ErrorReason::kNoSpace) {
+      // The file system had less room than it said: look again now, so
+      // that puts stop short of what it really has.
+      file_system_full = true;
+      counters_.no_space_refusals.fetch_add(1, std::memory_order_relaxed);
     } else {
       counters_.write_errors.fetch_add(1, std::memory_order_relaxed);
     }
   }
+  if (file_system_full) RefreshSpaceLocked(/*force=*/true);
   bool released = false;
   for (PendingWrite& w : writes) {
-    if (w.busy) busy_keys_.erase(w.key);
+    if (w.busy && w.kind == WriteKind::kRemoveList) {
+      for (std::string_view key : w.removals) busy_keys_.erase(key);
+    } else if (w.busy) {
+      busy_keys_.erase(w.key);
+    }
     released |= w.busy;
     w.busy = false;
   }
@@ -396,13 +509,20 @@ void SsdStore::PublishOneLocked(PendingWrite& w) {
       live_bytes_ += value_len;
       break;
     }
-    case WriteKind::kRemove:
-      RemoveIndexEntryLocked(w.key);
-      ++target.tombstones;
+    case WriteKind::kRemoveList:
+      for (const SsdRecord::Removal& r : AdmittedRemovals(w)) {
+        RemoveIndexEntryLocked(r.key);
+        target.key_hashes.insert(SsdRecord::KeyHash(r.key));
+      }
+      target.tombstone_bytes += w.bytes;
+      break;
+    case WriteKind::kCarryTombstone:
+      target.key_hashes.insert(w.carried_hashes.begin(),
+                               w.carried_hashes.end());
+      target.tombstone_bytes += w.bytes;
       break;
     case WriteKind::kCorruptionTombstone:
-    case WriteKind::kCarryTombstone:
-      ++target.tombstones;
+      target.tombstone_bytes += w.bytes;
       break;
     case WriteKind::kCopy: {
       auto it = index_.find(IndexKey(w.key));
@@ -541,10 +661,14 @@ SsdStoreStats SsdStore::stats() const {
     s.live_records = index_.size();
     s.live_bytes = live_bytes_;
     s.file_bytes = file_bytes_;
+    for (const auto& [number, f] : files_) s.live_record_bytes += f.live_bytes;
+    s.capacity_bytes = capacity_;
+    s.put_limit_bytes = put_limit_;
+    s.filesystem_free_bytes = filesystem_free_;
   }
   constexpr auto r = std::memory_order_relaxed;
-  s.capacity_bytes = options_.capacity_bytes;
-  s.put_limit_bytes = put_limit_;
+  s.configured_capacity_bytes = options_.capacity_bytes;
+  s.no_space_refusals = counters_.no_space_refusals.load(r);
   s.records_written = counters_.records_written.load(r);
   s.bytes_written = counters_.bytes_written.load(r);
   s.records_read = counters_.records_read.load(r);

@@ -43,16 +43,20 @@
 #include "node/aligned_buffer.h"
 #include "node/aligned_buffer_pool.h"
 #include "node/ssd_device.h"
+#include "node/ssd_file_scanner.h"
+#include "node/ssd_record.h"
 
 namespace mooncake_tier {
 
-class SsdRecord;
-
 struct SsdStoreOptions {
   // Limit on the bytes of all data files together (records, padding, dead
-  // records awaiting compaction); never exceeded. Puts stop short of it by a
-  // headroom that only removes (tombstones) and compaction may use, so that
-  // a full store can always be emptied: room to compact one file
+  // records awaiting compaction); never exceeded. A file system with less
+  // room than that caps it further: the store looks at its free space (at
+  // most every second, and at once when a write finds it full) and counts
+  // only what its files hold plus what the file system can still give. Puts
+  // stop short of it by a headroom that only removes (tombstones) and
+  // compaction may use, so that a full store can always be emptied: room to
+  // compact one file
   // ((1 - compaction_min_dead_ratio) * max_file_bytes) plus capacity / 64
   // (at most 64 MiB) for tombstones, in all at most half the capacity.
   // SsdStoreStats::put_limit_bytes tells where puts stop.
@@ -104,11 +108,21 @@ inline constexpr LatencyBounds kIoLatencyBounds = {
 struct SsdStoreStats {
   uint64_t live_records = 0;
   uint64_t live_bytes = 0;  // value bytes of live records
-  uint64_t file_bytes = 0;  // bytes in data files
+  // What the live records take in the files (headers, keys, alignment):
+  // live_record_bytes / live_bytes is the store's overhead per value byte.
+  uint64_t live_record_bytes = 0;
+  uint64_t file_bytes = 0;  // bytes in data files, dead records too
+  // The configured cap, and what the store may fill now: the cap, or less
+  // when the file system has less room (file_bytes plus its free space).
+  uint64_t configured_capacity_bytes = 0;
   uint64_t capacity_bytes = 0;
   uint64_t put_limit_bytes = 0;  // file_bytes beyond which puts get NO_SPACE
-  uint64_t records_written = 0;  // by PutBatch
-  uint64_t bytes_written = 0;    // value bytes, by PutBatch
+  // The file system's free space when last looked at (UINT64_MAX: no limit
+  // known).
+  uint64_t filesystem_free_bytes = 0;
+  uint64_t no_space_refusals = 0;  // writes refused: store or disk full
+  uint64_t records_written = 0;    // by PutBatch
+  uint64_t bytes_written = 0;      // value bytes, by PutBatch
   uint64_t records_read = 0;
   uint64_t bytes_read = 0;
   uint64_t corrupt_records = 0;  // checksum failures seen at scan or read
@@ -149,8 +163,10 @@ class SsdStore {
   // TakeCorruptKeys and never served again), IO_ERROR.
   void ReadBatch(std::span<SsdRead> reads);
 
-  // Removes every key, writing a tombstone so that it stays removed after a
-  // restart. OBJECT_NOT_FOUND if absent, INVALID_KEY, NO_SPACE, IO_ERROR.
+  // Removes every key, writing tombstones so that it stays removed after a
+  // restart (a batch's removals share tombstone records: about a hundred
+  // bytes each, not a block). OBJECT_NOT_FOUND if absent, INVALID_KEY,
+  // NO_SPACE, IO_ERROR.
   std::vector<Status> RemoveBatch(std::span<const std::string_view> keys);
 
   // Batches of one.
@@ -170,11 +186,19 @@ class SsdStore {
   std::vector<std::string> TakeCorruptKeys();
 
   // Compacts at most one sealed file whose dead ratio is at least
-  // compaction_min_dead_ratio, the most dead first, among those whose live
-  // records fit in the free space: rewrites its live records into the active
-  // file and deletes it. True if it did work. NO_SPACE or IO_ERROR if it had
-  // to stop (what it moved stays valid).
+  // compaction_min_dead_ratio (or `min_dead_ratio`), the most dead first,
+  // among those whose live records fit in the free space: rewrites its live
+  // records into the active file and deletes it. True if it did work.
+  // NO_SPACE or IO_ERROR if it had to stop (what it moved stays valid).
   Result<bool> CompactStep();
+  Result<bool> CompactStep(double min_dead_ratio);
+  // The dead-ratio bar compaction lowers to when room is short, and, when
+  // a put waits for room, lower still.
+  static constexpr double kPressureDeadRatio = 0.2;
+  static constexpr double kUrgentDeadRatio = 0.05;
+  // The files are at 90% of where puts stop or beyond: compaction should
+  // not wait for the store to be idle.
+  bool UnderPressure() const;
 
   // Makes every completed write durable, including file creations and
   // removals.
@@ -197,7 +221,7 @@ class SsdStore {
     std::shared_ptr<SsdFile> file;  // readers hold a copy across their I/O
     uint64_t size = 0;              // bytes admitted (written or in flight)
     uint64_t live_bytes = 0;        // bytes of records the index points at
-    uint64_t tombstones = 0;        // tombstone records in the file
+    uint64_t tombstone_bytes = 0;   // bytes of tombstone records in the file
     // Hashes of every key with a record (live, dead or tombstone) in the
     // file: a tombstone is carried forward by compaction only while an
     // older file may still hold its key.
@@ -210,7 +234,8 @@ class SsdStore {
 
   enum class WriteKind : uint8_t {
     kPut,                  // a value from PutBatch
-    kRemove,               // a tombstone from RemoveBatch; the key must be live
+    kRemoveList,           // one tombstone record for removals of RemoveBatch
+                           // (each key must be live)
     kCorruptionTombstone,  // for a key found corrupt; skipped if it is live
     kCopy,                 // compaction: a live record moved verbatim
     kCarryTombstone,       // compaction: a tombstone moved, if still needed
@@ -222,11 +247,18 @@ class SsdStore {
     std::string_view key;   // points into the caller's batch or owned_key
     std::string owned_key;  // kCopy, kCarryTombstone
     const SsdWrite* put = nullptr;  // kPut
-    uint64_t bytes = 0;             // record size in the file
-    uint64_t sequence = 0;          // assigned at admission, kept when moved
-    uint32_t source_file = 0;       // kCopy, kCarryTombstone
-    uint64_t source_offset = 0;     // kCopy
-    AlignedBuffer buffer;           // the record as it goes to the file
+    // kRemoveList: the keys (views into the caller's batch), the sequence
+    // each got and each one's outcome; `key` is the first one admitted.
+    std::vector<std::string_view> removals;
+    std::vector<uint64_t> removal_sequences;
+    std::vector<Status> removal_status;
+    // kCarryTombstone: hashes of every key the tombstone says was removed.
+    std::vector<uint64_t> carried_hashes;
+    uint64_t bytes = 0;          // record size in the file
+    uint64_t sequence = 0;       // assigned at admission, kept when moved
+    uint32_t source_file = 0;    // kCopy, kCarryTombstone
+    uint64_t source_offset = 0;  // kCopy
+    AlignedBuffer buffer;        // the record as it goes to the file
     // kPut of a large value in memory that suits the device: this many value
     // bytes are written straight from the caller's buffer; `buffer` then
     // holds only the first head_bytes of the record and its tail.
@@ -261,6 +293,7 @@ class SsdStore {
     std::atomic<uint64_t> compacted_bytes_reclaimed{0};
     std::atomic<uint64_t> read_errors{0};
     std::atomic<uint64_t> write_errors{0};
+    std::atomic<uint64_t> no_space_refusals{0};
     LatencyHistogram read_latency{kIoLatencyBounds};
     LatencyHistogram write_latency{kIoLatencyBounds};
   };
@@ -296,6 +329,9 @@ class SsdStore {
   Status RollActiveFileLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Fills w.buffer (and direct_bytes) for an admitted put.
   void EncodePut(PendingWrite& w);
+  // The removals of a kRemoveList that were admitted, with their sequences.
+  static std::vector<SsdRecord::Removal> AdmittedRemovals(
+      const PendingWrite& w);
   // Sends every admitted write to its file, one WriteBatch per file. False
   // when there was nothing to write (no I/O issued).
   static bool WriteToFiles(std::span<PendingWrite> writes);
@@ -323,8 +359,11 @@ class SsdStore {
   void WriteCorruptionTombstones(std::span<const std::string> keys);
 
   // Compaction (ssd_store_compaction.cc).
-  std::optional<uint32_t> PickVictimLocked() const
+  std::optional<uint32_t> PickVictimLocked(double min_dead_ratio) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Recomputes capacity_ and put_limit_ from the file system's free space,
+  // if it was last looked at over a second ago (or `force`).
+  void RefreshSpaceLocked(bool force) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   bool NeedsTombstoneLocked(uint64_t key_hash, uint32_t victim) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   Status CompactFile(uint32_t victim);
@@ -332,8 +371,11 @@ class SsdStore {
   // file; adds the bytes moved to `copied_bytes`.
   Status MoveRecords(uint32_t victim, SsdFile& file, uint64_t size,
                      uint64_t& copied_bytes);
-  bool StillNeeded(const SsdRecord& record, uint32_t victim,
-                   uint64_t offset) const;
+  bool StillNeeded(const SsdRecord& record, const SsdFileScanner::Entry& entry,
+                   uint32_t victim, uint64_t offset) const;
+  // Hashes of the keys a tombstone (`entry`'s record) says were removed.
+  static std::vector<uint64_t> RemovedKeyHashes(
+      const SsdRecord& record, const SsdFileScanner::Entry& entry);
   void DropLostRecords(uint32_t victim);
   Status CopyChunk(std::vector<PendingWrite>& chunk, uint64_t& copied_bytes);
 
@@ -351,8 +393,6 @@ class SsdStore {
   const SsdStoreOptions options_;
   // options_.max_file_bytes after the cap described there.
   const uint64_t max_file_bytes_;
-  // Puts are admitted while file_bytes_ stays at or below this.
-  const uint64_t put_limit_;
   Counters counters_;
   // Write staging and read bounce buffers, recycled.
   mutable AlignedBufferPool buffers_;
@@ -377,6 +417,12 @@ class SsdStore {
   // Signalled when busy keys are released or a roll ends.
   CondVar admission_cv_{&mutex_};
   std::vector<std::string> corrupt_keys_ ABSL_GUARDED_BY(mutex_);
+  // What the files may fill now (options_.capacity_bytes, or less when the
+  // file system has less room), and where puts stop within it.
+  uint64_t capacity_ ABSL_GUARDED_BY(mutex_);
+  uint64_t put_limit_ ABSL_GUARDED_BY(mutex_);
+  uint64_t filesystem_free_ ABSL_GUARDED_BY(mutex_) = UINT64_MAX;
+  std::chrono::steady_clock::time_point space_checked_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace mooncake_tier

@@ -21,18 +21,23 @@ constexpr uint64_t kChunkBytes = 16ull << 20;
 }  // namespace
 
 Result<bool> SsdStore::CompactStep() {
+  return CompactStep(options_.compaction_min_dead_ratio);
+}
+
+Result<bool> SsdStore::CompactStep(double min_dead_ratio) {
   MutexLock compaction_lock(&compaction_mu_);
   std::optional<uint32_t> victim;
   {
     MutexLock lock(&mutex_);
-    victim = PickVictimLocked();
+    victim = PickVictimLocked(min_dead_ratio);
   }
   if (!victim) return false;
   MT_RETURN_IF_ERROR(CompactFile(*victim));
   return true;
 }
 
-std::optional<uint32_t> SsdStore::PickVictimLocked() const {
+std::optional<uint32_t> SsdStore::PickVictimLocked(
+    double min_dead_ratio) const {
   std::optional<uint32_t> best;
   double best_ratio = -1;
   for (const auto& [number, f] : files_) {
@@ -40,11 +45,11 @@ std::optional<uint32_t> SsdStore::PickVictimLocked() const {
       continue;
     }
     // What moving it may take before the file itself is freed.
-    const uint64_t need = f.live_bytes + f.tombstones * SsdRecord::kAlignment;
+    const uint64_t need = f.live_bytes + f.tombstone_bytes;
     const double ratio =
         static_cast<double>(f.size - need) / static_cast<double>(f.size);
-    if (ratio < options_.compaction_min_dead_ratio) continue;
-    if (file_bytes_ + need > options_.capacity_bytes) continue;
+    if (ratio < min_dead_ratio || need >= f.size) continue;
+    if (file_bytes_ + need > capacity_) continue;
     if (ratio > best_ratio) {
       best = number;
       best_ratio = ratio;
@@ -109,12 +114,13 @@ Status SsdStore::MoveRecords(uint32_t victim, SsdFile& file, uint64_t size,
                          entry.offset});
     }
     if (entry.kind != SsdFileScanner::Kind::kRecord ||
-        !StillNeeded(*entry.record, victim, entry.offset)) {
+        !StillNeeded(*entry.record, entry, victim, entry.offset)) {
       continue;
     }
     const SsdRecord& record = *entry.record;
     PendingWrite& w = chunk.emplace_back();
     w.kind = record.tombstone() ? WriteKind::kCarryTombstone : WriteKind::kCopy;
+    if (record.tombstone()) w.carried_hashes = RemovedKeyHashes(record, entry);
     w.owned_key = record.key();
     w.sequence = record.sequence();
     w.source_file = victim;
@@ -133,13 +139,34 @@ Status SsdStore::MoveRecords(uint32_t victim, SsdFile& file, uint64_t size,
   return Status::Ok();
 }
 
-bool SsdStore::StillNeeded(const SsdRecord& record, uint32_t victim,
+std::vector<uint64_t> SsdStore::RemovedKeyHashes(
+    const SsdRecord& record, const SsdFileScanner::Entry& entry) {
+  std::vector<uint64_t> hashes;
+  // The scanner verified the record checksum, so the list parses; were it
+  // not to, the header's own key still counts.
+  Result<std::vector<SsdRecord::Removal>> removed = record.Removals(
+      entry.data.subspan(record.value_offset(), record.value_len()));
+  if (!removed.ok()) return {SsdRecord::KeyHash(record.key())};
+  for (const SsdRecord::Removal& r : *removed) {
+    hashes.push_back(SsdRecord::KeyHash(r.key));
+  }
+  return hashes;
+}
+
+bool SsdStore::StillNeeded(const SsdRecord& record,
+                           const SsdFileScanner::Entry& entry, uint32_t victim,
                            uint64_t offset) const {
   // A first look to skip what is already dead; admission checks again.
-  MutexLock lock(&mutex_);
   if (record.tombstone()) {
-    return NeedsTombstoneLocked(SsdRecord::KeyHash(record.key()), victim);
+    const std::vector<uint64_t> hashes = RemovedKeyHashes(record, entry);
+    MutexLock lock(&mutex_);
+    return std::any_of(hashes.begin(), hashes.end(),
+                       [&](uint64_t hash)
+                           ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+                             return NeedsTombstoneLocked(hash, victim);
+                           });
   }
+  MutexLock lock(&mutex_);
   auto it = index_.find(record.key());
   return it != index_.end() && it->second.file == victim &&
          it->second.offset == offset;

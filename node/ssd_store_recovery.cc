@@ -76,15 +76,17 @@ Status SsdStore::RecoverFile(uint32_t number, ScanMap& scan,
   data.file = std::move(opened);
   MT_ASSIGN_OR_RETURN(uint64_t size, data.file->Size());
 
-  auto apply = [&](const SsdRecord& record, ScanEntry::Kind kind,
+  // Keeps the newest record of `key` (a removal is one too).
+  auto apply = [&](std::string_view key, uint64_t sequence,
+                   const SsdRecord& record, ScanEntry::Kind kind,
                    uint64_t offset) {
-    data.key_hashes.insert(SsdRecord::KeyHash(record.key()));
-    auto [it, inserted] = scan.try_emplace(record.key());
-    if (!inserted && it->second.entry.sequence >= record.sequence()) return;
+    data.key_hashes.insert(SsdRecord::KeyHash(key));
+    auto [it, inserted] = scan.try_emplace(std::string(key));
+    if (!inserted && it->second.entry.sequence >= sequence) return;
     it->second.kind = kind;
-    it->second.entry = IndexEntry{
-        number,        offset,        record.sequence(), record.value_len(),
-        record.size(), record.group()};
+    it->second.entry =
+        IndexEntry{number,        offset,        sequence, record.value_len(),
+                   record.size(), record.group()};
   };
 
   SsdFileScanner scanner(*data.file, size);
@@ -93,19 +95,34 @@ Status SsdStore::RecoverFile(uint32_t number, ScanMap& scan,
     MT_ASSIGN_OR_RETURN(const bool more, scanner.Next(&entry));
     if (!more) break;
     switch (entry.kind) {
-      case Kind::kRecord:
-        apply(*entry.record,
-              entry.record->tombstone() ? ScanEntry::Kind::kTombstone
-                                        : ScanEntry::Kind::kValue,
-              entry.offset);
-        if (entry.record->tombstone()) ++data.tombstones;
+      case Kind::kRecord: {
+        const SsdRecord& record = *entry.record;
+        if (!record.tombstone()) {
+          apply(record.key(), record.sequence(), record,
+                ScanEntry::Kind::kValue, entry.offset);
+          break;
+        }
+        data.tombstone_bytes += record.size();
+        // Its checksum holds, so its list parses; a list that does not
+        // leaves only the header's own removal.
+        Result<std::vector<SsdRecord::Removal>> removed = record.Removals(
+            entry.data.subspan(record.value_offset(), record.value_len()));
+        if (!removed.ok())
+          removed = std::vector<SsdRecord::Removal>{
+              {record.key(), record.sequence()}};
+        for (const SsdRecord::Removal& r : *removed) {
+          apply(r.key, r.sequence, record, ScanEntry::Kind::kTombstone,
+                entry.offset);
+        }
         break;
+      }
       case Kind::kDamagedRecord:
         spdlog::error(
             "SSD store: record of '{}' in {} at {} fails its checksum",
             entry.record->key(), name, entry.offset);
         counters_.corrupt_records.fetch_add(1, std::memory_order_relaxed);
-        apply(*entry.record, ScanEntry::Kind::kDamaged, entry.offset);
+        apply(entry.record->key(), entry.record->sequence(), *entry.record,
+              ScanEntry::Kind::kDamaged, entry.offset);
         break;
       case Kind::kDamagedRegion:
         spdlog::error("SSD store: {} bytes without a valid header in {} at {}",

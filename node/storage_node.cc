@@ -8,10 +8,10 @@ namespace mooncake_tier {
 
 struct StorageNode::Counters {
   std::atomic<uint64_t> heartbeats{0}, heartbeat_failures{0}, registrations{0},
-      offloads_done{0}, offloads_failed{0}, offload_bytes{0}, ssd_deletes{0},
-      ssd_reads{0}, ssd_read_bytes{0}, ssd_read_errors{0},
-      corrupt_keys_reported{0}, promotions_done{0}, promotions_failed{0},
-      promotion_bytes{0};
+      pulls{0}, pull_failures{0}, offloads_done{0}, offloads_failed{0},
+      offload_bytes{0}, ssd_deletes{0}, ssd_reads{0}, ssd_read_bytes{0},
+      ssd_read_errors{0}, corrupt_keys_reported{0}, promotions_done{0},
+      promotions_failed{0}, promotion_bytes{0};
 };
 
 Result<std::unique_ptr<StorageNode>> StorageNode::Create(
@@ -106,7 +106,7 @@ Status StorageNode::Deregister() {
 
 size_t StorageNode::PendingTasks() const {
   MutexLock lock(&mu_);
-  return offloads_.size() + promotions_.size();
+  return offloads_.size() + promotions_.size() + running_;
 }
 
 Status StorageNode::HeartbeatOnce() {
@@ -120,63 +120,102 @@ Status StorageNode::HeartbeatOnce() {
       master_->ReportSsdCorruption(id(), corrupt).IgnoreError();
     }
   }
+  std::optional<SsdReport> report;
+  if (ssd_) {
+    const SsdStoreStats stats = ssd_->stats();
+    report = SsdReport{stats.capacity_bytes,    stats.put_limit_bytes,
+                       stats.file_bytes,        stats.live_bytes,
+                       stats.live_record_bytes, stats.no_space_refusals};
+  }
+  const Status alive = master_->Heartbeat(id(), report);
+  if (!alive.ok()) {
+    counters_->heartbeat_failures.fetch_add(1);
+    if (alive.reason() == ErrorReason::kNodeNotFound) {
+      spdlog::warn("node '{}': master forgot node {}; registering again",
+                   options_.name, id());
+      return Register();
+    }
+    return alive;
+  }
+  counters_->heartbeats.fetch_add(1);
+  return Status::Ok();
+}
+
+Result<size_t> StorageNode::PullTasksOnce(Duration wait) {
+  const NodeId me = id();
+  if (me == kNoNode) {
+    return Status(ErrorReason::kUnavailable, "not registered yet");
+  }
   const size_t pending = PendingTasks();
   const uint32_t room =
       pending >= options_.max_pending_tasks
           ? 0
           : options_.max_pending_tasks - static_cast<uint32_t>(pending);
-  Result<HeartbeatReply> reply = master_->Heartbeat(id(), room);
-  if (!reply.ok()) {
-    counters_->heartbeat_failures.fetch_add(1);
-    if (reply.status().reason() == ErrorReason::kNodeNotFound) {
-      spdlog::warn("node '{}': master forgot node {}; registering again",
-                   options_.name, id());
-      return Register();
-    }
-    return reply.status();
+  Result<NodeTasks> tasks = master_->PullTasks(me, room, wait);
+  if (!tasks.ok()) {
+    counters_->pull_failures.fetch_add(1);
+    return tasks.status();
   }
-  counters_->heartbeats.fetch_add(1);
-  if (reply->offloads.empty() && reply->ssd_deletes.empty() &&
-      reply->promotions.empty()) {
-    return Status::Ok();
-  }
+  counters_->pulls.fetch_add(1);
+  const size_t got = tasks->offloads.size() + tasks->promotions.size() +
+                     tasks->ssd_deletes.size();
+  if (got == 0) return got;
   MutexLock lock(&mu_);
-  for (Task& t : reply->offloads) offloads_.push_back(std::move(t));
-  for (Task& t : reply->promotions) promotions_.push_back(std::move(t));
-  for (std::string& k : reply->ssd_deletes) deletes_.push_back(std::move(k));
+  // Registered again meanwhile: that work was the old registration's, and
+  // the master has reaped it.
+  if (id() != me) return size_t{0};
+  for (Task& t : tasks->offloads) offloads_.push_back(std::move(t));
+  for (Task& t : tasks->promotions) promotions_.push_back(std::move(t));
+  for (std::string& k : tasks->ssd_deletes) deletes_.push_back(std::move(k));
   work_cv_.Signal();
-  return Status::Ok();
+  return got;
 }
 
 size_t StorageNode::RunTasksOnce() {
   std::vector<std::string> deletes;
   std::vector<Task> offloads;
   std::vector<Task> promotions;
-  const auto take = [this](std::deque<Task>& from, std::vector<Task>& to)
-                        ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    const size_t n = std::min<size_t>(from.size(), options_.io_batch);
-    to.assign(std::make_move_iterator(from.begin()),
-              std::make_move_iterator(from.begin() + n));
-    from.erase(from.begin(), from.begin() + n);
-  };
   {
     MutexLock lock(&mu_);
     deletes.assign(std::make_move_iterator(deletes_.begin()),
                    std::make_move_iterator(deletes_.end()));
     deletes_.clear();
-    take(offloads_, offloads);
-    take(promotions_, promotions);
+    // One SSD batch: up to io_batch tasks and io_batch_bytes (at least one).
+    uint64_t bytes = 0;
+    while (!offloads_.empty() && offloads.size() < options_.io_batch &&
+           (offloads.empty() ||
+            bytes + offloads_.front().source.size <= options_.io_batch_bytes)) {
+      bytes += offloads_.front().source.size;
+      offloads.push_back(std::move(offloads_.front()));
+      offloads_.pop_front();
+    }
+    while (!promotions_.empty() && promotions.size() < options_.io_batch) {
+      promotions.push_back(std::move(promotions_.front()));
+      promotions_.pop_front();
+    }
+    running_ = offloads.size() + promotions.size();
   }
   const size_t done = deletes.size() + offloads.size() + promotions.size();
   // Deletions first: a later copy of the same key must survive them.
   if (!deletes.empty()) RunDeletes(std::move(deletes));
   if (!offloads.empty()) RunOffloads(std::move(offloads));
   if (!promotions.empty()) RunPromotions(std::move(promotions));
-  if (done == 0 && ssd_) {
-    Result<bool> compacted = ssd_->CompactStep();
-    if (!compacted.ok()) {
-      spdlog::warn("node '{}': compaction stopped: {}", options_.name,
-                   compacted.status().ToString());
+  {
+    MutexLock lock(&mu_);
+    running_ = 0;
+    room_cv_.SignalAll();
+  }
+  // Compaction runs when the node is idle, and between batches too while
+  // the store is short of room (deletions free disk space only once their
+  // files are compacted).
+  if (ssd_ && (done == 0 || ssd_->UnderPressure())) {
+    Result<bool> compacted =
+        done == 0 ? ssd_->CompactStep()
+                  : ssd_->CompactStep(SsdStore::kPressureDeadRatio);
+    uint64_t held_back = 0;
+    if (!compacted.ok() && compaction_log_.Allow(&held_back)) {
+      spdlog::warn("node '{}': compaction stopped: {} ({} more since)",
+                   options_.name, compacted.status().ToString(), held_back);
     }
   }
   return done;
@@ -190,8 +229,11 @@ void StorageNode::RunDeletes(std::vector<std::string> keys) {
     if (results[i].ok()) {
       counters_->ssd_deletes.fetch_add(1);
     } else if (results[i].reason() != ErrorReason::kObjectNotFound) {
-      spdlog::warn("node '{}': SSD delete failed: {}", options_.name,
-                   results[i].ToString());
+      uint64_t held_back = 0;
+      if (delete_log_.Allow(&held_back)) {
+        spdlog::warn("node '{}': SSD delete failed: {} ({} more since)",
+                     options_.name, results[i].ToString(), held_back);
+      }
     }
   }
 }
@@ -200,6 +242,8 @@ void StorageNode::RunOffloads(std::vector<Task> batch) {
   const NodeId me = id();
   std::vector<SsdWrite> writes;
   std::vector<const Task*> written;
+  std::vector<TaskFailure> failed;
+  std::vector<TaskId> succeeded;
   for (const Task& task : batch) {
     Result<std::span<std::byte>> range =
         segment_->Range(task.source.offset, task.source.size);
@@ -208,30 +252,32 @@ void StorageNode::RunOffloads(std::vector<Task> batch) {
       why = Status(ErrorReason::kNoSpace, "node has no SSD tier");
     }
     if (!why.ok()) {
-      counters_->offloads_failed.fetch_add(1);
-      master_->NotifyOffloadFailure(me, task.id, why).IgnoreError();
+      failed.push_back({task.id, std::move(why)});
       continue;
     }
     // The source replica is pinned by the task: its bytes are stable.
     writes.push_back({task.key, task.group, *range});
     written.push_back(&task);
   }
-  if (writes.empty()) return;
-  std::vector<Status> results = ssd_->PutBatch(writes);
+  std::vector<Status> results;
+  if (!writes.empty()) results = ssd_->PutBatch(writes);
   for (size_t i = 0; i < written.size(); ++i) {
     const Task& task = *written[i];
     if (!results[i].ok()) {
-      counters_->offloads_failed.fetch_add(1);
-      master_->NotifyOffloadFailure(me, task.id, results[i]).IgnoreError();
+      failed.push_back({task.id, results[i]});
       continue;
     }
-    counters_->offloads_done.fetch_add(1);
     counters_->offload_bytes.fetch_add(task.source.size);
-    // TASK_NOT_FOUND: reaped meanwhile. The master has queued the deletion
-    // of this copy itself, ordered before any later offload of the key; a
-    // local delete here could remove that later copy instead.
-    master_->NotifyOffloadSuccess(me, task.id).IgnoreError();
+    succeeded.push_back(task.id);
   }
+  counters_->offloads_failed.fetch_add(failed.size());
+  counters_->offloads_done.fetch_add(succeeded.size());
+  // One report per outcome for the whole batch. TASK_NOT_FOUND for a task
+  // reaped meanwhile: the master has queued the deletion of that copy
+  // itself, ordered before any later offload of the key; a local delete
+  // here could remove that later copy instead.
+  if (!failed.empty()) master_->NotifyOffloadFailure(me, failed);
+  if (!succeeded.empty()) master_->NotifyOffloadSuccess(me, succeeded);
 }
 
 void StorageNode::RunPromotions(std::vector<Task> batch) {
@@ -241,18 +287,22 @@ void StorageNode::RunPromotions(std::vector<Task> batch) {
     ReplicaDescriptor target;
     std::vector<std::byte> bounce;  // only when staged on another node
   };
+  std::vector<TaskId> ids;
+  ids.reserve(batch.size());
+  for (const Task& task : batch) ids.push_back(task.id);
+  // On error the master has settled the task (no DRAM, object gone).
+  std::vector<Result<ReplicaDescriptor>> targets =
+      master_->PromotionAllocStart(me, ids);
   std::vector<Staged> staged;
-  std::vector<SsdRead> reads;
   staged.reserve(batch.size());
-  for (const Task& task : batch) {
-    // On error the master has settled the task (no DRAM, object gone).
-    Result<ReplicaDescriptor> target = master_->PromotionAllocStart(me, task.id);
-    if (!target.ok()) {
+  for (size_t i = 0; i < batch.size() && i < targets.size(); ++i) {
+    if (!targets[i].ok()) {
       counters_->promotions_failed.fetch_add(1);
       continue;
     }
-    staged.push_back({&task, *target, {}});
+    staged.push_back({&batch[i], *targets[i], {}});
   }
+  std::vector<SsdRead> reads;
   for (Staged& s : staged) {
     std::span<std::byte> into;
     if (s.target.node == me) {
@@ -269,9 +319,9 @@ void StorageNode::RunPromotions(std::vector<Task> batch) {
     read.buffer = into;
     reads.push_back(read);
   }
-  if (ssd_) {
-    ssd_->ReadBatch(reads);
-  }
+  if (ssd_) ssd_->ReadBatch(reads);
+  std::vector<TaskFailure> failed;
+  std::vector<TaskId> succeeded;
   for (size_t i = 0; i < staged.size(); ++i) {
     Staged& s = staged[i];
     Status why = ssd_ ? reads[i].status
@@ -287,14 +337,16 @@ void StorageNode::RunPromotions(std::vector<Task> batch) {
       why = WriteToPeer(s.target, s.bounce);
     }
     if (!why.ok()) {
-      counters_->promotions_failed.fetch_add(1);
-      master_->NotifyPromotionFailure(me, s.task->id, why).IgnoreError();
+      failed.push_back({s.task->id, std::move(why)});
       continue;
     }
-    counters_->promotions_done.fetch_add(1);
     counters_->promotion_bytes.fetch_add(s.task->source.size);
-    master_->NotifyPromotionSuccess(me, s.task->id).IgnoreError();
+    succeeded.push_back(s.task->id);
   }
+  counters_->promotions_failed.fetch_add(failed.size());
+  counters_->promotions_done.fetch_add(succeeded.size());
+  if (!failed.empty()) master_->NotifyPromotionFailure(me, failed);
+  if (!succeeded.empty()) master_->NotifyPromotionSuccess(me, succeeded);
 }
 
 Status StorageNode::WriteToPeer(const ReplicaDescriptor& target,
@@ -346,6 +398,7 @@ void StorageNode::Start() {
   if (heartbeat_thread_.joinable()) return;
   stopping_ = false;
   heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
+  pull_thread_ = std::thread([this] { PullLoop(); });
   worker_thread_ = std::thread([this] { WorkerLoop(); });
 }
 
@@ -356,8 +409,13 @@ void StorageNode::Stop() {
     stopping_ = true;
     stop_cv_.SignalAll();
     work_cv_.SignalAll();
+    room_cv_.SignalAll();
   }
+  // A pull waiting at the master for work ends now (any tasks it still
+  // brings are dropped unrun; the master reaps them with the node).
+  master_->InterruptPull(id());
   heartbeat_thread_.join();
+  pull_thread_.join();
   worker_thread_.join();
   // Deregister only now. Before the heartbeat thread is joined, a heartbeat
   // answered NODE_NOT_FOUND would register the node again; before the
@@ -375,15 +433,17 @@ void StorageNode::Stop() {
   }
   MutexLock lock(&mu_);
   heartbeat_thread_ = std::thread();
+  pull_thread_ = std::thread();
   worker_thread_ = std::thread();
 }
 
 void StorageNode::HeartbeatLoop() {
   while (true) {
     Status s = HeartbeatOnce();
-    if (!s.ok()) {
-      spdlog::warn("node '{}': heartbeat failed: {}", options_.name,
-                   s.ToString());
+    uint64_t held_back = 0;
+    if (!s.ok() && heartbeat_log_.Allow(&held_back)) {
+      spdlog::warn("node '{}': heartbeat failed: {} ({} more since)",
+                   options_.name, s.ToString(), held_back);
     }
     MutexLock lock(&mu_);
     if (stop_cv_.WaitFor(
@@ -391,6 +451,49 @@ void StorageNode::HeartbeatLoop() {
             [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_; })) {
       return;
     }
+  }
+}
+
+void StorageNode::PullLoop() {
+  // After a failed pull (master down, node not registered yet) the loop
+  // backs off, doubling up to a second: never a busy loop.
+  constexpr Duration kFirstBackoff = std::chrono::milliseconds(20);
+  constexpr Duration kMaxBackoff = std::chrono::seconds(1);
+  Duration backoff = kFirstBackoff;
+  while (true) {
+    {
+      MutexLock lock(&mu_);
+      // Ask only with room: a full node takes no more than it can run.
+      room_cv_.WaitFor(std::chrono::milliseconds(200),
+                       [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                         return stopping_ || offloads_.size() +
+                                                     promotions_.size() +
+                                                     running_ <
+                                                 options_.max_pending_tasks;
+                       });
+      if (stopping_) return;
+    }
+    Result<size_t> got = PullTasksOnce(options_.pull_wait);
+    if (got.ok()) {
+      backoff = kFirstBackoff;
+      continue;
+    }
+    uint64_t held_back = 0;
+    if (got.status().reason() != ErrorReason::kNodeNotFound &&
+        got.status().reason() != ErrorReason::kUnavailable &&
+        pull_log_.Allow(&held_back)) {
+      spdlog::warn(
+          "node '{}': asking the master for work failed: {} ({} "
+          "more since)",
+          options_.name, got.status().ToString(), held_back);
+    }
+    MutexLock lock(&mu_);
+    if (stop_cv_.WaitFor(backoff, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+          return stopping_;
+        })) {
+      return;
+    }
+    backoff = std::min(backoff * 2, kMaxBackoff);
   }
 }
 
@@ -402,8 +505,7 @@ void StorageNode::WorkerLoop() {
       work_cv_.WaitFor(std::chrono::milliseconds(200),
                        [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
                          return stopping_ || !offloads_.empty() ||
-                                !promotions_.empty() ||
-                                !deletes_.empty();
+                                !promotions_.empty() || !deletes_.empty();
                        });
       if (stopping_) return;
     }
@@ -415,6 +517,8 @@ StorageNodeStats StorageNode::stats() const {
   StorageNodeStats s;
   s.heartbeats = counters_->heartbeats.load();
   s.heartbeat_failures = counters_->heartbeat_failures.load();
+  s.pulls = counters_->pulls.load();
+  s.pull_failures = counters_->pull_failures.load();
   s.registrations = counters_->registrations.load();
   s.offloads_done = counters_->offloads_done.load();
   s.offloads_failed = counters_->offloads_failed.load();

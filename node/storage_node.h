@@ -4,10 +4,13 @@
 // executes the master's offload tasks and SSD deletions, and serves SSD-tier
 // reads.
 //
-// Two threads in production (Start): a heartbeat thread that only talks to
-// the master (so long I/O can never starve the heartbeat) and a worker
-// thread that does the SSD I/O. Tests drive the same steps by hand:
-// Register, HeartbeatOnce, RunTasksOnce.
+// Three threads in production (Start): a heartbeat thread that only tells
+// the master the node lives (so long I/O can never starve it), a task
+// thread that asks the master for work whenever the node has room (a long
+// poll: tasks arrive as they are made, as fast as the SSD takes them), and
+// a worker thread that does the SSD I/O and reports results in batches.
+// Tests drive the same steps by hand: Register, HeartbeatOnce,
+// PullTasksOnce, RunTasksOnce.
 //
 // Thread safety: thread-safe. ServeSsdReads may be called from any thread
 // at any time after Create.
@@ -25,6 +28,7 @@
 #include "core/mutex.h"
 #include "core/task_table.h"
 #include "node/dram_segment.h"
+#include "node/log_limiter.h"
 #include "node/ssd_store.h"
 #include "transport/transport.h"
 
@@ -47,8 +51,14 @@ struct StorageNodeOptions {
   // mooncake_node_max_pending_tasks. Default: 256.
   uint32_t max_pending_tasks = 256;
   // Offloads written to (and promotions read from) the SSD store per
-  // batch. Default: 16.
-  uint32_t io_batch = 16;
+  // batch, at most; a batch also stops at io_batch_bytes. Default: 64.
+  uint32_t io_batch = 64;
+  // Bytes of one offload batch, at most (a single larger object still
+  // goes alone). Default: 32 MiB.
+  uint64_t io_batch_bytes = 32ull << 20;
+  // How long one PullTasks may wait at the master for work (a stop waits
+  // for the pull in flight). Default: 250 ms.
+  Duration pull_wait = std::chrono::milliseconds(250);
   // Writes the bytes of promotions the master staged on another node's
   // segment (when this one had no room). Null: those promotions fail and
   // the object stays on SSD. Must outlive the node.
@@ -60,6 +70,8 @@ struct StorageNodeStats {
   uint64_t heartbeats = 0;
   uint64_t heartbeat_failures = 0;
   uint64_t registrations = 0;
+  uint64_t pulls = 0;          // PullTasks answered
+  uint64_t pull_failures = 0;  // PullTasks failed (master down, forgotten)
   uint64_t offloads_done = 0;
   uint64_t offloads_failed = 0;
   uint64_t offload_bytes = 0;
@@ -91,9 +103,13 @@ class StorageNode final : public SsdReadHandler {
   // Registers (again) with the master, reporting the SSD inventory. Work
   // handed out to an earlier registration is dropped.
   Status Register();
-  // One heartbeat: queues the tasks it returns, reports corrupt SSD
-  // records, and registers again if the master no longer knows the node.
+  // One heartbeat: reports corrupt SSD records, and registers again if the
+  // master no longer knows the node. Never waits for work or I/O.
   Status HeartbeatOnce();
+  // Asks the master for as much work as the node has room for, waiting up
+  // to `wait` when none is queued, and queues what comes for the worker.
+  // Returns the tasks and deletions received.
+  Result<size_t> PullTasksOnce(Duration wait = Duration::zero());
   // Executes queued deletions, offloads and promotions (and one compaction
   // step when idle). Returns the number of tasks and deletions executed.
   size_t RunTasksOnce();
@@ -142,7 +158,9 @@ class StorageNode final : public SsdReadHandler {
                      std::span<std::byte> bytes);
   void RunDeletes(std::vector<std::string> keys);
   void HeartbeatLoop();
+  void PullLoop();
   void WorkerLoop();
+  // Tasks accepted and not finished: queued, and the batch running.
   size_t PendingTasks() const;
 
   const StorageNodeOptions options_;
@@ -157,14 +175,23 @@ class StorageNode final : public SsdReadHandler {
   std::deque<Task> offloads_ ABSL_GUARDED_BY(mu_);
   std::deque<Task> promotions_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> deletes_ ABSL_GUARDED_BY(mu_);
+  // Tasks of the batch the worker is running.
+  size_t running_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   CondVar stop_cv_{&mu_};  // signalled when stopping
   CondVar work_cv_{&mu_};  // signalled when work is queued or stopping
+  CondVar room_cv_{&mu_};  // signalled when a batch ends or stopping
   std::thread heartbeat_thread_;
+  std::thread pull_thread_;
   std::thread worker_thread_;
 
   struct Counters;
   std::unique_ptr<Counters> counters_;
+  // Repeating failures are logged at a bounded rate.
+  LogLimiter heartbeat_log_;
+  LogLimiter pull_log_;
+  LogLimiter compaction_log_;
+  LogLimiter delete_log_;
 };
 
 }  // namespace mooncake_tier

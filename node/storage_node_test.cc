@@ -1,10 +1,10 @@
 #include "node/storage_node.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <cstring>
 #include <span>
-
-#include <gtest/gtest.h>
 
 #include "node/memory_ssd_device.h"
 #include "transport/in_process_transport.h"
@@ -24,34 +24,40 @@ class UnansweredDeregisterLink final : public MasterLink {
       std::span<const SsdInventoryEntry> inventory) override {
     return inner_->RegisterNode(spec, inventory);
   }
-  Result<HeartbeatReply> Heartbeat(NodeId node, uint32_t max_tasks) override {
-    return inner_->Heartbeat(node, max_tasks);
+  Status Heartbeat(NodeId node, const std::optional<SsdReport>& ssd) override {
+    return inner_->Heartbeat(node, ssd);
+  }
+  Result<NodeTasks> PullTasks(NodeId node, uint32_t max_tasks,
+                              Duration wait) override {
+    return inner_->PullTasks(node, max_tasks, wait);
   }
   Status DeregisterNode(NodeId) override {
     ++deregister_calls;
     return Status(ErrorReason::kTimeout, "the master did not answer");
   }
-  Status NotifyOffloadSuccess(NodeId node, TaskId task) override {
-    return inner_->NotifyOffloadSuccess(node, task);
+  std::vector<Status> NotifyOffloadSuccess(
+      NodeId node, std::span<const TaskId> tasks) override {
+    return inner_->NotifyOffloadSuccess(node, tasks);
   }
-  Status NotifyOffloadFailure(NodeId node, TaskId task,
-                              const Status& cause) override {
-    return inner_->NotifyOffloadFailure(node, task, cause);
+  std::vector<Status> NotifyOffloadFailure(
+      NodeId node, std::span<const TaskFailure> failures) override {
+    return inner_->NotifyOffloadFailure(node, failures);
   }
   Status ReportSsdCorruption(NodeId node,
                              std::span<const std::string> keys) override {
     return inner_->ReportSsdCorruption(node, keys);
   }
-  Result<ReplicaDescriptor> PromotionAllocStart(NodeId node,
-                                                TaskId task) override {
-    return inner_->PromotionAllocStart(node, task);
+  std::vector<Result<ReplicaDescriptor>> PromotionAllocStart(
+      NodeId node, std::span<const TaskId> tasks) override {
+    return inner_->PromotionAllocStart(node, tasks);
   }
-  Status NotifyPromotionSuccess(NodeId node, TaskId task) override {
-    return inner_->NotifyPromotionSuccess(node, task);
+  std::vector<Status> NotifyPromotionSuccess(
+      NodeId node, std::span<const TaskId> tasks) override {
+    return inner_->NotifyPromotionSuccess(node, tasks);
   }
-  Status NotifyPromotionFailure(NodeId node, TaskId task,
-                                const Status& cause) override {
-    return inner_->NotifyPromotionFailure(node, task, cause);
+  std::vector<Status> NotifyPromotionFailure(
+      NodeId node, std::span<const TaskFailure> failures) override {
+    return inner_->NotifyPromotionFailure(node, failures);
   }
   Result<NodeView> GetNode(NodeId node) override {
     return inner_->GetNode(node);
@@ -117,7 +123,7 @@ TEST_F(StorageNodeTest, OffloadWritesOwnDramToOwnSsdAndReports) {
   std::unique_ptr<StorageNode> node = MakeNode();
   Put(*node, "k", 5000, 'x');
   master_.EvictMemory(kMiB);
-  ASSERT_TRUE(node->HeartbeatOnce().ok());
+  ASSERT_TRUE(node->PullTasksOnce().ok());
   EXPECT_EQ(node->RunTasksOnce(), 1u);
   EXPECT_EQ(node->stats().offloads_done, 1u);
   std::string key = "k";
@@ -140,7 +146,7 @@ TEST_F(StorageNodeTest, RestartReportsInventoryAndMasterRebuilds) {
     Put(*node, "a", 100, 'a');
     Put(*node, "b", 200, 'b');
     master_.EvictMemory(kMiB);
-    ASSERT_TRUE(node->HeartbeatOnce().ok());
+    ASSERT_TRUE(node->PullTasksOnce().ok());
     EXPECT_EQ(node->RunTasksOnce(), 2u);
   }
   std::unique_ptr<StorageNode> restarted = MakeNode();
@@ -166,12 +172,12 @@ TEST_F(StorageNodeTest, SsdDeletesFromTheMasterAreApplied) {
   std::unique_ptr<StorageNode> node = MakeNode();
   Put(*node, "k", 100, 'k');
   master_.EvictMemory(kMiB);
-  ASSERT_TRUE(node->HeartbeatOnce().ok());
+  ASSERT_TRUE(node->PullTasksOnce().ok());
   node->RunTasksOnce();
   ASSERT_TRUE(node->ssd()->ValueSize("k").has_value());
   std::string key = "k";
   ASSERT_TRUE(master_.Remove({&key, 1}, {})[0].ok());
-  ASSERT_TRUE(node->HeartbeatOnce().ok());
+  ASSERT_TRUE(node->PullTasksOnce().ok());
   node->RunTasksOnce();
   EXPECT_FALSE(node->ssd()->ValueSize("k").has_value());
   EXPECT_EQ(node->stats().ssd_deletes, 1u);

@@ -4,6 +4,7 @@
 #include <liburing.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,7 +20,10 @@ namespace {
 constexpr unsigned kRingEntries = 64;
 
 Status ErrnoStatus(std::string_view what, int err) {
-  return Status(ErrorReason::kIoError,
+  // A full file system is a state the store handles (pressure), not a
+  // device failure.
+  const bool full = err == ENOSPC || err == EDQUOT;
+  return Status(full ? ErrorReason::kNoSpace : ErrorReason::kIoError,
                 std::string(what) + ": " + std::strerror(err));
 }
 
@@ -353,6 +357,14 @@ Status UringSsdDevice::Remove(const std::string& name) {
     return ErrnoStatus("unlink " + directory_ + "/" + name, errno);
   }
   return Status::Ok();
+}
+
+Result<uint64_t> UringSsdDevice::FreeSpace() const {
+  struct statvfs fs {};
+  if (::fstatvfs(dir_fd_, &fs) != 0) {
+    return ErrnoStatus("statvfs " + directory_, errno);
+  }
+  return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
 }
 
 Status UringSsdDevice::Sync() {

@@ -46,6 +46,8 @@ class UringSsdDevice final : public SsdDevice {
   Result<std::vector<std::string>> List() const override;
   Status Remove(const std::string& name) override;
   Status Sync() override;
+  // statvfs of the directory: the blocks available to unprivileged users.
+  Result<uint64_t> FreeSpace() const override;
   bool direct_io() const override { return options_.direct_io; }
   uint64_t alignment() const override {
     return options_.direct_io ? kDirectIoAlignment : 1;

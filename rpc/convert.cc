@@ -70,7 +70,8 @@ constexpr EnumTable<BreakCause, proto::BreakCause, 3> kBreakCauses{
       {BreakCause::kCorrupt, proto::BREAK_CAUSE_CORRUPT}}}};
 
 Status Missing(const char* field) {
-  return Status(ErrorReason::kInvalidArgument, std::string(field) + ": missing");
+  return Status(ErrorReason::kInvalidArgument,
+                std::string(field) + ": missing");
 }
 
 // Points in time as signed offsets from `now`.
@@ -215,6 +216,7 @@ void ToProto(const ObjectReplicas& object, TimePoint now,
   }
   // Remaining lease: the negated age of the deadline.
   out->set_lease_expires_in_ns(NsAfter(now, object.lease_deadline));
+  out->set_lease_id(object.lease_id);
   if (object.group) ToProto(*object.group, out->mutable_group());
 }
 
@@ -228,6 +230,7 @@ Result<ObjectReplicas> FromProto(const proto::ObjectReplicas& object,
     out.replicas.push_back(replica);
   }
   out.lease_deadline = FromNsAfter(now, object.lease_expires_in_ns());
+  out.lease_id = object.lease_id();
   MT_ASSIGN_OR_RETURN(out.group,
                       OptionalGroup(object.has_group(), object.group()));
   return out;
@@ -407,8 +410,28 @@ Result<PutStartRequest> FromProto(const proto::PutStartItem& item) {
   return out;
 }
 
-void ToProto(const HeartbeatReply& reply, TimePoint now,
-             proto::HeartbeatResponse* out) {
+void ToProto(const SsdReport& r, proto::SsdReport* out) {
+  out->set_capacity_bytes(r.capacity_bytes);
+  out->set_put_limit_bytes(r.put_limit_bytes);
+  out->set_file_bytes(r.file_bytes);
+  out->set_live_value_bytes(r.live_value_bytes);
+  out->set_live_record_bytes(r.live_record_bytes);
+  out->set_no_space_refusals(r.no_space_refusals);
+}
+
+SsdReport FromProto(const proto::SsdReport& r) {
+  SsdReport out;
+  out.capacity_bytes = r.capacity_bytes();
+  out.put_limit_bytes = r.put_limit_bytes();
+  out.file_bytes = r.file_bytes();
+  out.live_value_bytes = r.live_value_bytes();
+  out.live_record_bytes = r.live_record_bytes();
+  out.no_space_refusals = r.no_space_refusals();
+  return out;
+}
+
+void ToProto(const NodeTasks& reply, TimePoint now,
+             proto::PullTasksResponse* out) {
   for (const Task& task : reply.offloads) {
     ToProto(task, now, out->add_offloads());
   }
@@ -418,9 +441,9 @@ void ToProto(const HeartbeatReply& reply, TimePoint now,
   }
 }
 
-Result<HeartbeatReply> FromProto(const proto::HeartbeatResponse& reply,
-                                 TimePoint now) {
-  HeartbeatReply out;
+Result<NodeTasks> FromProto(const proto::PullTasksResponse& reply,
+                            TimePoint now) {
+  NodeTasks out;
   out.offloads.reserve(reply.offloads_size());
   for (const proto::Task& t : reply.offloads()) {
     MT_ASSIGN_OR_RETURN(Task task, FromProto(t, now));

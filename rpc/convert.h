@@ -96,10 +96,13 @@ Result<Task> FromProto(const proto::Task& task, TimePoint now);
 void ToProto(const PutStartRequest& request, proto::PutStartItem* out);
 Result<PutStartRequest> FromProto(const proto::PutStartItem& item);
 
+void ToProto(const SsdReport& report, proto::SsdReport* out);
+SsdReport FromProto(const proto::SsdReport& report);
+
 // The reply's payload (its status field is left alone).
-void ToProto(const HeartbeatReply& reply, TimePoint now,
-             proto::HeartbeatResponse* out);
-Result<HeartbeatReply> FromProto(const proto::HeartbeatResponse& reply,
-                                 TimePoint now);
+void ToProto(const NodeTasks& reply, TimePoint now,
+             proto::PullTasksResponse* out);
+Result<NodeTasks> FromProto(const proto::PullTasksResponse& reply,
+                            TimePoint now);
 
 }  // namespace mooncake_tier::rpc

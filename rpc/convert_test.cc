@@ -1,8 +1,8 @@
 #include "rpc/convert.h"
 
-#include <vector>
-
 #include <gtest/gtest.h>
+
+#include <vector>
 
 #include "rpc/status_convert.h"
 
@@ -22,10 +22,10 @@ const std::vector<ErrorReason>& AllReasons() {
 
 TEST(StatusConvertTest, EveryReasonRoundTripsInBand) {
   for (ErrorReason reason : AllReasons()) {
-    const Status in = reason == ErrorReason::kNone
-                          ? Status::Ok()
-                          : Status(reason, "msg of " +
-                                               std::string(ReasonName(reason)));
+    const Status in =
+        reason == ErrorReason::kNone
+            ? Status::Ok()
+            : Status(reason, "msg of " + std::string(ReasonName(reason)));
     proto::ItemStatus wire;
     ToProto(in, &wire);
     EXPECT_EQ(FromProto(wire), in) << ReasonName(reason);
@@ -123,7 +123,8 @@ TEST(ConvertTest, EnumsRoundTripAndRejectUnspecifiedAndUnknown) {
                        GroupState::kBroken, GroupState::kExpired}) {
     EXPECT_EQ(*GroupStateFromProto(ToProto(v)), v);
   }
-  for (NodeState v : {NodeState::kAlive, NodeState::kSuspect, NodeState::kDead}) {
+  for (NodeState v :
+       {NodeState::kAlive, NodeState::kSuspect, NodeState::kDead}) {
     EXPECT_EQ(*NodeStateFromProto(ToProto(v)), v);
   }
   for (TaskKind v : {TaskKind::kOffload, TaskKind::kPromotion}) {
@@ -295,8 +296,9 @@ TEST(ConvertTest, NodeViewRoundTrips) {
   const TimePoint now = TimePoint(seconds(500));
   NodeView in;
   in.id = 9;
-  in.spec = NodeSpec{"n", "rpc:1", std::string("\0ucx", 4), 0x1000, 1 << 20,
-                     std::string("\0rkey", 5), 1 << 30};
+  in.spec = NodeSpec{"n",    "rpc:1", std::string("\0ucx", 4),
+                     0x1000, 1 << 20, std::string("\0rkey", 5),
+                     1 << 30};
   in.state = NodeState::kSuspect;
   in.registered_at = now - seconds(60);
   in.last_heartbeat = now - seconds(2);
@@ -321,7 +323,7 @@ TEST(ConvertTest, NodeViewRoundTrips) {
   EXPECT_EQ(out->ssd_used, 22u);
 }
 
-TEST(ConvertTest, HeartbeatReplyAndInventoryRoundTrip) {
+TEST(ConvertTest, NodeTasksAndInventoryRoundTrip) {
   const TimePoint now = TimePoint(seconds(500));
   Task task;
   task.id = 5;
@@ -334,12 +336,12 @@ TEST(ConvertTest, HeartbeatReplyAndInventoryRoundTrip) {
   task.state = TaskState::kDispatched;
   task.created = now - seconds(3);
   task.dispatched = now - seconds(1);
-  HeartbeatReply in;
+  NodeTasks in;
   in.offloads = {task};
   in.ssd_deletes = {"d1", "d2"};
-  proto::HeartbeatResponse wire;
+  proto::PullTasksResponse wire;
   ToProto(in, now, &wire);
-  Result<HeartbeatReply> out = FromProto(wire, now);
+  Result<NodeTasks> out = FromProto(wire, now);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_EQ(out->offloads.size(), 1u);
   const Task& t = out->offloads[0];
@@ -389,16 +391,16 @@ TEST(ConvertTest, PromotionTasksRoundTrip) {
   fresh.target = ReplicaDescriptor{};
   fresh.forced = false;
   fresh.state = TaskState::kDispatched;
-  HeartbeatReply in;
+  NodeTasks in;
   in.promotions = {staged, fresh};
-  proto::HeartbeatResponse wire;
+  proto::PullTasksResponse wire;
   ToProto(in, now, &wire);
   EXPECT_EQ(wire.offloads_size(), 0);
   ASSERT_EQ(wire.promotions_size(), 2);
   EXPECT_TRUE(wire.promotions(0).has_target());
   EXPECT_FALSE(wire.promotions(1).has_target());
 
-  Result<HeartbeatReply> out = FromProto(wire, now);
+  Result<NodeTasks> out = FromProto(wire, now);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_EQ(out->promotions.size(), 2u);
   const Task& a = out->promotions[0];
@@ -421,7 +423,8 @@ TEST(ConvertTest, PromotionTasksRoundTrip) {
   EXPECT_EQ(b.state, TaskState::kDispatched);
 
   // A promotion whose target does not decode makes the reply malformed.
-  wire.mutable_promotions(0)->mutable_target()->set_tier(proto::TIER_UNSPECIFIED);
+  wire.mutable_promotions(0)->mutable_target()->set_tier(
+      proto::TIER_UNSPECIFIED);
   EXPECT_EQ(FromProto(wire, now).status().reason(),
             ErrorReason::kInvalidArgument);
 }

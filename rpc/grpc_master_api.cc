@@ -59,9 +59,9 @@ std::vector<Status> GrpcMasterApi::PutEnd(const ClientId& client,
   req.set_client_id(client);
   AddAll(keys, req.mutable_keys());
   proto::PutEndResponse resp;
-  const Status call = stub_->Call(
-      MasterMethod::kPutEnd, keys.size(),
-      [&](Stub& s, Context* c) { return s.PutEnd(c, req, &resp); });
+  const Status call =
+      stub_->Call(MasterMethod::kPutEnd, keys.size(),
+                  [&](Stub& s, Context* c) { return s.PutEnd(c, req, &resp); });
   return ItemStatuses(call, keys.size(), resp.results());
 }
 
@@ -94,14 +94,28 @@ std::vector<Result<ObjectReplicas>> GrpcMasterApi::GetReplicaList(
       });
 }
 
+Status GrpcMasterApi::ReleaseLeases(std::span<const LeaseRelease> releases) {
+  proto::ReleaseLeasesRequest req;
+  req.mutable_releases()->Reserve(static_cast<int>(releases.size()));
+  for (const LeaseRelease& r : releases) {
+    proto::LeaseRelease* out = req.add_releases();
+    out->set_key(r.key);
+    out->set_lease_id(r.lease_id);
+  }
+  proto::ReleaseLeasesResponse resp;
+  return stub_->Call(
+      MasterMethod::kReleaseLeases, releases.size(),
+      [&](Stub& s, Context* c) { return s.ReleaseLeases(c, req, &resp); });
+}
+
 std::vector<Result<ExistsInfo>> GrpcMasterApi::Exists(
     std::span<const std::string> keys) {
   proto::ExistsRequest req;
   AddAll(keys, req.mutable_keys());
   proto::ExistsResponse resp;
-  const Status call = stub_->Call(
-      MasterMethod::kExists, keys.size(),
-      [&](Stub& s, Context* c) { return s.Exists(c, req, &resp); });
+  const Status call =
+      stub_->Call(MasterMethod::kExists, keys.size(),
+                  [&](Stub& s, Context* c) { return s.Exists(c, req, &resp); });
   return ItemResults<ExistsInfo>(
       call, keys.size(), resp.results(),
       [](const proto::ExistsResult& r) -> Result<ExistsInfo> {
@@ -116,9 +130,9 @@ std::vector<Status> GrpcMasterApi::Remove(std::span<const std::string> keys,
   AddAll(keys, req.mutable_keys());
   req.set_force(options.force);
   proto::RemoveResponse resp;
-  const Status call = stub_->Call(
-      MasterMethod::kRemove, keys.size(),
-      [&](Stub& s, Context* c) { return s.Remove(c, req, &resp); });
+  const Status call =
+      stub_->Call(MasterMethod::kRemove, keys.size(),
+                  [&](Stub& s, Context* c) { return s.Remove(c, req, &resp); });
   return ItemStatuses(call, keys.size(), resp.results());
 }
 

@@ -70,19 +70,46 @@ Result<NodeId> GrpcMasterLink::RegisterNode(
   return NodeId{resp.node_id()};
 }
 
-Result<HeartbeatReply> GrpcMasterLink::Heartbeat(NodeId node,
-                                                 uint32_t max_tasks) {
+Status GrpcMasterLink::Heartbeat(NodeId node,
+                                 const std::optional<SsdReport>& ssd) {
   proto::HeartbeatRequest req;
   req.set_node_id(node);
-  req.set_max_tasks(max_tasks);
+  if (ssd) ToProto(*ssd, req.mutable_ssd());
   proto::HeartbeatResponse resp;
   const Status call = stub_->Call(
       MasterMethod::kHeartbeat, 1,
       [&](Stub& s, Context* c) { return s.Heartbeat(c, req, &resp); });
+  return Outcome(call, resp.status());
+}
+
+Result<NodeTasks> GrpcMasterLink::PullTasks(NodeId node, uint32_t max_tasks,
+                                            Duration wait) {
+  proto::PullTasksRequest req;
+  req.set_node_id(node);
+  req.set_max_tasks(max_tasks);
+  req.set_wait_ms(static_cast<uint32_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(wait).count()));
+  proto::PullTasksResponse resp;
+  const Status call = stub_->CallWithin(
+      MasterMethod::kPullTasks, 1, wait, [&](Stub& s, Context* c) {
+        {
+          MutexLock lock(&pulls_mu_);
+          pulls_.insert(c);
+        }
+        grpc::Status status = s.PullTasks(c, req, &resp);
+        MutexLock lock(&pulls_mu_);
+        pulls_.erase(c);
+        return status;
+      });
   MT_RETURN_IF_ERROR(Outcome(call, resp.status()));
-  Result<HeartbeatReply> reply = FromProto(resp, stub_->Now());
-  if (!reply.ok()) return MalformedReply(reply.status());
-  return reply;
+  Result<NodeTasks> tasks = FromProto(resp, stub_->Now());
+  if (!tasks.ok()) return MalformedReply(tasks.status());
+  return tasks;
+}
+
+void GrpcMasterLink::InterruptPull(NodeId) {
+  MutexLock lock(&pulls_mu_);
+  for (grpc::ClientContext* context : pulls_) context->TryCancel();
 }
 
 Status GrpcMasterLink::DeregisterNode(NodeId node) {
@@ -95,31 +122,36 @@ Status GrpcMasterLink::DeregisterNode(NodeId node) {
   return Outcome(call, resp.status());
 }
 
-Status GrpcMasterLink::NotifyOffloadSuccess(NodeId node, TaskId task) {
+std::vector<Status> GrpcMasterLink::NotifyOffloadSuccess(
+    NodeId node, std::span<const TaskId> tasks) {
   proto::NotifyOffloadSuccessRequest req;
   req.set_node_id(node);
-  req.add_task_ids(task);
+  for (TaskId task : tasks) req.add_task_ids(task);
   proto::NotifyOffloadSuccessResponse resp;
-  const Status call = stub_->Call(
-      MasterMethod::kNotifyOffloadSuccess, 1, [&](Stub& s, Context* c) {
-        return s.NotifyOffloadSuccess(c, req, &resp);
-      });
-  return ItemStatuses(call, 1, resp.results())[0];
+  const Status call =
+      stub_->Call(MasterMethod::kNotifyOffloadSuccess, tasks.size(),
+                  [&](Stub& s, Context* c) {
+                    return s.NotifyOffloadSuccess(c, req, &resp);
+                  });
+  return ItemStatuses(call, tasks.size(), resp.results());
 }
 
-Status GrpcMasterLink::NotifyOffloadFailure(NodeId node, TaskId task,
-                                            const Status& cause) {
+std::vector<Status> GrpcMasterLink::NotifyOffloadFailure(
+    NodeId node, std::span<const TaskFailure> failures) {
   proto::NotifyOffloadFailureRequest req;
   req.set_node_id(node);
-  proto::OffloadFailure* failure = req.add_failures();
-  failure->set_task_id(task);
-  ToProto(cause, failure->mutable_cause());
+  for (const TaskFailure& f : failures) {
+    proto::OffloadFailure* failure = req.add_failures();
+    failure->set_task_id(f.task);
+    ToProto(f.cause, failure->mutable_cause());
+  }
   proto::NotifyOffloadFailureResponse resp;
-  const Status call = stub_->Call(
-      MasterMethod::kNotifyOffloadFailure, 1, [&](Stub& s, Context* c) {
-        return s.NotifyOffloadFailure(c, req, &resp);
-      });
-  return ItemStatuses(call, 1, resp.results())[0];
+  const Status call =
+      stub_->Call(MasterMethod::kNotifyOffloadFailure, failures.size(),
+                  [&](Stub& s, Context* c) {
+                    return s.NotifyOffloadFailure(c, req, &resp);
+                  });
+  return ItemStatuses(call, failures.size(), resp.results());
 }
 
 Status GrpcMasterLink::ReportSsdCorruption(NodeId node,
@@ -128,54 +160,60 @@ Status GrpcMasterLink::ReportSsdCorruption(NodeId node,
   req.set_node_id(node);
   for (const std::string& key : keys) req.add_keys(key);
   proto::ReportSsdCorruptionResponse resp;
-  return stub_->Call(
-      MasterMethod::kReportSsdCorruption, keys.size(),
-      [&](Stub& s, Context* c) { return s.ReportSsdCorruption(c, req, &resp); });
+  return stub_->Call(MasterMethod::kReportSsdCorruption, keys.size(),
+                     [&](Stub& s, Context* c) {
+                       return s.ReportSsdCorruption(c, req, &resp);
+                     });
 }
 
 Result<NodeView> GrpcMasterLink::GetNode(NodeId node) {
   return GetNodeOver(*stub_, node);
 }
 
-Result<ReplicaDescriptor> GrpcMasterLink::PromotionAllocStart(NodeId node,
-                                                              TaskId task) {
+std::vector<Result<ReplicaDescriptor>> GrpcMasterLink::PromotionAllocStart(
+    NodeId node, std::span<const TaskId> tasks) {
   proto::PromotionAllocStartRequest req;
   req.set_node_id(node);
-  req.add_task_ids(task);
+  for (TaskId task : tasks) req.add_task_ids(task);
   proto::PromotionAllocStartResponse resp;
-  const Status call = stub_->Call(
-      MasterMethod::kPromotionAllocStart, 1, [&](Stub& s, Context* c) {
-        return s.PromotionAllocStart(c, req, &resp);
-      });
-  return std::move(
-      ItemResults<ReplicaDescriptor>(call, 1, resp.results(), StagedReplica)[0]);
+  const Status call = stub_->Call(MasterMethod::kPromotionAllocStart,
+                                  tasks.size(), [&](Stub& s, Context* c) {
+                                    return s.PromotionAllocStart(c, req, &resp);
+                                  });
+  return ItemResults<ReplicaDescriptor>(call, tasks.size(), resp.results(),
+                                        StagedReplica);
 }
 
-Status GrpcMasterLink::NotifyPromotionSuccess(NodeId node, TaskId task) {
+std::vector<Status> GrpcMasterLink::NotifyPromotionSuccess(
+    NodeId node, std::span<const TaskId> tasks) {
   proto::NotifyPromotionSuccessRequest req;
   req.set_node_id(node);
-  req.add_task_ids(task);
+  for (TaskId task : tasks) req.add_task_ids(task);
   proto::NotifyPromotionSuccessResponse resp;
-  const Status call = stub_->Call(
-      MasterMethod::kNotifyPromotionSuccess, 1, [&](Stub& s, Context* c) {
-        return s.NotifyPromotionSuccess(c, req, &resp);
-      });
-  return ItemStatuses(call, 1, resp.results())[0];
+  const Status call =
+      stub_->Call(MasterMethod::kNotifyPromotionSuccess, tasks.size(),
+                  [&](Stub& s, Context* c) {
+                    return s.NotifyPromotionSuccess(c, req, &resp);
+                  });
+  return ItemStatuses(call, tasks.size(), resp.results());
 }
 
-Status GrpcMasterLink::NotifyPromotionFailure(NodeId node, TaskId task,
-                                              const Status& cause) {
+std::vector<Status> GrpcMasterLink::NotifyPromotionFailure(
+    NodeId node, std::span<const TaskFailure> failures) {
   proto::NotifyPromotionFailureRequest req;
   req.set_node_id(node);
-  proto::PromotionFailure* failure = req.add_failures();
-  failure->set_task_id(task);
-  ToProto(cause, failure->mutable_cause());
+  for (const TaskFailure& f : failures) {
+    proto::PromotionFailure* failure = req.add_failures();
+    failure->set_task_id(f.task);
+    ToProto(f.cause, failure->mutable_cause());
+  }
   proto::NotifyPromotionFailureResponse resp;
-  const Status call = stub_->Call(
-      MasterMethod::kNotifyPromotionFailure, 1, [&](Stub& s, Context* c) {
-        return s.NotifyPromotionFailure(c, req, &resp);
-      });
-  return ItemStatuses(call, 1, resp.results())[0];
+  const Status call =
+      stub_->Call(MasterMethod::kNotifyPromotionFailure, failures.size(),
+                  [&](Stub& s, Context* c) {
+                    return s.NotifyPromotionFailure(c, req, &resp);
+                  });
+  return ItemStatuses(call, failures.size(), resp.results());
 }
 
 }  // namespace mooncake_tier::rpc

@@ -5,17 +5,24 @@
 // or silent gives UNAVAILABLE or TIMEOUT within it, never a hang, so the
 // heartbeat loop keeps its pace.
 //
-// Task times in heartbeat replies are translated to this process's clock.
+// Task times in PullTasks replies are translated to this process's clock.
 //
 // Thread safety: thread-safe.
 
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "core/master_link.h"
+#include "core/mutex.h"
 #include "rpc/call_recorder.h"
 #include "rpc/grpc_channel_options.h"
+
+namespace grpc {
+class ClientContext;
+}  // namespace grpc
 
 namespace mooncake_tier::rpc {
 
@@ -32,23 +39,30 @@ class GrpcMasterLink final : public MasterLink {
   Result<NodeId> RegisterNode(
       const NodeSpec& spec,
       std::span<const SsdInventoryEntry> inventory) override;
-  Result<HeartbeatReply> Heartbeat(NodeId node, uint32_t max_tasks) override;
+  Status Heartbeat(NodeId node, const std::optional<SsdReport>& ssd) override;
+  // The call's deadline is the channel's plus `wait`.
+  Result<NodeTasks> PullTasks(NodeId node, uint32_t max_tasks,
+                              Duration wait) override;
+  // Cancels the pulls in flight (they fail with ABORTED).
+  void InterruptPull(NodeId node) override;
   // Bounded by the deadline like every call: a master that does not answer
   // gives UNAVAILABLE or TIMEOUT, and the node stops anyway.
   Status DeregisterNode(NodeId node) override;
-  Status NotifyOffloadSuccess(NodeId node, TaskId task) override;
-  Status NotifyOffloadFailure(NodeId node, TaskId task,
-                              const Status& cause) override;
+  std::vector<Status> NotifyOffloadSuccess(
+      NodeId node, std::span<const TaskId> tasks) override;
+  std::vector<Status> NotifyOffloadFailure(
+      NodeId node, std::span<const TaskFailure> failures) override;
   Status ReportSsdCorruption(NodeId node,
                              std::span<const std::string> keys) override;
-  // A reply whose staged replica is missing or not in memory is a
+  // A result whose staged replica is missing or not in memory is a
   // malformed reply (INTERNAL).
-  Result<ReplicaDescriptor> PromotionAllocStart(NodeId node,
-                                                TaskId task) override;
-  Status NotifyPromotionSuccess(NodeId node, TaskId task) override;
-  // An OK `cause` is refused (INVALID_ARGUMENT): a failure must say why.
-  Status NotifyPromotionFailure(NodeId node, TaskId task,
-                                const Status& cause) override;
+  std::vector<Result<ReplicaDescriptor>> PromotionAllocStart(
+      NodeId node, std::span<const TaskId> tasks) override;
+  std::vector<Status> NotifyPromotionSuccess(
+      NodeId node, std::span<const TaskId> tasks) override;
+  // An OK cause is refused (INVALID_ARGUMENT): a failure must say why.
+  std::vector<Status> NotifyPromotionFailure(
+      NodeId node, std::span<const TaskFailure> failures) override;
   Result<NodeView> GetNode(NodeId node) override;
 
   // Calls made, by MasterMethod.
@@ -57,6 +71,9 @@ class GrpcMasterLink final : public MasterLink {
  private:
   explicit GrpcMasterLink(std::unique_ptr<MasterStub> stub);
   std::unique_ptr<MasterStub> stub_;
+  // The contexts of the pulls in flight, for InterruptPull.
+  Mutex pulls_mu_;
+  absl::flat_hash_set<grpc::ClientContext*> pulls_ ABSL_GUARDED_BY(pulls_mu_);
 };
 
 }  // namespace mooncake_tier::rpc

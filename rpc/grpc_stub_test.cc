@@ -3,11 +3,10 @@
 // deadline; bad options are refused.
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <memory>
@@ -40,7 +39,8 @@ TEST(GrpcStubTest, UnreachableMasterIsAClearErrorWithinTheDeadline) {
   GrpcChannelOptions options;
   options.target = "127.0.0.1:" + std::to_string(ClosedPort());
   options.deadline = milliseconds(500);
-  std::unique_ptr<GrpcMasterApi> api = std::move(*GrpcMasterApi::Create(options));
+  std::unique_ptr<GrpcMasterApi> api =
+      std::move(*GrpcMasterApi::Create(options));
   std::unique_ptr<GrpcMasterLink> link =
       std::move(*GrpcMasterLink::Create(options));
 
@@ -54,7 +54,7 @@ TEST(GrpcStubTest, UnreachableMasterIsAClearErrorWithinTheDeadline) {
         << e.status().ToString();
     EXPECT_NE(e.status().message().find(options.target), std::string::npos);
   }
-  const Status hb = link->Heartbeat(1, 1).status();
+  const Status hb = link->Heartbeat(1, std::nullopt);
   EXPECT_TRUE(hb.reason() == ErrorReason::kUnavailable ||
               hb.reason() == ErrorReason::kTimeout)
       << hb.ToString();
@@ -64,7 +64,7 @@ TEST(GrpcStubTest, UnreachableMasterIsAClearErrorWithinTheDeadline) {
 
 TEST(GrpcStubTest, SilentMasterTimesOut) {
   testing::ExpectSilentMasterCallGivesUp(
-      [](GrpcMasterLink& link) { return link.Heartbeat(1, 1).status(); });
+      [](GrpcMasterLink& link) { return link.Heartbeat(1, std::nullopt); });
 }
 
 TEST(GrpcStubTest, BadOptionsAreRejected) {

@@ -33,7 +33,9 @@ namespace mooncake_tier::rpc {
   X(PromotionAllocStart)             \
   X(NotifyPromotionSuccess)          \
   X(NotifyPromotionFailure)          \
-  X(DeregisterNode)
+  X(DeregisterNode)                  \
+  X(PullTasks)                       \
+  X(ReleaseLeases)
 
 enum class MasterMethod : uint32_t {
 #define MOONCAKE_TIER_RPC_ENUM(name) k##name,

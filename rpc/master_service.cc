@@ -1,5 +1,7 @@
 #include "rpc/master_service.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -55,6 +57,26 @@ Result<std::string> DecodeGroupId(const std::string& id) {
   return GroupIdFromProto(id);
 }
 Result<uint64_t> DecodeId(uint64_t id) { return id; }
+Result<LeaseRelease> DecodeRelease(const proto::LeaseRelease& release) {
+  MT_ASSIGN_OR_RETURN(std::string key, KeyFromProto(release.key()));
+  return LeaseRelease{std::move(key), release.lease_id()};
+}
+
+// The longest a PullTasks may hold a server thread waiting for work.
+constexpr uint32_t kMaxPullWaitMs = 10'000;
+
+// How long a call may wait for something (room for a put, work for a
+// node): at most `cap`, and short of the caller's deadline by a tenth of
+// what is left (at least 50 ms), so the answer still reaches it.
+Duration WaitBudget(const grpc::ServerContext* ctx, Duration cap) {
+  const auto deadline = ctx->deadline();
+  if (deadline == std::chrono::system_clock::time_point::max()) return cap;
+  const Duration left = std::chrono::duration_cast<Duration>(
+      deadline - std::chrono::system_clock::now());
+  const Duration margin =
+      std::max<Duration>(left / 10, std::chrono::milliseconds(50));
+  return std::clamp<Duration>(left - margin, Duration::zero(), cap);
+}
 
 // A task a node reports as failed, with why.
 using TaskFailure = std::pair<TaskId, Status>;
@@ -95,13 +117,18 @@ class MasterService::Handler final : public proto::MasterService::Service {
 
   // ---- Client calls ----
 
-  grpc::Status PutStart(grpc::ServerContext*, const proto::PutStartRequest* req,
+  grpc::Status PutStart(grpc::ServerContext* ctx,
+                        const proto::PutStartRequest* req,
                         proto::PutStartResponse* resp) override {
+    // A put into a full tier may wait for writeback, within the master's
+    // put_wait_timeout and short of the caller's deadline (room to answer).
+    const TimePoint wait_until =
+        clock_->Now() + WaitBudget(ctx, master_->put_wait_timeout());
     return ServeBatch(
         MasterMethod::kPutStart, req->items(),
         [](const proto::PutStartItem& item) { return FromProto(item); },
         [&](std::span<const PutStartRequest> items) {
-          return master_->PutStart(items);
+          return master_->PutStart(items, wait_until);
         },
         [&](const Result<ReplicaDescriptor>& r) {
           proto::PutStartResult* out = resp->add_results();
@@ -150,6 +177,19 @@ class MasterService::Handler final : public proto::MasterService::Service {
             ToProto(v, clock_->Now(), out->mutable_object());
           });
         });
+  }
+
+  grpc::Status ReleaseLeases(grpc::ServerContext*,
+                             const proto::ReleaseLeasesRequest* req,
+                             proto::ReleaseLeasesResponse* resp) override {
+    return ServeBatch(
+        MasterMethod::kReleaseLeases, req->releases(), DecodeRelease,
+        [&](std::span<const LeaseRelease> releases) {
+          resp->set_released(master_->ReleaseLeases(releases));
+          // Nothing per item: a stale release is no error.
+          return std::vector<Status>(releases.size());
+        },
+        [](const Status&) {});
   }
 
   grpc::Status Exists(grpc::ServerContext*, const proto::ExistsRequest* req,
@@ -248,11 +288,25 @@ class MasterService::Handler final : public proto::MasterService::Service {
                          proto::HeartbeatResponse* resp) override {
     return Serve(MasterMethod::kHeartbeat, [&]() -> Status {
       MT_RETURN_IF_ERROR(CheckNodeId(req->node_id()));
-      const uint32_t max_tasks =
-          req->has_max_tasks() ? req->max_tasks() : UINT32_MAX;
-      Result<HeartbeatReply> reply =
-          master_->Heartbeat(req->node_id(), max_tasks);
-      EncodeResult(reply, resp->mutable_status(),
+      std::optional<SsdReport> ssd;
+      if (req->has_ssd()) ssd = FromProto(req->ssd());
+      // In band: NODE_NOT_FOUND is an answer (register again).
+      ToProto(master_->Heartbeat(req->node_id(), ssd), resp->mutable_status());
+      return Status::Ok();
+    });
+  }
+
+  grpc::Status PullTasks(grpc::ServerContext* ctx,
+                         const proto::PullTasksRequest* req,
+                         proto::PullTasksResponse* resp) override {
+    return Serve(MasterMethod::kPullTasks, [&]() -> Status {
+      MT_RETURN_IF_ERROR(CheckNodeId(req->node_id()));
+      const Duration asked = std::chrono::milliseconds(
+          std::min<uint32_t>(req->wait_ms(), kMaxPullWaitMs));
+      const TimePoint wait_until = clock_->Now() + WaitBudget(ctx, asked);
+      Result<NodeTasks> tasks =
+          master_->PullTasks(req->node_id(), req->max_tasks(), wait_until);
+      EncodeResult(tasks, resp->mutable_status(),
                    [&](const auto& v) { ToProto(v, clock_->Now(), resp); });
       return Status::Ok();
     });

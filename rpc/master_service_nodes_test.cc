@@ -97,7 +97,7 @@ TEST_F(MasterServiceNodesTest, DeregisteredNodeIsGoneAtOnce) {
   EXPECT_EQ(s.nodes_expired, 0u);
   EXPECT_EQ(s.nodes_dead, 1u);
   // The node learns it is gone if it heartbeats anyway.
-  EXPECT_EQ(link_->Heartbeat(a, 1).status().reason(),
+  EXPECT_EQ(link_->Heartbeat(a, std::nullopt).reason(),
             ErrorReason::kNodeNotFound);
 }
 

@@ -156,11 +156,11 @@ TEST_F(MasterServiceTest, NodeHeartbeatAndOffloadNotifications) {
   ASSERT_TRUE(Put("ok", 1000).ok());
   ASSERT_TRUE(Put("fails", 1000).ok());
 
-  Result<HeartbeatReply> reply = link_->Heartbeat(node, 1);
+  Result<NodeTasks> reply = link_->PullTasks(node, 1, Duration::zero());
   ASSERT_TRUE(reply.ok()) << reply.status().ToString();
   ASSERT_EQ(reply->offloads.size(), 1u);  // max_tasks is honoured
   const Task first = reply->offloads[0];
-  reply = link_->Heartbeat(node, UINT32_MAX);
+  reply = link_->PullTasks(node, UINT32_MAX, Duration::zero());
   ASSERT_TRUE(reply.ok());
   ASSERT_EQ(reply->offloads.size(), 1u);
   const Task second = reply->offloads[0];
@@ -170,15 +170,15 @@ TEST_F(MasterServiceTest, NodeHeartbeatAndOffloadNotifications) {
   EXPECT_EQ(good.node, node);
   EXPECT_EQ(good.source.tier, Tier::kMemory);
 
-  ASSERT_TRUE(link_->NotifyOffloadSuccess(node, good.id).ok());
+  ASSERT_TRUE(OffloadSuccess(*link_, node, good.id).ok());
   EXPECT_EQ(harness_.Tiers("ok"),
             (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
-  ASSERT_TRUE(link_->NotifyOffloadFailure(node, bad.id,
-                                          Status(ErrorReason::kIoError, "eio"))
-                  .ok());
+  ASSERT_TRUE(
+      OffloadFailure(*link_, node, bad.id, Status(ErrorReason::kIoError, "eio"))
+          .ok());
   EXPECT_EQ(harness_.Tiers("fails"), std::vector<Tier>{Tier::kMemory});
   EXPECT_EQ(harness_.master().GetStats().offload_failed, 1u);
-  EXPECT_EQ(link_->NotifyOffloadSuccess(node, good.id).reason(),
+  EXPECT_EQ(OffloadSuccess(*link_, node, good.id).reason(),
             ErrorReason::kTaskNotFound);
 
   const std::string ok = "ok";
@@ -186,7 +186,7 @@ TEST_F(MasterServiceTest, NodeHeartbeatAndOffloadNotifications) {
   EXPECT_EQ(harness_.Tiers("ok"), std::vector<Tier>{Tier::kMemory});
   EXPECT_EQ(harness_.master().GetStats().ssd_corruptions, 1u);
 
-  EXPECT_EQ(link_->Heartbeat(node + 100, 10).status().reason(),
+  EXPECT_EQ(link_->Heartbeat(node + 100, std::nullopt).reason(),
             ErrorReason::kNodeNotFound);
   Result<NodeView> view = link_->GetNode(node);
   ASSERT_TRUE(view.ok()) << view.status().ToString();
@@ -215,7 +215,7 @@ TEST_F(MasterServiceTest, CallsAreRecordedOnBothSides) {
   const NodeId node = Register("n1", 4 * kMiB, 0);
   ASSERT_TRUE(Put("k", 10).ok());
   Exists("k").status().IgnoreError();
-  link_->Heartbeat(node + 100, 1).status().IgnoreError();  // in-band error
+  link_->Heartbeat(node + 100, std::nullopt).IgnoreError();  // in-band error
 
   const auto server = [&](MasterMethod m) {
     return service_.recorder().Get(static_cast<size_t>(m));
@@ -232,7 +232,8 @@ TEST_F(MasterServiceTest, CallsAreRecordedOnBothSides) {
   EXPECT_EQ(client(MasterMethod::kExists).calls, 1u);
   EXPECT_GT(client(MasterMethod::kExists).latency_sum_ns, 0u);
   EXPECT_EQ(client(MasterMethod::kHeartbeat).calls, 0u);  // the link's
-  EXPECT_EQ(link_->recorder().Get(static_cast<size_t>(MasterMethod::kHeartbeat))
+  EXPECT_EQ(link_->recorder()
+                .Get(static_cast<size_t>(MasterMethod::kHeartbeat))
                 .calls,
             1u);
 }
@@ -340,7 +341,7 @@ TEST_F(MasterServiceTest, MalformedRequestsAreRefusedAndServingGoesOn) {
   // Still serving.
   ASSERT_TRUE(Put("after", 10).ok());
   EXPECT_TRUE(Exists("after")->exists);
-  EXPECT_TRUE(link_->Heartbeat(node, 1).ok());
+  EXPECT_TRUE(link_->Heartbeat(node, std::nullopt).ok());
 }
 
 }  // namespace

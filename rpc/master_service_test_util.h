@@ -29,6 +29,28 @@
 
 namespace mooncake_tier::rpc::service_test {
 
+// Single-task forms of the link's batch reports.
+inline Status OffloadSuccess(MasterLink& link, NodeId node, TaskId task) {
+  return link.NotifyOffloadSuccess(node, {&task, 1})[0];
+}
+inline Status OffloadFailure(MasterLink& link, NodeId node, TaskId task,
+                             Status cause) {
+  const TaskFailure failure{task, std::move(cause)};
+  return link.NotifyOffloadFailure(node, {&failure, 1})[0];
+}
+inline Result<ReplicaDescriptor> AllocStart(MasterLink& link, NodeId node,
+                                            TaskId task) {
+  return std::move(link.PromotionAllocStart(node, {&task, 1})[0]);
+}
+inline Status PromotionSuccess(MasterLink& link, NodeId node, TaskId task) {
+  return link.NotifyPromotionSuccess(node, {&task, 1})[0];
+}
+inline Status PromotionFailure(MasterLink& link, NodeId node, TaskId task,
+                               Status cause) {
+  const TaskFailure failure{task, std::move(cause)};
+  return link.NotifyPromotionFailure(node, {&failure, 1})[0];
+}
+
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::MasterHarness;
@@ -98,7 +120,8 @@ class MasterServiceTest : public ::testing::Test {
       Result<ObjectReplicas> read = Get(key);
       EXPECT_TRUE(read.ok()) << read.status().ToString();
     }
-    Result<HeartbeatReply> reply = link_->Heartbeat(node, UINT32_MAX);
+    Result<NodeTasks> reply =
+        link_->PullTasks(node, UINT32_MAX, Duration::zero());
     EXPECT_TRUE(reply.ok()) << reply.status().ToString();
     return reply.ok() ? reply->promotions : std::vector<Task>{};
   }

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "core/clock.h"
 #include "core/node_registry.h"
@@ -37,14 +38,20 @@ class MasterStub {
   // `items` == 0 nothing is sent and OK is returned.
   template <typename Rpc>
   Status Call(MasterMethod method, size_t items, Rpc&& rpc) {
+    return CallWithin(method, items, Duration::zero(), std::forward<Rpc>(rpc));
+  }
+  // The same, with `extra` added to the deadline: a call the master may
+  // hold that long on purpose (a long poll).
+  template <typename Rpc>
+  Status CallWithin(MasterMethod method, size_t items, Duration extra,
+                    Rpc&& rpc) {
     if (items == 0) return Status::Ok();
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::duration_cast<std::chrono::microseconds>(
-                             options_.deadline));
-    const grpc::Status status =
-        recorder_->Time(static_cast<size_t>(method),
-                        [&]() { return rpc(*stub_, &context); });
+                             options_.deadline + extra));
+    const grpc::Status status = recorder_->Time(
+        static_cast<size_t>(method), [&]() { return rpc(*stub_, &context); });
     return FromGrpcStatus(status, MasterMethodName(method), options_.target);
   }
 

@@ -373,7 +373,9 @@ void PropertyRun::NodeWork(double report, Duration advance) {
   doing_ = "advance " + std::to_string(advance.count() / 1000000) +
            " ms; offloads done:";
   for (FakeNode& n : nodes_) {
-    Result<HeartbeatReply> reply = master().Heartbeat(n.id);
+    Status alive = master().Heartbeat(n.id);
+    Result<NodeTasks> reply =
+        alive.ok() ? master().PullTasks(n.id) : Result<NodeTasks>(alive);
     Expect(reply.ok(), n.name + " heartbeat: " + Why(reply.status()));
     if (reply.ok()) {
       n.held.insert(n.held.end(), reply->offloads.begin(),

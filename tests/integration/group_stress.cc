@@ -82,7 +82,9 @@ void GroupStress::NodeLoop() {
 // Promotions (reads of SSD-only groups) are run as a node runs them.
 void GroupStress::NodeStep(Rng& rng, bool drain) {
   for (NodeId node : node_ids_) {
-    Result<HeartbeatReply> reply = master().Heartbeat(node);
+    Status alive = master().Heartbeat(node);
+    Result<NodeTasks> reply =
+        alive.ok() ? master().PullTasks(node) : Result<NodeTasks>(alive);
     violations_.Check(reply.ok(), "Heartbeat: " + Show(reply.status()));
     if (!reply.ok()) continue;
     for (const Task& task : reply->promotions) {

@@ -44,7 +44,6 @@
 namespace mooncake_tier {
 namespace {
 
-
 using testing::MasterHarness;
 using Rng = std::mt19937_64;
 
@@ -157,7 +156,9 @@ class SimNode {
   // reported done at once; otherwise some fail and some are held back.
   // Returns the SSD deletions received.
   size_t Step(Rng& rng, bool drain) {
-    Result<HeartbeatReply> reply = master_->Heartbeat(id());
+    Status alive = master_->Heartbeat(id());
+    Result<NodeTasks> reply =
+        alive.ok() ? master_->PullTasks(id()) : Result<NodeTasks>(alive);
     if (!reply.ok()) {
       violations_->Check(reply.status().reason() == ErrorReason::kNodeNotFound,
                          "Heartbeat: " + Show(reply.status()));
@@ -224,8 +225,8 @@ class SimNode {
   // DRAM, write, report. Some are dropped silently (the timeout reaps
   // them), some fail the transfer; a copy the node lacks fails the read.
   void Promote(const Task& task, Rng& rng, bool drain) {
-    violations_->Check(task.kind == TaskKind::kPromotion &&
-                           task.node == id() && task.source.node == id() &&
+    violations_->Check(task.kind == TaskKind::kPromotion && task.node == id() &&
+                           task.source.node == id() &&
                            task.source.tier == Tier::kLocalDisk &&
                            SizeAllowed(task.key, task.source.size),
                        "malformed promotion task for " + task.key);

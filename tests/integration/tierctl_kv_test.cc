@@ -3,6 +3,7 @@
 // master on 127.0.0.1:0 and storage nodes exporting their segments over
 // UCX). Checks bytes, table and JSON output, and exit codes.
 
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -10,14 +11,13 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include "absl/strings/escaping.h"
+#include "rpc/grpc_master_api.h"
 #include "tests/support/grpc_cluster.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
@@ -139,8 +139,21 @@ TEST_F(TierctlKvTest, PutSizeStoresThatManyDeterministicBytes) {
   ASSERT_EQ(get.exit_code, kOk) << get.err;
   EXPECT_EQ(get.out.size(), 64u << 10);
 
-  // A get leases the object (10 s by default), so a plain rm is refused
-  // and says what to do.
+  // A get releases its lease once its copy is done: a plain rm works
+  // right after it (no 10 s wait for the lease to expire).
+  CommandResult removed = Kv({"rm", "sized"});
+  EXPECT_EQ(removed.exit_code, kOk) << removed.err;
+  ASSERT_EQ(Kv({"put", "sized", "--size", "64KiB"}).exit_code, kOk);
+
+  // A reader still holding its lease keeps a plain rm out, and the CLI
+  // says what to do.
+  rpc::GrpcChannelOptions channel;
+  channel.target = cluster_->master_address();
+  Result<std::unique_ptr<rpc::GrpcMasterApi>> reader =
+      rpc::GrpcMasterApi::Create(channel);
+  ASSERT_TRUE(reader.ok());
+  const std::string key = "sized";
+  ASSERT_TRUE((*reader)->GetReplicaList({&key, 1})[0].ok());
   CommandResult leased = Kv({"rm", "sized"});
   EXPECT_EQ(leased.exit_code, kError);
   EXPECT_NE(leased.err.find("OBJECT_LEASED"), std::string::npos) << leased.err;

@@ -56,13 +56,13 @@ Status MasterHarness::Remove(const std::string& key, bool force) {
 }
 
 size_t MasterHarness::CompleteOffloads(NodeId node, bool succeed) {
-  Result<HeartbeatReply> reply = master_.Heartbeat(node);
+  Result<NodeTasks> reply = master_.PullTasks(node);
   if (!reply.ok()) return 0;
   for (const Task& task : reply->offloads) {
-    Status s = succeed ? master_.NotifyOffloadSuccess(node, task.id)
-                       : master_.NotifyOffloadFailure(
-                             node, task.id,
-                             Status(ErrorReason::kIoError, "injected"));
+    Status s =
+        succeed ? master_.NotifyOffloadSuccess(node, task.id)
+                : master_.NotifyOffloadFailure(
+                      node, task.id, Status(ErrorReason::kIoError, "injected"));
     s.IgnoreError();
   }
   return reply->offloads.size();

@@ -1,0 +1,459 @@
+// Master: the DRAM tier as one pipeline (docs/design/tiering.md). Per
+// node, a memory round
+//   - evicts down to the eviction target once DRAM crosses the high
+//     watermark (least recently used first; clean units go at once, dirty
+//     ones are offloaded first under offload),
+//   - writes cold dirty units back to SSD (whole groups) while a node's
+//     unwritten bytes are above the writeback watermark, so that clean
+//     units, which go without any I/O, are always at hand,
+//   - and leaves the coldest clean units in the node's reserve, from which
+//     a put that finds DRAM full drops victims at once (MakeRoom).
+// A round is two passes over the object and group tables: the first
+// classifies every DRAM copy per node and feeds the planners, the second
+// acts on the units at or below each node's recency cutoffs.
+
+#include <algorithm>
+
+#include "core/master.h"
+#include "core/memory_round.h"
+
+namespace mooncake_tier {
+namespace {
+
+// A put that found no room may run a round itself, at most this often.
+constexpr Duration kPutRoundInterval = std::chrono::milliseconds(20);
+// Reserved units a put drops at most before it tries to place again.
+constexpr int kMaxDropsPerAttempt = 256;
+
+}  // namespace
+
+uint64_t Master::EvictMemory(uint64_t need_free) {
+  MemoryRound round;
+  round.evict = true;
+  round.need_free = need_free;
+  RunMemoryRound(round);
+  uint64_t evicted = 0;
+  for (const auto& [id, node] : round.nodes) evicted += node.evicted;
+  return evicted;
+}
+
+uint64_t Master::WriteBack() {
+  MemoryRound round;
+  round.write_back = true;
+  RunMemoryRound(round);
+  uint64_t written = 0;
+  for (const auto& [id, node] : round.nodes) written += node.written;
+  return written;
+}
+
+void Master::RunMemoryRound(MemoryRound& round) {
+  MutexLock one_round(&eviction_mu_);
+  RunMemoryRoundLocked(round);
+}
+
+void Master::RunMemoryRoundLocked(MemoryRound& round) {
+  const TimePoint now = clock_->Now();
+  std::vector<NodeId> live;
+  for (const NodeView& view : nodes_.List()) {
+    MemoryRound::Node& node = round.nodes[view.id];
+    node.capacity = view.spec.dram_size;
+    node.used = view.dram_used;
+    node.has_ssd = view.spec.ssd_capacity > 0;
+    node.freeing = tasks_.OffloadBytesOf(view.id).freeing;
+    node.write_back_paused = nodes_.OffloadsPaused(view.id, now);
+    node.bytes.capacity = node.capacity;
+    node.bytes.used = node.used;
+    live.push_back(view.id);
+  }
+  PlanObjectsForMemory(round, now);
+  PlanGroupsForMemory(round, now);
+  DecideMemoryRound(round);
+  ActOnObjectsForMemory(round, now);
+  ActOnGroupsForMemory(round, now);
+  std::sort(live.begin(), live.end());
+  pressure_.Retain(live);
+  for (auto& [id, node] : round.nodes) {
+    std::sort(node.reserve.begin(), node.reserve.end(),
+              [](const ReserveEntry& a, const ReserveEntry& b) {
+                return a.last_access < b.last_access;
+              });
+    pressure_.Publish(id, node.bytes, std::move(node.reserve), now);
+  }
+  last_memory_round_ns_.store(now.time_since_epoch().count(),
+                              std::memory_order_relaxed);
+  counters_.memory_rounds.fetch_add(1, std::memory_order_relaxed);
+  space_.Notify();
+}
+
+DramUse Master::ClassifyMemory(const ObjectMeta& meta, const Replica& memory,
+                               bool node_has_ssd, TimePoint now,
+                               bool* unwritten) const {
+  *unwritten = false;
+  if (meta.hard_pin) return DramUse::kHardPinned;
+  if (meta.PutInFlight()) return DramUse::kInFlight;
+  const bool on_ssd = meta.HasComplete(Tier::kLocalDisk);
+  if (memory.refcnt > 0) return on_ssd ? DramUse::kPinned : DramUse::kWriteback;
+  if (meta.AnyPinned()) return DramUse::kPinned;
+  // Nothing to write: a copy is on SSD, offload is off, or this node has no
+  // SSD (its DRAM copy is the only one it will ever have).
+  const bool nothing_to_write = on_ssd || !Offloads() || !node_has_ssd;
+  *unwritten = !nothing_to_write;
+  if (meta.Leased(now)) return DramUse::kLeased;
+  return nothing_to_write ? DramUse::kClean : DramUse::kDirty;
+}
+
+DramUse Master::ClassifyGroupMemory(const GroupUnit& unit, bool offloadable,
+                                    bool* unwritten) const {
+  *unwritten = false;
+  if (unit.hard_pinned) return DramUse::kHardPinned;
+  if (unit.in_flight) return DramUse::kInFlight;
+  if (unit.pinned)
+    return unit.all_on_disk ? DramUse::kPinned : DramUse::kWriteback;
+  const bool nothing_to_write = unit.all_on_disk || !Offloads() || !offloadable;
+  *unwritten = !nothing_to_write;
+  if (unit.leased) return DramUse::kLeased;
+  return nothing_to_write ? DramUse::kClean : DramUse::kDirty;
+}
+
+void Master::PlanObjectsForMemory(MemoryRound& round, TimePoint now) {
+  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
+    Shard& shard = objects_.shard(s);
+    MutexLock lock(&shard.mu);
+    for (const auto& [key, meta] : shard.objects) {
+      if (meta.group) continue;  // its group is the unit
+      for (const Replica& r : meta.replicas) {
+        if (r.desc.tier != Tier::kMemory) continue;
+        MemoryRound::Node* node = round.Find(r.desc.node);
+        if (node == nullptr) continue;
+        if (r.desc.state == ReplicaState::kProcessing) {
+          node->bytes.in_flight += r.desc.size;
+          continue;
+        }
+        bool unwritten = false;
+        const DramUse use =
+            ClassifyMemory(meta, r, node->has_ssd, now, &unwritten);
+        node->Add(use, unwritten, meta.last_access, meta.size);
+      }
+    }
+  }
+}
+
+bool Master::GroupOffloadable(const GroupUnit& unit,
+                              const MemoryRound& round) const {
+  for (NodeId node : unit.unwritten_nodes) {
+    auto it = round.nodes.find(node);
+    if (it == round.nodes.end() || !it->second.has_ssd) return false;
+  }
+  return true;
+}
+
+void Master::PlanGroupsForMemory(MemoryRound& round, TimePoint now) {
+  for (uint32_t g = 0; g < groups_.shard_count(); ++g) {
+    GroupTable::Shard& gshard = groups_.shard(g);
+    MutexLock group_lock(&gshard.mu);
+    for (const auto& entry : gshard.groups) {
+      const GroupUnit unit =
+          InspectGroupLocked(entry.second, Tier::kMemory, kNoNode, now,
+                             /*memory_view=*/true);
+      for (const auto& [id, bytes] : unit.staged_bytes) {
+        if (MemoryRound::Node* node = round.Find(id)) {
+          (unit.filling ? node->bytes.filling : node->bytes.in_flight) += bytes;
+        }
+      }
+      if (unit.filling) {
+        for (const auto& [id, bytes] : unit.memory_bytes) {
+          if (MemoryRound::Node* node = round.Find(id)) {
+            node->bytes.filling += bytes;
+          }
+        }
+        continue;
+      }
+      bool unwritten = false;
+      const DramUse use =
+          ClassifyGroupMemory(unit, GroupOffloadable(unit, round), &unwritten);
+      for (const auto& [id, bytes] : unit.memory_bytes) {
+        if (MemoryRound::Node* node = round.Find(id)) {
+          node->Add(use, unwritten, unit.last_access, bytes);
+        }
+      }
+    }
+  }
+}
+
+void Master::DecideMemoryRound(MemoryRound& round) {
+  const RuntimeKnobs::Watermarks marks = knobs_.memory();
+  // Under write_through every put is written back: nothing stays dirty.
+  const double writeback_mark =
+      config_.offload_mode == OffloadMode::kWriteThrough
+          ? 0.0
+          : std::min(knobs_.writeback_watermark(), marks.high - marks.ratio);
+  // An extra need (a put that found no room) goes to the node that can
+  // free the most at once, else the one that can free the most at all.
+  if (round.need_free > 0) {
+    MemoryRound::Node* best = nullptr;
+    for (auto& [id, node] : round.nodes) {
+      if (best == nullptr ||
+          std::pair(node.bytes.clean, node.bytes.clean + node.bytes.dirty) >
+              std::pair(best->bytes.clean,
+                        best->bytes.clean + best->bytes.dirty)) {
+        best = &node;
+      }
+    }
+    if (best != nullptr) best->extra = round.need_free;
+  }
+  for (auto& [id, node] : round.nodes) {
+    const double cap = static_cast<double>(node.capacity);
+    if (round.evict) {
+      const TierUsage usage{node.capacity,
+                            node.used - std::min(node.used, node.freeing)};
+      node.evict_need =
+          BytesOverTarget(usage, marks.high, marks.ratio, node.extra);
+      if (node.evict_need > 0) {
+        node.evict_cutoff = node.evict.Cutoff(node.evict_need);
+      }
+    }
+    if (round.write_back && Offloads() && node.has_ssd &&
+        !node.write_back_paused) {
+      const auto target = static_cast<uint64_t>(writeback_mark * cap);
+      if (node.bytes.unwritten > target) {
+        node.writeback_need = node.bytes.unwritten - target;
+        node.writeback_cutoff = node.writeback.Cutoff(node.writeback_need);
+      }
+    }
+    // The reserve: what this round evicts plus about one round's worth of
+    // eviction more, coldest first.
+    node.reserve_need =
+        node.evict_need + static_cast<uint64_t>(marks.ratio * cap);
+    if (node.reserve_need > 0) {
+      node.reserve_cutoff = node.clean.Cutoff(node.reserve_need);
+    }
+  }
+}
+
+void Master::ActOnObjectsForMemory(MemoryRound& round, TimePoint now) {
+  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
+    Shard& shard = objects_.shard(s);
+    MutexLock lock(&shard.mu);
+    for (auto it = shard.objects.begin(); it != shard.objects.end();) {
+      auto current = it++;
+      ObjectMeta& meta = current->second;
+      if (meta.group) continue;
+      Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
+      if (memory == nullptr) continue;
+      MemoryRound::Node* node = round.Find(memory->desc.node);
+      if (node == nullptr) continue;
+      bool unwritten = false;
+      const DramUse use =
+          ClassifyMemory(meta, *memory, node->has_ssd, now, &unwritten);
+      if (node->Evicts(use, meta.last_access)) {
+        node->evicted += EvictMemoryLocked(shard, current);  // may erase it
+        continue;
+      }
+      if (node->WritesBack(unwritten, meta.last_access)) {
+        Result<TaskId> queued = QueueOffloadLocked(
+            shard, current->first, meta, *memory, OffloadIntent::kCopy);
+        if (queued.ok()) {
+          node->written += meta.size;
+        } else if (queued.status().reason() == ErrorReason::kQueueFull) {
+          node->writeback_need = node->written;  // full: the next round
+        }
+        continue;
+      }
+      if (node->Reserves(use, meta.last_access)) {
+        node->reserve.push_back(
+            {current->first, false, meta.last_access, meta.size});
+      }
+    }
+  }
+}
+
+void Master::ActOnGroupsForMemory(MemoryRound& round, TimePoint now) {
+  for (uint32_t g = 0; g < groups_.shard_count(); ++g) {
+    GroupTable::Shard& gshard = groups_.shard(g);
+    MutexLock group_lock(&gshard.mu);
+    for (auto it = gshard.groups.begin(); it != gshard.groups.end();) {
+      auto current = it++;
+      GroupMeta& group = current->second;
+      const GroupUnit unit = InspectGroupLocked(group, Tier::kMemory, kNoNode,
+                                                now, /*memory_view=*/true);
+      if (unit.filling || unit.memory_bytes.empty()) continue;
+      bool unwritten = false;
+      const DramUse use =
+          ClassifyGroupMemory(unit, GroupOffloadable(unit, round), &unwritten);
+      // A group is one unit: chosen on any of its nodes, it goes (or is
+      // written back) whole, and counts on each of them.
+      bool evict = false;
+      bool write_back = false;
+      for (const auto& [id, bytes] : unit.memory_bytes) {
+        const MemoryRound::Node* node = round.Find(id);
+        if (node == nullptr) continue;
+        evict = evict || node->Evicts(use, unit.last_access);
+        write_back =
+            write_back || node->WritesBack(unwritten, unit.last_access);
+      }
+      if (evict) {
+        for (const auto& [id, bytes] : unit.memory_bytes) {
+          if (MemoryRound::Node* node = round.Find(id)) node->evicted += bytes;
+        }
+        if (EvictGroupLocked(group, Tier::kMemory, unit)) {
+          gshard.groups.erase(current);  // the group left the store whole
+        }
+        continue;
+      }
+      if (write_back) {
+        if (QueueGroupOffloadLocked(group, OffloadIntent::kCopy)) {
+          for (const auto& [id, bytes] : unit.memory_bytes) {
+            if (MemoryRound::Node* node = round.Find(id)) {
+              node->written += bytes;
+            }
+          }
+        }
+        continue;
+      }
+      const std::string_view id_view = current->first.id;
+      for (const auto& [id, bytes] : unit.memory_bytes) {
+        MemoryRound::Node* node = round.Find(id);
+        if (node != nullptr && node->Reserves(use, unit.last_access)) {
+          node->reserve.push_back(
+              {std::string(id_view), true, unit.last_access, bytes});
+        }
+      }
+    }
+  }
+}
+
+// ---- The put path: room at once, or a wait ----
+
+bool Master::MakeRoom(uint64_t size) {
+  for (int pass = 0; pass < 2; ++pass) {
+    int drops = 0;
+    while (drops < kMaxDropsPerAttempt) {
+      const NodeId node = pressure_.Richest();
+      if (node == kNoNode) break;
+      std::optional<ReserveEntry> entry = pressure_.Pop(node);
+      if (!entry) continue;
+      ++drops;
+      if (DropReserved(node, *entry) == 0) continue;  // changed since
+      if (nodes_.LargestFreeOn(node) >= size) return true;
+    }
+    if (drops > 0) return true;  // some room: the placement may use it
+    if (pass > 0 || !KickMemoryRound(size)) break;
+  }
+  return false;
+}
+
+bool Master::KickMemoryRound(uint64_t size) {
+  const TimePoint now = clock_->Now();
+  const TimePoint last(
+      Duration(last_memory_round_ns_.load(std::memory_order_relaxed)));
+  if (last != TimePoint() && now - last < kPutRoundInterval) return false;
+  if (!eviction_mu_.TryLock()) return false;  // one is running: wait for it
+  MemoryRound round;
+  round.evict = true;
+  round.write_back = true;
+  round.need_free = size;
+  RunMemoryRoundLocked(round);
+  eviction_mu_.Unlock();
+  counters_.memory_rounds_by_puts.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+uint64_t Master::DropReserved(NodeId node, const ReserveEntry& entry) {
+  const TimePoint now = clock_->Now();
+  if (!entry.group) {
+    Shard& shard = objects_.ShardFor(entry.unit);
+    MutexLock lock(&shard.mu);
+    auto it = shard.objects.find(entry.unit);
+    if (it == shard.objects.end()) return 0;
+    ObjectMeta& meta = it->second;
+    const Replica* memory =
+        meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
+    if (meta.group || memory == nullptr || memory->desc.node != node ||
+        meta.last_access > entry.last_access) {
+      return 0;  // joined a group, moved, or read since: no longer a victim
+    }
+    bool unwritten = false;
+    if (ClassifyMemory(meta, *memory, NodeHasSsd(node), now, &unwritten) !=
+        DramUse::kClean) {
+      return 0;
+    }
+    counters_.put_evictions.fetch_add(1, std::memory_order_relaxed);
+    return DropMemoryCopyLocked(shard, it);
+  }
+  GroupTable::Shard& gshard = groups_.ShardFor(entry.unit);
+  MutexLock group_lock(&gshard.mu);
+  auto g = gshard.groups.find(entry.unit);
+  if (g == gshard.groups.end()) return 0;
+  const GroupUnit unit = InspectGroupLocked(g->second, Tier::kMemory, kNoNode,
+                                            now, /*memory_view=*/true);
+  if (unit.filling || unit.last_access > entry.last_access) return 0;
+  bool on_node = false;
+  for (const auto& [id, bytes] : unit.memory_bytes) on_node |= id == node;
+  bool offloadable = true;
+  for (NodeId id : unit.unwritten_nodes) offloadable &= NodeHasSsd(id);
+  bool unwritten = false;
+  if (!on_node ||
+      ClassifyGroupMemory(unit, offloadable, &unwritten) != DramUse::kClean) {
+    return 0;
+  }
+  counters_.put_evictions.fetch_add(1, std::memory_order_relaxed);
+  if (EvictGroupLocked(g->second, Tier::kMemory, unit)) gshard.groups.erase(g);
+  return unit.bytes;
+}
+
+bool Master::RoomMayCome() const {
+  // Anything but hard-pinned DRAM and the filling groups' may turn free:
+  // dirty units once written back, leased ones once released, pinned ones
+  // once their task ends, puts in flight once they end (and then dirty).
+  for (const auto& [id, state] : pressure_.All()) {
+    const MemoryBreakdown& b = state.bytes;
+    if (b.clean + b.dirty + b.writeback + b.pinned + b.leased + b.in_flight >
+        0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Status Master::NoRoomStatus(uint64_t size, Duration waited) const {
+  std::string why = "no DRAM for " + std::to_string(size) + " bytes";
+  if (waited > Duration::zero()) {
+    why += " after waiting " +
+           std::to_string(
+               std::chrono::duration_cast<std::chrono::milliseconds>(waited)
+                   .count()) +
+           " ms for writeback to free some";
+  }
+  const auto mib = [](uint64_t b) {
+    return std::to_string((b + (1 << 19)) >> 20) + " MiB";
+  };
+  for (const auto& [id, state] : pressure_.All()) {
+    const MemoryBreakdown& b = state.bytes;
+    const std::optional<NodeView> view = nodes_.Get(id);
+    why += "; node '" + (view ? view->spec.name : std::to_string(id)) + "' (" +
+           mib(b.capacity) + "): " + mib(b.free()) + " free, " + mib(b.dirty) +
+           " waiting for writeback, " + mib(b.writeback) +
+           " being written back, " + mib(b.leased) + " leased by readers, " +
+           mib(b.pinned) + " pinned by tasks, " + mib(b.in_flight) +
+           " in puts in flight, " + mib(b.filling) + " in filling groups, " +
+           mib(b.hard_pinned) + " hard-pinned, " + mib(b.clean) +
+           " clean (taken by other puts)";
+  }
+  return Status(ErrorReason::kNoSpace, std::move(why));
+}
+
+std::vector<NodeMemoryView> Master::MemoryByNode() const {
+  std::vector<NodeMemoryView> out;
+  for (const auto& [id, state] : pressure_.All()) {
+    NodeMemoryView view;
+    view.node = id;
+    view.bytes = state.bytes;
+    view.reserve_bytes = state.reserve_bytes;
+    view.reserve_units = state.reserve_units;
+    view.offload = tasks_.OffloadBytesOf(id);
+    out.push_back(view);
+  }
+  return out;
+}
+
+}  // namespace mooncake_tier

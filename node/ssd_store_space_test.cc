@@ -1,0 +1,157 @@
+// The SSD store short of room: removals that cost a few bytes each (lists
+// of removals share a tombstone record), a file system smaller than the
+// configured capacity, a file system that fills up under the store, and
+// recovery once room exists again.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "node/memory_ssd_device.h"
+#include "node/ssd_store.h"
+#include "node/ssd_store_test_fixture.h"
+
+namespace mooncake_tier::ssd_store_testing {
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+std::string Key(int i) { return "block-" + std::to_string(i); }
+
+TEST_P(SsdStoreTest, BatchRemovalsShareTombstoneRecordsAndStayRemoved) {
+  Open();
+  const std::vector<std::byte> value = Value(16 << 10, 1);
+  for (int i = 0; i < 300; ++i) Put(Key(i), value);
+  const uint64_t before = store_->stats().file_bytes;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 200; ++i) keys.push_back(Key(i));
+  keys.push_back(Key(7));       // twice in the batch: the second is absent
+  keys.push_back("never-put");  // absent
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  const std::vector<Status> removed = store_->RemoveBatch(views);
+  for (int i = 0; i < 200; ++i) EXPECT_TRUE(removed[i].ok()) << i;
+  EXPECT_EQ(removed[200].reason(), ErrorReason::kObjectNotFound);
+  EXPECT_EQ(removed[201].reason(), ErrorReason::kObjectNotFound);
+  // 200 removals in one record of a few KiB, not 200 blocks of 4 KiB.
+  const uint64_t tombstone_bytes = store_->stats().file_bytes - before;
+  EXPECT_LE(tombstone_bytes, 16u << 10);
+  EXPECT_GT(tombstone_bytes, 0u);
+
+  Reopen();
+  for (int i = 0; i < 300; ++i) {
+    EXPECT_EQ(store_->ValueSize(Key(i)).has_value(), i >= 200) << i;
+  }
+  ExpectValue(Key(250), value);
+}
+
+TEST_P(SsdStoreTest, CompactionCarriesRemovalListsWhileOlderCopiesRemain) {
+  options_.max_file_bytes = 256 << 10;  // many small files
+  Open();
+  const std::vector<std::byte> value = Value(16 << 10, 2);
+  for (int i = 0; i < 64; ++i) Put(Key(i), value);
+  // Remove half of the keys: the list lands in a newer file than the
+  // removed records, so it must survive compacting its own file for as
+  // long as those older files are around.
+  std::vector<std::string> keys;
+  for (int i = 0; i < 64; i += 2) keys.push_back(Key(i));
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  for (const Status& s : store_->RemoveBatch(views)) ASSERT_TRUE(s.ok());
+  for (int i = 64; i < 128; ++i) Put(Key(i), value);
+  // Compact whatever qualifies, repeatedly.
+  for (int step = 0; step < 64; ++step) {
+    Result<bool> worked = store_->CompactStep(0.01);
+    ASSERT_TRUE(worked.ok()) << worked.status().ToString();
+    if (!*worked) break;
+  }
+  EXPECT_GT(store_->stats().compactions, 0u);
+  Reopen();
+  for (int i = 0; i < 128; ++i) {
+    const bool removed = i < 64 && i % 2 == 0;
+    EXPECT_EQ(store_->ValueSize(Key(i)).has_value(), !removed) << i;
+  }
+}
+
+// A memory device standing for a file system of `bytes`.
+class SmallFileSystemTest : public testing::Test {
+ protected:
+  void Open(uint64_t fs_bytes, uint64_t configured) {
+    device_ = std::make_unique<MemorySsdDevice>();
+    device_->SetSpaceForTest(fs_bytes);
+    SsdStoreOptions options;
+    options.capacity_bytes = configured;
+    options.max_file_bytes = 1 * kMiB;
+    Result<std::unique_ptr<SsdStore>> store =
+        SsdStore::Open(device_->Reopen(), options);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(store).value();
+  }
+  Status Put(int i) { return store_->Put(Key(i), Value(16 << 10, i)); }
+
+  std::unique_ptr<MemorySsdDevice> device_;
+  std::unique_ptr<SsdStore> store_;
+};
+
+TEST_F(SmallFileSystemTest, CapacityIsWhatTheFileSystemHolds) {
+  // Told 1 GiB on a file system of 8 MiB: the store counts 8 MiB, refuses
+  // puts short of it (room left to remove and compact), and never makes
+  // the file system itself refuse a write.
+  Open(8 * kMiB, 1024 * kMiB);
+  const SsdStoreStats fresh = store_->stats();
+  EXPECT_EQ(fresh.configured_capacity_bytes, 1024 * kMiB);
+  EXPECT_LE(fresh.capacity_bytes, 8 * kMiB);
+  EXPECT_LT(fresh.put_limit_bytes, fresh.capacity_bytes);
+  int stored = 0;
+  Status last;
+  for (int i = 0; i < 1000 && last.ok(); ++i) {
+    last = Put(i);
+    stored += last.ok();
+  }
+  EXPECT_EQ(last.reason(), ErrorReason::kNoSpace) << last.ToString();
+  EXPECT_GT(stored, 100);
+  const SsdStoreStats full = store_->stats();
+  EXPECT_LE(full.file_bytes, full.put_limit_bytes);
+  EXPECT_EQ(full.write_errors, 0u);
+  EXPECT_GE(full.no_space_refusals, 1u);
+}
+
+TEST_F(SmallFileSystemTest, AFileSystemFilledByOthersIsPressureNotAnError) {
+  Open(64 * kMiB, 64 * kMiB);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(Put(i).ok()) << i;
+  // Someone else fills the file system: the store's next write hits ENOSPC.
+  const uint64_t ours = store_->stats().file_bytes;
+  device_->SetSpaceForTest(ours + 64 * 1024);
+  Status refused;
+  for (int i = 100; i < 200 && refused.ok(); ++i) refused = Put(i);
+  EXPECT_EQ(refused.reason(), ErrorReason::kNoSpace) << refused.ToString();
+  const SsdStoreStats after = store_->stats();
+  EXPECT_GE(after.no_space_refusals, 1u);
+  EXPECT_EQ(after.write_errors, 0u);  // not counted as a device failure
+  // It keeps serving what it holds.
+  std::vector<std::byte> buffer(16 << 10);
+  EXPECT_TRUE(store_->Get(Key(5), buffer).ok());
+}
+
+TEST_F(SmallFileSystemTest, RemovalsAndCompactionMakeRoomAgain) {
+  Open(8 * kMiB, 8 * kMiB);
+  int next = 0;
+  while (Put(next).ok()) ++next;
+  ASSERT_GT(next, 100);
+  // The oldest go (as SSD eviction would take them), compaction reclaims
+  // their files, and puts are taken again without a restart.
+  std::vector<std::string> keys;
+  for (int i = 0; i < next / 2; ++i) keys.push_back(Key(i));
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  for (const Status& s : store_->RemoveBatch(views)) ASSERT_TRUE(s.ok());
+  for (int step = 0; step < 64; ++step) {
+    Result<bool> worked = store_->CompactStep(SsdStore::kPressureDeadRatio);
+    ASSERT_TRUE(worked.ok()) << worked.status().ToString();
+    if (!*worked) break;
+  }
+  int again = 0;
+  for (int i = next; i < next + next / 4; ++i) again += Put(i).ok();
+  EXPECT_EQ(again, next / 4);
+}
+
+}  // namespace
+}  // namespace mooncake_tier::ssd_store_testing
