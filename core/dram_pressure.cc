@@ -21,6 +21,8 @@ MemoryBreakdown& MemoryBreakdown::operator+=(const MemoryBreakdown& other) {
 
 void DramPressure::Publish(NodeId node, const MemoryBreakdown& bytes,
                            std::vector<ReserveEntry> reserve, TimePoint at) {
+  const TimePoint cutoff =
+      reserve.empty() ? TimePoint::min() : reserve.back().last_access;
   std::reverse(reserve.begin(), reserve.end());
   uint64_t reserved = 0;
   for (const ReserveEntry& e : reserve) reserved += e.bytes;
@@ -29,6 +31,7 @@ void DramPressure::Publish(NodeId node, const MemoryBreakdown& bytes,
   n.state.bytes = bytes;
   n.state.reserve_bytes = reserved;
   n.state.reserve_units = reserve.size();
+  n.state.victim_cutoff = cutoff;
   n.state.round_at = at;
   n.reserve = std::move(reserve);
 }

@@ -64,6 +64,9 @@ class DramPressure {
     MemoryBreakdown bytes;
     uint64_t reserve_bytes = 0;  // left in the reserve now
     size_t reserve_units = 0;
+    // Units last used at or before this are the next victims: the newest
+    // access in the reserve the round left (min() when it left none).
+    TimePoint victim_cutoff = TimePoint::min();
     TimePoint round_at;  // when the round that published it ran
   };
 

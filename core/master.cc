@@ -522,7 +522,8 @@ Result<ObjectReplicas> Master::ReadReplicas(
   (ssd_only ? counters_.get_local_disk_hit : counters_.get_memory_hit)
       .fetch_add(1, std::memory_order_relaxed);
   if (ssd_only) {
-    candidate->emplace(PromotionCandidate{key, meta.group_spec(), meta.size});
+    candidate->emplace(PromotionCandidate{key, meta.group_spec(), meta.size,
+                                          out.replicas.front().node});
   }
   return out;
 }

@@ -471,6 +471,7 @@ class Master {
     std::string key;
     std::optional<GroupSpec> group;
     uint64_t size = 0;
+    NodeId holder = kNoNode;  // the node of the SSD copy read
   };
   // The read itself, under the key's stripe; an SSD-only hit sets
   // *candidate.
@@ -615,8 +616,17 @@ class Master {
                                                    bool forced);
   Result<std::vector<TaskId>> QueueGroupPromotion(const std::string& group_id,
                                                   bool forced);
-  // DRAM for a promotion's staged copy: on `holder` if it has room, else
-  // wherever the allocation strategy finds it.
+  // Whether a promoted copy of `bytes` may be staged on `node`: it stays
+  // below its high watermark, and the DRAM writers can take at once (free
+  // or clean, as the last round saw it) stays at least a round's worth of
+  // eviction (eviction_ratio) beyond it. Promotion never takes the room
+  // writers need.
+  bool PromotionRoomOn(NodeId node, uint64_t bytes) const;
+  // `node` if it has promotion room, else the node with the most free DRAM
+  // that has; kNoNode when none has.
+  NodeId PromotionTarget(NodeId node, uint64_t bytes) const;
+  // DRAM for a promotion's staged copy: on `holder` if it has promotion
+  // room, else on a node that has; NO_SPACE when none has.
   Result<ReplicaDescriptor> StagePromotionSpace(NodeId holder, uint64_t size);
   // Frees a promotion's staged replica (if any) and unpins its source.
   void AbandonPromotionLocked(Shard& shard, const Task& task)

@@ -106,12 +106,13 @@ uint64_t Master::EvictSsdOf(NodeId node, TierUsage usage) {
   // count (records deleted but not yet compacted away): once per refusal it
   // frees a ratio's worth beyond its watermark, which gives its compaction
   // whole files to reclaim.
-  const uint64_t extra =
+  const uint64_t owed =
       nodes_.TakeSsdRoomOwed(node)
           ? static_cast<uint64_t>(marks.ratio *
                                   static_cast<double>(usage.capacity))
           : 0;
-  const uint64_t need = BytesOverTarget(usage, marks.high, marks.ratio, extra);
+  const uint64_t need =
+      std::max(BytesOverTarget(usage, marks.high, marks.ratio, 0), owed);
   if (need == 0) return 0;
   const TimePoint now = clock_->Now();
   const auto evictable = [&](ObjectMeta& meta) -> Replica* {

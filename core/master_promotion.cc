@@ -59,9 +59,7 @@ void Master::MaybePromote(const PromotionCandidate& c) {
     counters_.promotion_admission_gated.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  const TierUsage usage = nodes_.MemoryUsage();
-  if (usage.capacity == 0 ||
-      usage.used >= knobs_.eviction_high_watermark() * usage.capacity) {
+  if (PromotionTarget(c.holder, bytes) == kNoNode) {
     counters_.promotion_watermark_gated.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -95,13 +93,12 @@ std::vector<AdmissionVictim> Master::VictimEstimates(uint64_t bytes) {
   };
   std::vector<Victim> sample;
   const TimePoint now = clock_->Now();
-  SampleObjects(kSamplePerStripe,
-                [&](const std::string& key, const ObjectMeta& meta) {
-                  if (MemoryEvictable(meta, now)) {
-                    sample.push_back({meta.last_access, meta.size,
-                                      UnitHash(key, meta)});
-                  }
-                });
+  SampleObjects(
+      kSamplePerStripe, [&](const std::string& key, const ObjectMeta& meta) {
+        if (MemoryEvictable(meta, now)) {
+          sample.push_back({meta.last_access, meta.size, UnitHash(key, meta)});
+        }
+      });
   std::sort(sample.begin(), sample.end(), [](const Victim& a, const Victim& b) {
     return a.last_access < b.last_access;
   });
@@ -133,7 +130,8 @@ Result<TaskId> Master::QueuePromotionLocked(Shard& shard,
                                             bool forced) {
   ObjectMeta& meta = it->second;
   if (meta.HasComplete(Tier::kMemory)) {
-    return Status(ErrorReason::kNotApplicable, "'" + it->first + "' is in DRAM");
+    return Status(ErrorReason::kNotApplicable,
+                  "'" + it->first + "' is in DRAM");
   }
   if (meta.PutInFlight()) {
     return Status(ErrorReason::kNotApplicable,
@@ -142,7 +140,8 @@ Result<TaskId> Master::QueuePromotionLocked(Shard& shard,
   Replica* source = nullptr;
   for (Replica& r : meta.replicas) {
     if (r.desc.tier == Tier::kLocalDisk &&
-        r.desc.state == ReplicaState::kComplete && nodes_.IsAlive(r.desc.node)) {
+        r.desc.state == ReplicaState::kComplete &&
+        nodes_.IsAlive(r.desc.node)) {
       source = &r;
       break;
     }
@@ -163,7 +162,8 @@ Result<TaskId> Master::QueuePromotionLocked(Shard& shard,
                       tasks_.Enqueue(std::move(task), UINT32_MAX));
   ++source->refcnt;
   counters_.promotion_queued.fetch_add(1, std::memory_order_relaxed);
-  if (forced) counters_.promotion_forced.fetch_add(1, std::memory_order_relaxed);
+  if (forced)
+    counters_.promotion_forced.fetch_add(1, std::memory_order_relaxed);
   return id;
 }
 
@@ -223,28 +223,34 @@ Result<std::vector<TaskId>> Master::QueueGroupPromotion(
   Status failed;
   uint32_t visited = 0;
   ForEachMemberLocked(group, [&](Shard& shard, ObjectMap::iterator it)
-                             ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-    ++visited;
-    if (!failed.ok()) return;
-    Result<TaskId> id = QueuePromotionLocked(shard, it, forced);
-    if (id.ok()) {
-      ids.push_back(*id);
-    } else {
-      failed = id.status();
-    }
-  });
+                                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+                                   ++visited;
+                                   if (!failed.ok()) return;
+                                   Result<TaskId> id =
+                                       QueuePromotionLocked(shard, it, forced);
+                                   if (id.ok()) {
+                                     ids.push_back(*id);
+                                   } else {
+                                     failed = id.status();
+                                   }
+                                 });
   if (failed.ok() && visited != n) {
     failed = Status(ErrorReason::kNotApplicable,
                     "group '" + group_id + "' is missing a member");
   }
   if (failed.ok()) return ids;
   // All or nothing: take back the members already queued.
-  ForEachMemberLocked(group, [&](Shard& shard, ObjectMap::iterator it)
-                             ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-    std::optional<Task> task = tasks_.FindByKey(TaskKind::kPromotion, it->first);
-    if (!task || std::find(ids.begin(), ids.end(), task->id) == ids.end()) return;
-    if (tasks_.Take(task->id).ok()) AbandonPromotionLocked(shard, *task);
-  });
+  ForEachMemberLocked(
+      group, [&](Shard& shard, ObjectMap::iterator it)
+                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+                   std::optional<Task> task =
+                       tasks_.FindByKey(TaskKind::kPromotion, it->first);
+                   if (!task ||
+                       std::find(ids.begin(), ids.end(), task->id) == ids.end())
+                     return;
+                   if (tasks_.Take(task->id).ok())
+                     AbandonPromotionLocked(shard, *task);
+                 });
   promotion_.Release(n);
   return failed;
 }
@@ -261,19 +267,57 @@ Result<std::vector<TaskId>> Master::PromoteGroup(const std::string& group_id) {
   return QueueGroupPromotion(group_id, /*forced=*/true);
 }
 
-Result<ReplicaDescriptor> Master::StagePromotionSpace(NodeId holder,
-                                                     uint64_t size) {
-  // The holder's own segment first: its bytes then never cross the network.
-  if (Result<uint64_t> offset = nodes_.AllocateMemoryOn(holder, size);
-      offset.ok()) {
-    ReplicaDescriptor desc;
-    desc.tier = Tier::kMemory;
-    desc.node = holder;
-    desc.offset = *offset;
-    desc.size = size;
-    return desc;
+bool Master::PromotionRoomOn(NodeId node, uint64_t bytes) const {
+  const TierUsage usage = nodes_.MemoryUsageOf(node);
+  const RuntimeKnobs::Watermarks marks = knobs_.memory();
+  const double cap = static_cast<double>(usage.capacity);
+  if (usage.capacity == 0 ||
+      static_cast<double>(usage.used + bytes) >= marks.high * cap) {
+    return false;  // at the high watermark: the next round evicts
   }
-  return nodes_.AllocateMemory(size, /*preferred=*/"");
+  // Writers need free or clean DRAM at hand (what a put takes at once). A
+  // promoted copy is clean itself, so it only takes free room; but while
+  // writeback lags and DRAM is mostly dirty, that room is what the writers
+  // have left: then no promotion.
+  const std::optional<DramPressure::NodeState> seen = pressure_.Get(node);
+  if (!seen) return true;
+  const uint64_t at_hand = seen->bytes.free() + seen->bytes.clean;
+  const auto reserve = static_cast<uint64_t>(marks.ratio * cap);
+  return at_hand >= bytes + reserve;
+}
+
+NodeId Master::PromotionTarget(NodeId node, uint64_t bytes) const {
+  if (node != kNoNode && PromotionRoomOn(node, bytes)) return node;
+  NodeId best = kNoNode;
+  uint64_t most_free = 0;
+  for (const NodeView& view : nodes_.List()) {
+    const uint64_t free = view.spec.dram_size - view.dram_used;
+    if (view.state == NodeState::kAlive && free > most_free &&
+        PromotionRoomOn(view.id, bytes)) {
+      best = view.id;
+      most_free = free;
+    }
+  }
+  return best;
+}
+
+Result<ReplicaDescriptor> Master::StagePromotionSpace(NodeId holder,
+                                                      uint64_t size) {
+  // The holder's own segment first: its bytes then never cross the network.
+  const NodeId target = PromotionTarget(holder, size);
+  if (target == kNoNode) {
+    return Status(ErrorReason::kNoSpace,
+                  "no node has DRAM for a promotion below its eviction "
+                  "target (the room above is kept for puts)");
+  }
+  MT_ASSIGN_OR_RETURN(const uint64_t offset,
+                      nodes_.AllocateMemoryOn(target, size));
+  ReplicaDescriptor desc;
+  desc.tier = Tier::kMemory;
+  desc.node = target;
+  desc.offset = offset;
+  desc.size = size;
+  return desc;
 }
 
 Result<ReplicaDescriptor> Master::PromotionAllocStart(NodeId node, TaskId id) {
@@ -362,16 +406,18 @@ Status Master::NotifyPromotionSuccess(NodeId node, TaskId id) {
       });
   if (unstaged) return Status::Ok();  // not yet
   uint32_t committed = 0;
-  ForEachMemberLocked(g->second, [&](Shard& shard, ObjectMap::iterator it)
-                                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-    for (const Task& t : staged) {
-      if (t.key != it->first || !tasks_.Take(t.id).ok()) continue;
-      if (CommitPromotionLocked(shard, t)) {
-        CountPromotionDone(t);
-        ++committed;
-      }
-    }
-  });
+  ForEachMemberLocked(g->second,
+                      [&](Shard& shard, ObjectMap::iterator it)
+                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+                            for (const Task& t : staged) {
+                              if (t.key != it->first || !tasks_.Take(t.id).ok())
+                                continue;
+                              if (CommitPromotionLocked(shard, t)) {
+                                CountPromotionDone(t);
+                                ++committed;
+                              }
+                            }
+                          });
   promotion_.Release(static_cast<uint32_t>(staged.size()));
   if (committed != staged.size()) {
     counters_.promotion_source_lost.fetch_add(staged.size() - committed,
@@ -402,18 +448,19 @@ void Master::FailPromotion(const Task& task, std::atomic<uint64_t>& failure) {
     if (g != gshard.groups.end()) {
       // The whole group's promotion goes: its members' tasks, staged or not.
       uint32_t ended = 0;
-      ForEachMemberKeyLocked(g->second, task.key, [&](Shard& shard,
-                                                      std::string_view key)
-                                                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-        std::optional<Task> t = tasks_.FindByKey(TaskKind::kPromotion, key);
-        if (!t || !t->group || t->group->group_id != task.group->group_id ||
-            !tasks_.Take(t->id).ok()) {
-          return;
-        }
-        AbandonPromotionLocked(shard, *t);
-        failure.fetch_add(1, std::memory_order_relaxed);
-        ++ended;
-      });
+      ForEachMemberKeyLocked(
+          g->second, task.key,
+          [&](Shard& shard,
+              std::string_view key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+            std::optional<Task> t = tasks_.FindByKey(TaskKind::kPromotion, key);
+            if (!t || !t->group || t->group->group_id != task.group->group_id ||
+                !tasks_.Take(t->id).ok()) {
+              return;
+            }
+            AbandonPromotionLocked(shard, *t);
+            failure.fetch_add(1, std::memory_order_relaxed);
+            ++ended;
+          });
       promotion_.Release(ended);
       return;
     }
@@ -440,7 +487,8 @@ void Master::AbandonPromotionLocked(Shard& shard, const Task& task) {
     }
   }
   // The object went while staged: the replica was detached, pinned by us.
-  if (std::optional<ReplicaDescriptor> freed = detached_.Unpin(task.target.id)) {
+  if (std::optional<ReplicaDescriptor> freed =
+          detached_.Unpin(task.target.id)) {
     nodes_.FreeMemory(freed->node, freed->offset, freed->size);
   }
 }
@@ -522,18 +570,22 @@ size_t Master::PromoteProactively() {
   std::vector<Hot> hot;
   SampleObjects(kSamplePerStripe * 4, [&](const std::string& key,
                                           const ObjectMeta& meta) {
-    if (SsdOnlySource(meta) == nullptr) return;
+    const ReplicaDescriptor* source = SsdOnlySource(meta);
+    if (source == nullptr) return;
+    // Not what the next rounds would evict again at once: a unit no newer
+    // than its node's next victims stays on SSD.
+    const std::optional<DramPressure::NodeState> seen =
+        pressure_.Get(source->node);
+    if (seen && meta.last_access <= seen->victim_cutoff) return;
     const uint32_t estimate = promotion_.Estimate(UnitHash(key, meta));
     if (estimate == 0) return;  // never read: nothing says it is hot
-    hot.push_back({estimate,
-                   meta.group ? std::string(meta.group->group_id()) : key,
-                   meta.group != nullptr,
-                   meta.group ? meta.size * meta.group->group_size()
-                              : meta.size});
+    hot.push_back(
+        {estimate, meta.group ? std::string(meta.group->group_id()) : key,
+         meta.group != nullptr,
+         meta.group ? meta.size * meta.group->group_size() : meta.size});
   });
-  std::sort(hot.begin(), hot.end(), [](const Hot& a, const Hot& b) {
-    return a.estimate > b.estimate;
-  });
+  std::sort(hot.begin(), hot.end(),
+            [](const Hot& a, const Hot& b) { return a.estimate > b.estimate; });
   size_t queued = 0;
   double used = static_cast<double>(usage.used);
   for (const Hot& h : hot) {

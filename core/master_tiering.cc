@@ -14,6 +14,7 @@
 
 #include <algorithm>
 
+#include "core/byte_units.h"
 #include "core/master.h"
 #include "core/memory_round.h"
 
@@ -424,9 +425,7 @@ Status Master::NoRoomStatus(uint64_t size, Duration waited) const {
                    .count()) +
            " ms for writeback to free some";
   }
-  const auto mib = [](uint64_t b) {
-    return std::to_string((b + (1 << 19)) >> 20) + " MiB";
-  };
+  const auto mib = [](uint64_t b) { return HumanBytes(b, ByteUnit::kPiB); };
   for (const auto& [id, state] : pressure_.All()) {
     const MemoryBreakdown& b = state.bytes;
     const std::optional<NodeView> view = nodes_.Get(id);

@@ -358,6 +358,14 @@ TierUsage NodeRegistry::MemoryUsage() const {
   return usage;
 }
 
+TierUsage NodeRegistry::MemoryUsageOf(NodeId id) const {
+  ReaderMutexLock lock(&map_mu_);
+  const Node* node = Find(id);
+  if (node == nullptr) return {};
+  const uint64_t capacity = node->segment_bytes.load(std::memory_order_relaxed);
+  return {capacity, capacity - node->free_bytes.load(std::memory_order_relaxed)};
+}
+
 TierUsage NodeRegistry::SsdUsage() const {
   ReaderMutexLock lock(&map_mu_);
   TierUsage usage;

@@ -162,6 +162,7 @@ class NodeRegistry {
   size_t DeadCount() const;
   static constexpr size_t kDeadNamesLimit = 4096;
   TierUsage MemoryUsage() const;  // over alive and suspect nodes
+  TierUsage MemoryUsageOf(NodeId id) const;  // one node's segment
   // MemoryUsage().capacity without the walk over the nodes: kept as nodes
   // come and go (every put reads these two; lock-free).
   uint64_t MemoryCapacity() const {
