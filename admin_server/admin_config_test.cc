@@ -83,7 +83,7 @@ TEST_F(AdminServerTest, PatchChangesRuntimeKnobsAndShowsThem) {
                       {"ssd_eviction_ratio", 0.2},
                       {"group_fill_timeout_ms", 1000},
                       {"group_broken_ttl_ms", 2000},
-                      {"offload_max_per_heartbeat", 4},
+                      {"offload_max_per_pull", 4},
                       {"offload_queue_limit", 100},
                       {"promotion", {{"admission_threshold", 9}}}};
   ExpectError(Call("PATCH", path, patch.dump(), false), 401, "TOKEN_REQUIRED");
@@ -104,7 +104,7 @@ TEST_F(AdminServerTest, PatchChangesRuntimeKnobsAndShowsThem) {
   EXPECT_EQ(c.ssd_eviction_ratio, 0.2);
   EXPECT_EQ(c.group_fill_timeout, std::chrono::seconds(1));
   EXPECT_EQ(c.group_broken_ttl, std::chrono::seconds(2));
-  EXPECT_EQ(c.offload_max_per_heartbeat, 4u);
+  EXPECT_EQ(c.offload_max_per_pull, 4u);
   EXPECT_EQ(c.offload_queue_limit, 100u);
   EXPECT_EQ(c.promotion.admission_threshold, 9u);
   const Reply shown = Get(path);
@@ -163,12 +163,12 @@ TEST_F(AdminServerTest, ConcurrentPatchesOfDifferentFieldsAreNotLost) {
     }
   };
   std::thread a(patcher, "admission_threshold", 3);
-  std::thread b(patcher, "max_per_heartbeat", 10);
+  std::thread b(patcher, "max_per_pull", 10);
   a.join();
   b.join();
   const PromotionOptions now = h_.master().promotion_options();
   EXPECT_EQ(now.admission_threshold, 3u + kPatches - 1);
-  EXPECT_EQ(now.max_per_heartbeat, 10u + kPatches - 1);
+  EXPECT_EQ(now.max_per_pull, 10u + kPatches - 1);
 }
 
 }  // namespace

@@ -61,6 +61,8 @@ class AdminFacade {
   // ---- Reads ----
   virtual MasterStats Stats() const = 0;
   virtual std::vector<NodeView> Nodes() const = 0;
+  // Every node's DRAM as the last memory round saw it.
+  virtual std::vector<NodeMemoryView> Memory() const = 0;
   virtual std::vector<Task> Tasks(TaskKind kind) const = 0;
   // OBJECT_NOT_FOUND / INVALID_KEY. No lease, no access.
   virtual Result<ObjectDescription> DescribeObject(

@@ -37,15 +37,47 @@ json GroupSpecJson(const std::optional<GroupSpec>& group) {
           {"index", group->group_index}};
 }
 
-json NodeJson(const NodeView& node, TimePoint now, uint64_t pending_tasks) {
+json MemoryHeldJson(const MemoryBreakdown& b) {
+  return {{"free", b.free()},
+          {"clean", b.clean},
+          {"dirty", b.dirty},
+          {"writeback", b.writeback},
+          {"leased", b.leased},
+          {"pinned", b.pinned},
+          {"in_flight", b.in_flight},
+          {"filling", b.filling},
+          {"hard_pinned", b.hard_pinned}};
+}
+
+json NodeJson(const NodeView& node, TimePoint now, uint64_t pending_tasks,
+              const NodeMemoryView* memory) {
+  json ssd = TierJson({node.ssd_capacity, node.ssd_used});
+  ssd["configured_capacity_bytes"] = node.spec.ssd_capacity;
+  if (node.ssd_report) {
+    const SsdReport& r = *node.ssd_report;
+    ssd["store"] = {{"file_bytes", r.file_bytes},
+                    {"put_limit_bytes", r.put_limit_bytes},
+                    {"capacity_bytes", r.capacity_bytes},
+                    {"live_value_bytes", r.live_value_bytes},
+                    {"live_record_bytes", r.live_record_bytes},
+                    {"no_space_refusals", r.no_space_refusals}};
+  }
+  const Duration paused = node.offloads_paused_until - now;
+  ssd["offloads_paused_ms"] = paused > Duration::zero() ? Millis(paused) : 0;
+  json dram = TierJson({node.spec.dram_size, node.dram_used});
+  if (memory != nullptr) {
+    dram["held"] = MemoryHeldJson(memory->bytes);
+    dram["reserve_bytes"] = memory->reserve_bytes;
+    dram["offload_bytes_pending"] = memory->offload.all;
+  }
   return {{"id", node.id},
           {"name", node.spec.name},
           {"state", NodeStateName(node.state)},
           {"rpc_address", node.spec.rpc_address},
           {"heartbeat_age_ms", Millis(now - node.last_heartbeat)},
           {"uptime_ms", Millis(now - node.registered_at)},
-          {"dram", TierJson({node.spec.dram_size, node.dram_used})},
-          {"ssd", TierJson({node.spec.ssd_capacity, node.ssd_used})},
+          {"dram", std::move(dram)},
+          {"ssd", std::move(ssd)},
           {"pending_tasks", pending_tasks}};
 }
 
@@ -110,7 +142,7 @@ json PromotionOptionsJson(const PromotionOptions& o) {
           {"policy", PromotionPolicyName(o.policy)},
           {"admission_threshold", o.admission_threshold},
           {"queue_limit", o.queue_limit},
-          {"max_per_heartbeat", o.max_per_heartbeat},
+          {"max_per_pull", o.max_per_pull},
           {"task_timeout_ms", Millis(o.task_timeout)},
           {"drop_source", o.drop_source},
           {"proactive_low_watermark", o.proactive_low_watermark},
@@ -126,11 +158,13 @@ json ConfigJson(const MasterConfig& c) {
           {"eviction_ratio", c.eviction_ratio},
           {"ssd_high_watermark", c.ssd_high_watermark},
           {"ssd_eviction_ratio", c.ssd_eviction_ratio},
+          {"writeback_watermark", c.writeback_watermark},
+          {"put_wait_timeout_ms", Millis(c.put_wait_timeout)},
           {"offload_mode", OffloadModeName(c.offload_mode)},
-          {"offload_max_per_heartbeat", c.offload_max_per_heartbeat},
+          {"offload_max_per_pull", c.offload_max_per_pull},
           {"offload_queue_limit", c.offload_queue_limit},
           {"offload_task_timeout_ms", Millis(c.offload_task_timeout)},
-          {"ssd_deletes_per_heartbeat", c.ssd_deletes_per_heartbeat},
+          {"ssd_deletes_per_pull", c.ssd_deletes_per_pull},
           {"node_ttl_ms", Millis(c.node_ttl)},
           {"group_shard_count", c.group_shard_count},
           {"group_visibility", GroupVisibilityName(c.group_visibility)},
@@ -144,30 +178,42 @@ json ConfigJson(const MasterConfig& c) {
 }
 
 json StatusJson(const MasterStats& s) {
-  return {{"tiers",
-           {{"memory", TierJson(s.memory)},
-            {"local_disk", TierJson(s.local_disk)}}},
-          {"objects", s.objects},
-          {"pending_puts", s.pending_puts},
-          {"groups",
-           {{"filling", s.groups.filling},
-            {"complete", s.groups.complete},
-            {"broken", s.groups.broken},
-            {"expired", s.groups.expired},
-            {"filling_bytes", s.filling_group_bytes}}},
-          {"promotions",
-           {{"in_flight", s.promotion_in_flight},
-            {"queued", s.promotion_tasks_queued},
-            {"completed_total", s.promotion_completed}}},
-          {"offloads",
-           {{"queued", s.offload_tasks_queued},
-            {"dispatched", s.offload_tasks_in_flight},
-            {"completed_total", s.offload_completed}}},
-          {"nodes", {{"alive", s.nodes_alive}, {"suspect", s.nodes_suspect}}},
-          {"gets",
-           {{"memory_hit", s.get_memory_hit},
-            {"local_disk_hit", s.get_local_disk_hit},
-            {"miss", s.get_miss}}}};
+  return {
+      {"tiers",
+       {{"memory", TierJson(s.memory)},
+        {"local_disk", TierJson(s.local_disk)}}},
+      {"objects", s.objects},
+      {"pending_puts", s.pending_puts},
+      {"groups",
+       {{"filling", s.groups.filling},
+        {"complete", s.groups.complete},
+        {"broken", s.groups.broken},
+        {"expired", s.groups.expired},
+        {"filling_bytes", s.filling_group_bytes}}},
+      {"promotions",
+       {{"in_flight", s.promotion_in_flight},
+        {"queued", s.promotion_tasks_queued},
+        {"completed_total", s.promotion_completed}}},
+      {"offloads",
+       {{"queued", s.offload_tasks_queued},
+        {"dispatched", s.offload_tasks_in_flight},
+        {"completed_total", s.offload_completed},
+        {"pending_bytes", s.offload_bytes_pending},
+        {"pauses_total", s.offload_pauses}}},
+      {"memory",
+       {{"held", MemoryHeldJson(s.memory_held)},
+        {"reserve_bytes", s.memory_reserve_bytes},
+        {"writeback_completed_total", s.writeback_completed},
+        {"writeback_bytes_total", s.writeback_bytes},
+        {"put_waits_total", s.put_waits},
+        {"put_wait_seconds_total", static_cast<double>(s.put_wait_us) / 1e6},
+        {"put_evictions_total", s.put_evictions},
+        {"put_no_space_total", s.put_no_space}}},
+      {"nodes", {{"alive", s.nodes_alive}, {"suspect", s.nodes_suspect}}},
+      {"gets",
+       {{"memory_hit", s.get_memory_hit},
+        {"local_disk_hit", s.get_local_disk_hit},
+        {"miss", s.get_miss}}}};
 }
 
 }  // namespace mooncake_tier::admin

@@ -17,8 +17,12 @@ namespace mooncake_tier::admin {
 int64_t Millis(Duration d);
 
 nlohmann::json GroupSpecJson(const std::optional<GroupSpec>& group);
+// `memory`: the node's DRAM as the last memory round saw it, if known.
 nlohmann::json NodeJson(const NodeView& node, TimePoint now,
-                        uint64_t pending_tasks);
+                        uint64_t pending_tasks,
+                        const NodeMemoryView* memory = nullptr);
+// DRAM by how it is held (free, clean, dirty, writeback, ...), bytes.
+nlohmann::json MemoryHeldJson(const MemoryBreakdown& bytes);
 nlohmann::json TaskJson(const Task& task, TimePoint now);
 nlohmann::json ObjectJson(const std::string& key, const ObjectDescription& d,
                           TimePoint now);

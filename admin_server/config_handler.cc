@@ -79,8 +79,8 @@ Status PatchPromotion(const json& patch, PromotionOptions& o) {
       MT_ASSIGN_OR_RETURN(o.admission_threshold, U32Field(value, field));
     } else if (name == "queue_limit") {
       MT_ASSIGN_OR_RETURN(o.queue_limit, U32Field(value, field));
-    } else if (name == "max_per_heartbeat") {
-      MT_ASSIGN_OR_RETURN(o.max_per_heartbeat, U32Field(value, field));
+    } else if (name == "max_per_pull") {
+      MT_ASSIGN_OR_RETURN(o.max_per_pull, U32Field(value, field));
     } else if (name == "task_timeout_ms") {
       MT_ASSIGN_OR_RETURN(o.task_timeout, MillisField(value, field));
     } else if (name == "drop_source") {
@@ -100,9 +100,9 @@ Status PatchPromotion(const json& patch, PromotionOptions& o) {
 
 // The top-level knobs other than promotion's that may change at run time.
 constexpr std::string_view kRuntimeKnobs[] = {
-    "eviction_high_watermark",   "eviction_ratio",        "ssd_high_watermark",
-    "ssd_eviction_ratio",        "group_fill_timeout_ms", "group_broken_ttl_ms",
-    "offload_max_per_heartbeat", "offload_queue_limit"};
+    "eviction_high_watermark", "eviction_ratio",       "ssd_high_watermark",
+    "ssd_eviction_ratio",      "writeback_watermark",  "group_fill_timeout_ms",
+    "group_broken_ttl_ms",     "offload_max_per_pull", "offload_queue_limit"};
 
 bool IsRuntimeKnob(std::string_view name) {
   return std::find(std::begin(kRuntimeKnobs), std::end(kRuntimeKnobs), name) !=
@@ -121,13 +121,14 @@ Status PatchRuntimeKnob(const std::string& name, const json& value,
     MT_ASSIGN_OR_RETURN(change.ssd_high_watermark, DoubleField(value, name));
   } else if (name == "ssd_eviction_ratio") {
     MT_ASSIGN_OR_RETURN(change.ssd_eviction_ratio, DoubleField(value, name));
+  } else if (name == "writeback_watermark") {
+    MT_ASSIGN_OR_RETURN(change.writeback_watermark, DoubleField(value, name));
   } else if (name == "group_fill_timeout_ms") {
     MT_ASSIGN_OR_RETURN(change.group_fill_timeout, MillisField(value, name));
   } else if (name == "group_broken_ttl_ms") {
     MT_ASSIGN_OR_RETURN(change.group_broken_ttl, MillisField(value, name));
-  } else if (name == "offload_max_per_heartbeat") {
-    MT_ASSIGN_OR_RETURN(change.offload_max_per_heartbeat,
-                        U32Field(value, name));
+  } else if (name == "offload_max_per_pull") {
+    MT_ASSIGN_OR_RETURN(change.offload_max_per_pull, U32Field(value, name));
   } else if (name == "offload_queue_limit") {
     MT_ASSIGN_OR_RETURN(change.offload_queue_limit, U32Field(value, name));
   } else {

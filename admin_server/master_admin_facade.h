@@ -22,6 +22,9 @@ class MasterAdminFacade final : public AdminFacade {
 
   MasterStats Stats() const override { return master_->GetStats(); }
   std::vector<NodeView> Nodes() const override { return master_->ListNodes(); }
+  std::vector<NodeMemoryView> Memory() const override {
+    return master_->MemoryByNode();
+  }
   std::vector<Task> Tasks(TaskKind kind) const override {
     return master_->ListTasks(kind);
   }

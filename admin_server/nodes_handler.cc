@@ -23,11 +23,15 @@ AdminResponse ListNodes(const AdminRequest& request, AdminContext& context) {
   const std::vector<NodeView> page = PageById(
       facade.Nodes(), [](const NodeView& n) { return n.id; }, after, limit,
       &next);
+  absl::flat_hash_map<NodeId, NodeMemoryView> memory;
+  for (NodeMemoryView& view : facade.Memory()) memory[view.node] = view;
   const TimePoint now = facade.Now();
   nlohmann::json nodes = nlohmann::json::array();
   for (const NodeView& node : page) {
     auto it = pending.find(node.id);
-    nodes.push_back(NodeJson(node, now, it == pending.end() ? 0 : it->second));
+    auto held = memory.find(node.id);
+    nodes.push_back(NodeJson(node, now, it == pending.end() ? 0 : it->second,
+                             held == memory.end() ? nullptr : &held->second));
   }
   return AdminResponse::Json(
       200, {{"nodes", std::move(nodes)}, {"next_cursor", next}});
@@ -37,7 +41,8 @@ AdminResponse ListNodes(const AdminRequest& request, AdminContext& context) {
 
 void AddNodeRoutes(RouteTable& table) {
   table.Add({"GET", "/api/v1/nodes",
-             "Nodes: state, heartbeat age, DRAM and SSD use, pending tasks. "
+             "Nodes: state, heartbeat age, DRAM (and how it is held) and SSD "
+             "use (and what the store reports), pending tasks. "
              "?limit=&cursor=",
              false, ListNodes});
 }

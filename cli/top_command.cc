@@ -1,11 +1,12 @@
 // mooncake-tierctl top: a live view of the store, refreshed every
 // --interval (1 s) from GET /api/v1/status: tier use, get hit ratios, get,
 // promotion and offload rates (the change of the status counters between
-// two successive reads over the time between them), queues, groups by
-// state, nodes. No curses: on a terminal each frame starts by clearing the
-// screen with ANSI codes; otherwise frames follow one another. With
-// -o json each frame is one JSON line (JSON Lines). --iterations N stops
-// after N frames (0: until interrupted).
+// two successive reads over the time between them), queues, how DRAM is
+// held and the writeback pipeline (writeback rate, puts waiting for room
+// and their mean wait, puts refused), groups by state, nodes. No curses: on a
+// terminal each frame starts by clearing the screen with ANSI codes; otherwise
+// frames follow one another. With -o json each frame is one JSON line (JSON
+// Lines). --iterations N stops after N frames (0: until interrupted).
 //
 // Frames keep to the --interval schedule; a read slower than the interval
 // delays the next frame, never makes a burst of them. A failed first read
@@ -99,6 +100,17 @@ json Frame(const std::optional<Snapshot>& before, const Snapshot& now) {
   }
   const json& promotions = Field(s, "promotions");
   const json& offloads = Field(s, "offloads");
+  const json& memory = Field(s, "memory");
+  // The mean wait of the puts that waited in the interval.
+  json wait_ms = nullptr;
+  if (before) {
+    const double waits = Counter(s, "memory", "put_waits_total") -
+                         Counter(before->status, "memory", "put_waits_total");
+    const double seconds =
+        Counter(s, "memory", "put_wait_seconds_total") -
+        Counter(before->status, "memory", "put_wait_seconds_total");
+    if (waits > 0 && seconds >= 0) wait_ms = seconds * 1000 / waits;
+  }
   return {
       {"interval_seconds",
        before ? json(std::chrono::duration<double>(now.at - before->at).count())
@@ -122,12 +134,56 @@ json Frame(const std::optional<Snapshot>& before, const Snapshot& now) {
          PerSecond(before, now, "offloads", "completed_total")},
         {"queued", Field(offloads, "queued")},
         {"dispatched", Field(offloads, "dispatched")}}},
+      {"memory",
+       {{"held", Field(memory, "held")},
+        {"reserve_bytes", Field(memory, "reserve_bytes")},
+        {"writeback_bytes_per_second",
+         PerSecond(before, now, "memory", "writeback_bytes_total")},
+        {"put_waits_per_second",
+         PerSecond(before, now, "memory", "put_waits_total")},
+        {"put_wait_mean_ms", wait_ms},
+        {"put_evictions_per_second",
+         PerSecond(before, now, "memory", "put_evictions_total")},
+        {"put_no_space_per_second",
+         PerSecond(before, now, "memory", "put_no_space_total")}}},
       {"groups", Field(s, "groups")},
       {"nodes", Field(s, "nodes")}};
 }
 
 std::string RateCell(const json& value) {
   return value.is_number() ? Rate(value.get<double>()) : "-";
+}
+
+std::string BytesCell(const json& object, const char* field) {
+  const json& value = Field(object, field);
+  return value.is_number_unsigned() ? HumanBytes(value.get<uint64_t>()) : "-";
+}
+
+// How DRAM is held, and the pipeline's rates: writeback, puts waiting for
+// room (and how long), puts dropping clean units, puts refused.
+void PrintMemory(const json& memory, Output& out) {
+  const json& held = Field(memory, "held");
+  out.PrintLine(
+      "dram:     free " + BytesCell(held, "free") + "  clean " +
+      BytesCell(held, "clean") + " (reserve " +
+      BytesCell(memory, "reserve_bytes") + ")  dirty " +
+      BytesCell(held, "dirty") + "  writeback " + BytesCell(held, "writeback") +
+      "  leased " + BytesCell(held, "leased") + "  in flight " +
+      BytesCell(held, "in_flight") + "  filling " + BytesCell(held, "filling"));
+  const json& bytes_rate = Field(memory, "writeback_bytes_per_second");
+  const json& wait = Field(memory, "put_wait_mean_ms");
+  out.PrintLine(
+      "pipeline: writeback " +
+      (bytes_rate.is_number()
+           ? HumanBytes(static_cast<uint64_t>(bytes_rate.get<double>())) + "/s"
+           : std::string("-")) +
+      "  put waits " + RateCell(Field(memory, "put_waits_per_second")) +
+      (wait.is_number()
+           ? " (mean " + HumanMillis(static_cast<int64_t>(wait.get<double>())) +
+                 ")"
+           : std::string()) +
+      "  put evictions " + RateCell(Field(memory, "put_evictions_per_second")) +
+      "  no space " + RateCell(Field(memory, "put_no_space_per_second")));
 }
 
 std::string RatioCell(const json& ratios, const char* field) {
@@ -177,6 +233,7 @@ void PrintFrame(const json& frame, const std::string& endpoint, int64_t number,
   out.PrintTable(tasks);
   out.PrintLine("");
 
+  PrintMemory(Field(frame, "memory"), out);
   const json& groups = Field(frame, "groups");
   out.PrintLine("groups:   filling " + Cell(groups, "filling") + "  complete " +
                 Cell(groups, "complete") + "  broken " +

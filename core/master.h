@@ -232,7 +232,7 @@ class Master {
   // The node's work, as it is made (and, like Heartbeat, a sign of life):
   // its SSD deletions (apply them before
   // the tasks), then at most `max_tasks` offload tasks (and no more than
-  // offload_max_per_heartbeat) and promotion tasks, oldest first; they
+  // offload_max_per_pull) and promotion tasks, oldest first; they
   // become dispatched. With nothing queued, waits for work until
   // `wait_until` at most (a long poll; the default returns at once; never
   // longer in real time than that is ahead of clock()), so a

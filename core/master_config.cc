@@ -28,7 +28,7 @@ std::string MasterConfig::Validate() const {
     return "timeouts must be positive";
   }
   if (first_node_id == kNoNode) return "first_node_id must be at least 1";
-  if (offload_max_per_heartbeat == 0 || offload_queue_limit == 0) {
+  if (offload_max_per_pull == 0 || offload_queue_limit == 0) {
     return "offload limits must be positive";
   }
   if (group_shard_count == 0 ||
@@ -52,8 +52,7 @@ std::string MasterConfig::Validate() const {
 bool RuntimeConfigChange::empty() const {
   return !eviction_high_watermark && !eviction_ratio && !ssd_high_watermark &&
          !ssd_eviction_ratio && !writeback_watermark && !group_fill_timeout &&
-         !group_broken_ttl && !offload_max_per_heartbeat &&
-         !offload_queue_limit;
+         !group_broken_ttl && !offload_max_per_pull && !offload_queue_limit;
 }
 
 void RuntimeConfigChange::ApplyTo(MasterConfig& config) const {
@@ -66,8 +65,8 @@ void RuntimeConfigChange::ApplyTo(MasterConfig& config) const {
   if (writeback_watermark) config.writeback_watermark = *writeback_watermark;
   if (group_fill_timeout) config.group_fill_timeout = *group_fill_timeout;
   if (group_broken_ttl) config.group_broken_ttl = *group_broken_ttl;
-  if (offload_max_per_heartbeat) {
-    config.offload_max_per_heartbeat = *offload_max_per_heartbeat;
+  if (offload_max_per_pull) {
+    config.offload_max_per_pull = *offload_max_per_pull;
   }
   if (offload_queue_limit) config.offload_queue_limit = *offload_queue_limit;
 }

@@ -53,9 +53,10 @@ struct MasterConfig {
 
   // What happens to an object's DRAM copy on eviction. Default: kOff.
   OffloadMode offload_mode = OffloadMode::kOff;
-  // Offload tasks handed to a node per heartbeat. Default: 16. Run-time
+  // Offload tasks handed to a node per PullTasks (it asks again as it
+  // finishes, so this bounds a batch, not the rate). Default: 64. Run-time
   // tunable.
-  uint32_t offload_max_per_heartbeat = 16;
+  uint32_t offload_max_per_pull = 64;
   // Queued + in-flight offload tasks per node; more is QUEUE_FULL (the
   // object simply stays in DRAM). Default: 4096. Run-time tunable (a
   // lower limit refuses new tasks; those booked stay).
@@ -63,8 +64,8 @@ struct MasterConfig {
   // An offload not reported within this time is reaped and unpinned.
   // Default: 60 s.
   Duration offload_task_timeout = std::chrono::seconds(60);
-  // SSD deletions handed to a node per heartbeat. Default: 1024.
-  uint32_t ssd_deletes_per_heartbeat = 1024;
+  // SSD deletions handed to a node per PullTasks. Default: 1024.
+  uint32_t ssd_deletes_per_pull = 1024;
 
   // The id the first node to register gets; later ones count up. Ids are
   // never reused within one master's life. A master that can restart while
@@ -121,7 +122,7 @@ struct RuntimeConfigChange {
   std::optional<double> writeback_watermark;
   std::optional<Duration> group_fill_timeout;
   std::optional<Duration> group_broken_ttl;
-  std::optional<uint32_t> offload_max_per_heartbeat;
+  std::optional<uint32_t> offload_max_per_pull;
   std::optional<uint32_t> offload_queue_limit;
 
   bool empty() const;

@@ -134,14 +134,14 @@ Result<NodeTasks> Master::PullTasks(NodeId node, uint32_t max_tasks,
     // A node asking for work is alive: a pull counts as a heartbeat.
     MT_RETURN_IF_ERROR(nodes_.Heartbeat(node));
     TaskTable::NodeWork work = tasks_.DispatchNodeWork(
-        node, std::min(max_tasks, knobs_.offload_max_per_heartbeat()),
-        config_.ssd_deletes_per_heartbeat);
+        node, std::min(max_tasks, knobs_.offload_max_per_pull()),
+        config_.ssd_deletes_per_pull);
     NodeTasks tasks;
     tasks.ssd_deletes = std::move(work.ssd_deletes);
     tasks.offloads = std::move(work.offloads);
-    tasks.promotions = tasks_.Dispatch(
-        node, TaskKind::kPromotion,
-        std::min(max_tasks, promotion_.options().max_per_heartbeat));
+    tasks.promotions =
+        tasks_.Dispatch(node, TaskKind::kPromotion,
+                        std::min(max_tasks, promotion_.options().max_per_pull));
     const TimePoint now = clock_->Now();
     if (!tasks.ssd_deletes.empty() || !tasks.offloads.empty() ||
         !tasks.promotions.empty() || now >= wait_until || real_end.passed() ||

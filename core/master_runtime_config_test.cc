@@ -28,7 +28,7 @@ TEST(RuntimeConfigTest, ValidChangeIsSeenByConfig) {
   change.ssd_eviction_ratio = 0.1;
   change.group_fill_timeout = seconds(5);
   change.group_broken_ttl = seconds(7);
-  change.offload_max_per_heartbeat = 3;
+  change.offload_max_per_pull = 3;
   change.offload_queue_limit = 9;
   Result<RuntimeConfigUpdate> update = h.master().UpdateRuntimeConfig(change);
   ASSERT_TRUE(update.ok()) << update.status().ToString();
@@ -41,7 +41,7 @@ TEST(RuntimeConfigTest, ValidChangeIsSeenByConfig) {
   EXPECT_EQ(c.ssd_eviction_ratio, 0.1);
   EXPECT_EQ(c.group_fill_timeout, seconds(5));
   EXPECT_EQ(c.group_broken_ttl, seconds(7));
-  EXPECT_EQ(c.offload_max_per_heartbeat, 3u);
+  EXPECT_EQ(c.offload_max_per_pull, 3u);
   EXPECT_EQ(c.offload_queue_limit, 9u);
   EXPECT_EQ(c.shard_count, MasterHarness::DefaultConfig().shard_count);
   // A partial change keeps the rest.
@@ -58,7 +58,7 @@ TEST(RuntimeConfigTest, InvalidChangesChangeNothing) {
   std::vector<RuntimeConfigChange> bad(6);
   bad[0].eviction_ratio = 0.95;  // above the watermark that stays
   bad[1].eviction_high_watermark = 1.5;
-  bad[2].offload_max_per_heartbeat = 0;
+  bad[2].offload_max_per_pull = 0;
   bad[3].group_fill_timeout = Duration::zero();
   bad[4].ssd_high_watermark = 0.01;  // below the ssd ratio that stays
   // A valid field with an invalid one: neither applies.
@@ -84,7 +84,7 @@ TEST(RuntimeConfigTest, InvalidChangesChangeNothing) {
   EXPECT_EQ(after.eviction_high_watermark, before.eviction_high_watermark);
   EXPECT_EQ(after.eviction_ratio, before.eviction_ratio);
   EXPECT_EQ(after.ssd_high_watermark, before.ssd_high_watermark);
-  EXPECT_EQ(after.offload_max_per_heartbeat, before.offload_max_per_heartbeat);
+  EXPECT_EQ(after.offload_max_per_pull, before.offload_max_per_pull);
   EXPECT_EQ(after.offload_queue_limit, before.offload_queue_limit);
   EXPECT_EQ(after.group_fill_timeout, before.group_fill_timeout);
   EXPECT_EQ(after.group_broken_ttl, before.group_broken_ttl);
@@ -129,7 +129,7 @@ TEST(RuntimeConfigTest, OffloadLimitsApplyToTheNextCall) {
   const NodeId node = h.AddNode("n", 100 * kObj, 1000 * kObj);
   RuntimeConfigChange change;
   change.offload_queue_limit = 2;
-  change.offload_max_per_heartbeat = 1;
+  change.offload_max_per_pull = 1;
   ASSERT_TRUE(h.master().SetRuntimeConfig(change).ok());
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(h.Put("k" + std::to_string(i), kObj).ok());

@@ -33,9 +33,9 @@ struct PromotionOptions {
   // Promotion tasks in flight across the store; more is `queue_full`.
   // REQUIRES: >= 1. Default: 50000.
   uint32_t queue_limit = 50000;
-  // Promotion tasks handed to a node per heartbeat. REQUIRES: >= 1.
+  // Promotion tasks handed to a node per PullTasks. REQUIRES: >= 1.
   // Default: 64.
-  uint32_t max_per_heartbeat = 64;
+  uint32_t max_per_pull = 64;
   // A task not finished within this time is reaped and its pins released.
   // Default: 30 s.
   Duration task_timeout = std::chrono::seconds(30);

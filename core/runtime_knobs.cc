@@ -24,8 +24,8 @@ void RuntimeKnobs::Store(const MasterConfig& c) {
   writeback_watermark_.store(c.writeback_watermark, std::memory_order_relaxed);
   group_fill_timeout_.store(c.group_fill_timeout, std::memory_order_relaxed);
   group_broken_ttl_.store(c.group_broken_ttl, std::memory_order_relaxed);
-  offload_max_per_heartbeat_.store(c.offload_max_per_heartbeat,
-                                   std::memory_order_relaxed);
+  offload_max_per_pull_.store(c.offload_max_per_pull,
+                              std::memory_order_relaxed);
   offload_queue_limit_.store(c.offload_queue_limit, std::memory_order_relaxed);
 }
 
@@ -39,8 +39,8 @@ void RuntimeKnobs::CopyTo(MasterConfig& c) const {
   c.writeback_watermark = writeback_watermark_.load(std::memory_order_relaxed);
   c.group_fill_timeout = group_fill_timeout_.load(std::memory_order_relaxed);
   c.group_broken_ttl = group_broken_ttl_.load(std::memory_order_relaxed);
-  c.offload_max_per_heartbeat =
-      offload_max_per_heartbeat_.load(std::memory_order_relaxed);
+  c.offload_max_per_pull =
+      offload_max_per_pull_.load(std::memory_order_relaxed);
   c.offload_queue_limit = offload_queue_limit_.load(std::memory_order_relaxed);
 }
 

@@ -49,8 +49,8 @@ class RuntimeKnobs {
   Duration group_broken_ttl() const {
     return group_broken_ttl_.load(std::memory_order_relaxed);
   }
-  uint32_t offload_max_per_heartbeat() const {
-    return offload_max_per_heartbeat_.load(std::memory_order_relaxed);
+  uint32_t offload_max_per_pull() const {
+    return offload_max_per_pull_.load(std::memory_order_relaxed);
   }
   uint32_t offload_queue_limit() const {
     return offload_queue_limit_.load(std::memory_order_relaxed);
@@ -73,7 +73,7 @@ class RuntimeKnobs {
   std::atomic<double> writeback_watermark_{0};
   std::atomic<Duration> group_fill_timeout_{Duration::zero()};
   std::atomic<Duration> group_broken_ttl_{Duration::zero()};
-  std::atomic<uint32_t> offload_max_per_heartbeat_{0};
+  std::atomic<uint32_t> offload_max_per_pull_{0};
   std::atomic<uint32_t> offload_queue_limit_{0};
 };
 

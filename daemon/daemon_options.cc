@@ -66,8 +66,8 @@ class ModeConfig final : public CLI::ConfigTOML {
 };
 
 template <typename Enum>
-CLI::Option* AddEnumOption(CLI::App* app, const std::string& name,
-                           Enum* target, std::vector<std::string> names,
+CLI::Option* AddEnumOption(CLI::App* app, const std::string& name, Enum* target,
+                           std::vector<std::string> names,
                            std::optional<Enum> (*parse)(std::string_view),
                            std::string_view (*name_of)(Enum),
                            const std::string& description) {
@@ -108,8 +108,7 @@ void AddCommonOptions(CLI::App* root, CLI::App* sub, DaemonOptions* o) {
       ->trigger_on_parse()
       ->configurable(false)
       ->type_name("FILE");
-  AddValue(sub, "--log-level", &o->log_level,
-           "Log level (logs go to stderr).")
+  AddValue(sub, "--log-level", &o->log_level, "Log level (logs go to stderr).")
       ->check(CLI::IsMember(
           {"trace", "debug", "info", "warn", "error", "critical", "off"}));
   sub->add_option("--ready-file", o->ready_file,
@@ -140,8 +139,19 @@ void AddEngineOptions(CLI::App* sub, MasterConfig* c) {
                     "A put still in flight after this long is revoked.");
   AddDurationOption(sub, "--node-ttl", &c->node_ttl,
                     "A node silent this long is dead (half of it: suspect).");
-  AddValue(sub, "--offload-max-per-heartbeat", &c->offload_max_per_heartbeat,
-           "Offload tasks handed to a node per heartbeat.");
+  AddValue(sub, "--writeback-watermark", &c->writeback_watermark,
+           "Writeback: on each node, units not yet on SSD are written back "
+           "(coldest first, kept in DRAM, clean) while they hold more than "
+           "this share of its DRAM, so that a put into a full tier drops a "
+           "clean copy at once.");
+  AddDurationOption(sub, "--put-wait-timeout", &c->put_wait_timeout,
+                    "A put that finds DRAM full and nothing clean waits this "
+                    "long at most (and never past its RPC deadline) for "
+                    "writeback to free room; 0: never waits.");
+  AddValue(sub, "--offload-max-per-pull,--offload-max-per-heartbeat",
+           &c->offload_max_per_pull,
+           "Offload tasks handed to a node per request for work (the old "
+           "name, from when heartbeats carried tasks, still works).");
   AddValue(sub, "--offload-queue-limit", &c->offload_queue_limit,
            "Queued and running offload tasks per node.");
   AddDurationOption(sub, "--offload-task-timeout", &c->offload_task_timeout,
@@ -173,17 +183,18 @@ void AddPromotionOptions(CLI::App* sub, PromotionOptions* p) {
   sub->add_flag("--promotion-on-hit,!--no-promotion-on-hit", p->on_hit,
                 "Copy SSD-only objects back to DRAM when they are read "
                 "often enough. Default: on.");
-  AddEnumOption(sub, "--promotion-policy", &p->policy,
-                {"threshold", "tinylfu"}, &ParsePromotionPolicy,
-                &PromotionPolicyName,
+  AddEnumOption(sub, "--promotion-policy", &p->policy, {"threshold", "tinylfu"},
+                &ParsePromotionPolicy, &PromotionPolicyName,
                 "Admission: sketch estimate reaches the threshold "
                 "(threshold), and beats the DRAM victims (tinylfu).");
   AddValue(sub, "--promotion-admission-threshold", &p->admission_threshold,
            "Reads (sketch estimate) needed before a promotion.");
   AddValue(sub, "--promotion-queue-limit", &p->queue_limit,
            "Promotions in flight across the store.");
-  AddValue(sub, "--promotion-max-per-heartbeat", &p->max_per_heartbeat,
-           "Promotion tasks handed to a node per heartbeat.");
+  AddValue(sub, "--promotion-max-per-pull,--promotion-max-per-heartbeat",
+           &p->max_per_pull,
+           "Promotion tasks handed to a node per request for work (the old "
+           "name still works).");
   AddDurationOption(sub, "--promotion-task-timeout", &p->task_timeout,
                     "A promotion not finished within this time is reaped.");
   sub->add_flag("--promotion-drop-source", p->drop_source,
@@ -241,8 +252,7 @@ void AddAdminOptions(CLI::App* sub, AdminOptions* a, bool node) {
 
 void AddNodeOptions(CLI::App* sub, NodeProcessOptions* n, bool with_master) {
   if (with_master) {
-    AddValue(sub, "--master", &n->master_address,
-             "The master's gRPC address.")
+    AddValue(sub, "--master", &n->master_address, "The master's gRPC address.")
         ->type_name("HOST:PORT");
   }
   AddValue(sub, "--name", &n->node.name,
@@ -272,6 +282,10 @@ void AddNodeOptions(CLI::App* sub, NodeProcessOptions* n, bool with_master) {
   AddValue(sub, "--io-batch", &n->node.io_batch,
            "Offloads and promotions per SSD batch.")
       ->check(AtLeastOne, "", "");
+  AddSizeOption(sub, "--io-batch-bytes", &n->node.io_batch_bytes,
+                "Bytes of one offload batch, at most (one larger object still "
+                "goes alone).",
+                /*min_bytes=*/1);
   AddValue(sub, "--max-pending-tasks", &n->node.max_pending_tasks,
            "Tasks accepted but not yet run.")
       ->check(AtLeastOne, "", "");
@@ -322,9 +336,12 @@ std::string FlagsNamedIn(const std::string& message) {
 
 std::string_view DaemonModeName(DaemonMode mode) {
   switch (mode) {
-    case DaemonMode::kMaster: return "master";
-    case DaemonMode::kNode: return "node";
-    case DaemonMode::kStandalone: return "standalone";
+    case DaemonMode::kMaster:
+      return "master";
+    case DaemonMode::kNode:
+      return "node";
+    case DaemonMode::kStandalone:
+      return "standalone";
   }
   return "unknown";
 }
@@ -367,8 +384,7 @@ void RegisterDaemonOptions(CLI::App* app, DaemonOptions* options) {
   AddMasterOptions(standalone, &options->master);
   AddNodeOptions(standalone, &options->node, /*with_master=*/false);
   AddAdminOptions(standalone, &options->master_admin, /*node=*/false);
-  standalone->callback(
-      [options] { options->mode = DaemonMode::kStandalone; });
+  standalone->callback([options] { options->mode = DaemonMode::kStandalone; });
 }
 
 std::string ValidateDaemonOptions(const DaemonOptions& options) {
@@ -391,9 +407,10 @@ std::string ValidateDaemonOptions(const DaemonOptions& options) {
 }
 
 CommandLine ParseCommandLine(const std::vector<std::string>& argv) {
-  CLI::App app("mooncake-tierd: the mooncake-tier daemon (master, storage "
-               "node, or both in one process).",
-               "mooncake-tierd");
+  CLI::App app(
+      "mooncake-tierd: the mooncake-tier daemon (master, storage "
+      "node, or both in one process).",
+      "mooncake-tierd");
   auto options = std::make_unique<DaemonOptions>();
   RegisterDaemonOptions(&app, options.get());
   std::vector<const char*> args;
@@ -413,8 +430,8 @@ CommandLine ParseCommandLine(const std::vector<std::string>& argv) {
         "mooncake-tierd" +
         (selected.empty() ? std::string() : " " + selected.front()->get_name());
     result.exit_code = 2;
-    result.output = command + ": error: " + e.what() + " (see " + command +
-                    " --help)";
+    result.output =
+        command + ": error: " + e.what() + " (see " + command + " --help)";
     return result;
   }
   AdminOptions& admin = options->mode == DaemonMode::kNode

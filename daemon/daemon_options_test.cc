@@ -13,9 +13,9 @@
 namespace mooncake_tier::daemon {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using ::testing::HasSubstr;
 
 CommandLine Parse(std::vector<std::string> args) {
   args.insert(args.begin(), "mooncake-tierd");
@@ -64,23 +64,65 @@ TEST(DaemonOptionsTest, StandaloneDefaults) {
 }
 
 TEST(DaemonOptionsTest, MasterFlagsMapToTheConfig) {
-  const DaemonOptions o = Registered(
-      {"master", "--listen", "0.0.0.0:6000", "--offload-mode",
-       "write_through", "--eviction-high-watermark", "0.8",
-       "--eviction-ratio", "0.1", "--ssd-high-watermark", "0.7",
-       "--ssd-eviction-ratio", "0.2", "--lease-ttl", "5s", "--put-timeout",
-       "1m", "--node-ttl", "3s", "--offload-max-per-heartbeat", "4",
-       "--offload-queue-limit", "10", "--offload-task-timeout", "20s",
-       "--group-visibility", "best_effort", "--group-remove-policy", "member",
-       "--group-fill-timeout", "2m", "--group-broken-ttl", "90s",
-       "--group-filling-max-ratio", "0.25", "--max-group-size", "16",
-       "--no-promotion-on-hit", "--promotion-policy", "tinylfu",
-       "--promotion-admission-threshold", "3", "--promotion-queue-limit",
-       "100", "--promotion-max-per-heartbeat", "8",
-       "--promotion-task-timeout", "45s", "--promotion-drop-source",
-       "--promotion-proactive-low-watermark", "0", "--tick-interval", "50ms",
-       "--shutdown-grace", "250ms", "--log-level", "debug", "--ready-file",
-       "/tmp/r"});
+  const DaemonOptions o = Registered({"master",
+                                      "--listen",
+                                      "0.0.0.0:6000",
+                                      "--offload-mode",
+                                      "write_through",
+                                      "--eviction-high-watermark",
+                                      "0.8",
+                                      "--eviction-ratio",
+                                      "0.1",
+                                      "--ssd-high-watermark",
+                                      "0.7",
+                                      "--ssd-eviction-ratio",
+                                      "0.2",
+                                      "--lease-ttl",
+                                      "5s",
+                                      "--put-timeout",
+                                      "1m",
+                                      "--node-ttl",
+                                      "3s",
+                                      "--offload-max-per-pull",
+                                      "4",
+                                      "--offload-queue-limit",
+                                      "10",
+                                      "--offload-task-timeout",
+                                      "20s",
+                                      "--group-visibility",
+                                      "best_effort",
+                                      "--group-remove-policy",
+                                      "member",
+                                      "--group-fill-timeout",
+                                      "2m",
+                                      "--group-broken-ttl",
+                                      "90s",
+                                      "--group-filling-max-ratio",
+                                      "0.25",
+                                      "--max-group-size",
+                                      "16",
+                                      "--no-promotion-on-hit",
+                                      "--promotion-policy",
+                                      "tinylfu",
+                                      "--promotion-admission-threshold",
+                                      "3",
+                                      "--promotion-queue-limit",
+                                      "100",
+                                      "--promotion-max-per-pull",
+                                      "8",
+                                      "--promotion-task-timeout",
+                                      "45s",
+                                      "--promotion-drop-source",
+                                      "--promotion-proactive-low-watermark",
+                                      "0",
+                                      "--tick-interval",
+                                      "50ms",
+                                      "--shutdown-grace",
+                                      "250ms",
+                                      "--log-level",
+                                      "debug",
+                                      "--ready-file",
+                                      "/tmp/r"});
   EXPECT_EQ(o.mode, DaemonMode::kMaster);
   const MasterConfig& c = o.master.config;
   EXPECT_EQ(o.master.listen, "0.0.0.0:6000");
@@ -92,7 +134,7 @@ TEST(DaemonOptionsTest, MasterFlagsMapToTheConfig) {
   EXPECT_EQ(c.lease_ttl, seconds(5));
   EXPECT_EQ(c.put_timeout, seconds(60));
   EXPECT_EQ(c.node_ttl, seconds(3));
-  EXPECT_EQ(c.offload_max_per_heartbeat, 4u);
+  EXPECT_EQ(c.offload_max_per_pull, 4u);
   EXPECT_EQ(c.offload_queue_limit, 10u);
   EXPECT_EQ(c.offload_task_timeout, seconds(20));
   EXPECT_EQ(c.group_visibility, GroupVisibility::kBestEffort);
@@ -105,7 +147,7 @@ TEST(DaemonOptionsTest, MasterFlagsMapToTheConfig) {
   EXPECT_EQ(c.promotion.policy, PromotionPolicy::kTinyLfu);
   EXPECT_EQ(c.promotion.admission_threshold, 3u);
   EXPECT_EQ(c.promotion.queue_limit, 100u);
-  EXPECT_EQ(c.promotion.max_per_heartbeat, 8u);
+  EXPECT_EQ(c.promotion.max_per_pull, 8u);
   EXPECT_EQ(c.promotion.task_timeout, seconds(45));
   EXPECT_TRUE(c.promotion.drop_source);
   EXPECT_DOUBLE_EQ(c.promotion.proactive_low_watermark, 0.0);
@@ -116,13 +158,34 @@ TEST(DaemonOptionsTest, MasterFlagsMapToTheConfig) {
 }
 
 TEST(DaemonOptionsTest, NodeFlagsMapToTheNodeOptions) {
-  const DaemonOptions o = Registered(
-      {"node", "--master", "10.0.0.1:7000", "--name", "n1", "--dram", "4GiB",
-       "--huge-pages", "--ssd-dir", "/data/ssd", "--ssd-capacity", "512MiB",
-       "--direct-io", "--heartbeat-interval", "200ms", "--io-batch", "4",
-       "--max-pending-tasks", "10", "--ucx-transports", "tcp",
-       "--ucx-timeout", "2s", "--ssd-read-threads", "3", "--rpc-deadline",
-       "1s", "--no-shared-memory"});
+  const DaemonOptions o = Registered({"node",
+                                      "--master",
+                                      "10.0.0.1:7000",
+                                      "--name",
+                                      "n1",
+                                      "--dram",
+                                      "4GiB",
+                                      "--huge-pages",
+                                      "--ssd-dir",
+                                      "/data/ssd",
+                                      "--ssd-capacity",
+                                      "512MiB",
+                                      "--direct-io",
+                                      "--heartbeat-interval",
+                                      "200ms",
+                                      "--io-batch",
+                                      "4",
+                                      "--max-pending-tasks",
+                                      "10",
+                                      "--ucx-transports",
+                                      "tcp",
+                                      "--ucx-timeout",
+                                      "2s",
+                                      "--ssd-read-threads",
+                                      "3",
+                                      "--rpc-deadline",
+                                      "1s",
+                                      "--no-shared-memory"});
   EXPECT_EQ(o.mode, DaemonMode::kNode);
   EXPECT_FALSE(o.node.shared_memory);
   EXPECT_TRUE(Registered({"node"}).node.shared_memory);
@@ -203,11 +266,16 @@ TEST(DaemonOptionsTest, ConfigFileErrorsAreUsageErrors) {
 
 TEST(DaemonOptionsTest, BadValuesAreOneLineUsageErrorsNamingTheFlag) {
   const std::vector<std::vector<std::string>> cases = {
-      {"node", "--dram", "lots"},          {"node", "--dram", "0"},
-      {"node", "--ssd-capacity", "-1"},    {"node", "--io-batch", "0"},
-      {"node", "--heartbeat-interval", "1"}, {"node", "--name", ""},
-      {"master", "--node-ttl", "0s"},      {"master", "--offload-mode", "x"},
-      {"master", "--eviction-ratio", "x"}, {"master", "--log-level", "loud"},
+      {"node", "--dram", "lots"},
+      {"node", "--dram", "0"},
+      {"node", "--ssd-capacity", "-1"},
+      {"node", "--io-batch", "0"},
+      {"node", "--heartbeat-interval", "1"},
+      {"node", "--name", ""},
+      {"master", "--node-ttl", "0s"},
+      {"master", "--offload-mode", "x"},
+      {"master", "--eviction-ratio", "x"},
+      {"master", "--log-level", "loud"},
       {"standalone", "--promotion-policy", "lru"}};
   for (const std::vector<std::string>& args : cases) {
     const CommandLine parsed = Parse(args);
@@ -219,9 +287,8 @@ TEST(DaemonOptionsTest, BadValuesAreOneLineUsageErrorsNamingTheFlag) {
 }
 
 TEST(DaemonOptionsTest, InvalidMasterConfigIsRefusedByItsOwnValidation) {
-  CommandLine parsed =
-      Parse({"master", "--eviction-ratio", "0.95", "--eviction-high-watermark",
-             "0.9"});
+  CommandLine parsed = Parse({"master", "--eviction-ratio", "0.95",
+                              "--eviction-high-watermark", "0.9"});
   EXPECT_EQ(parsed.exit_code, 2);
   EXPECT_THAT(parsed.output, HasSubstr("--eviction-ratio"));
   EXPECT_THAT(parsed.output, HasSubstr("eviction_ratio"));  // core's words
@@ -261,29 +328,28 @@ TEST(DaemonOptionsTest, AdminTokenFileIsReadAndTrimmed) {
   ASSERT_TRUE(parsed.options) << parsed.output;
   EXPECT_EQ(parsed.options->admin().token, "abc def");
   // With a token, a non-loopback address is allowed.
-  const CommandLine wide = Parse({"node", "--admin-listen", "0.0.0.0:9300",
-                                  "--admin-token-file", file});
+  const CommandLine wide = Parse(
+      {"node", "--admin-listen", "0.0.0.0:9300", "--admin-token-file", file});
   ASSERT_TRUE(wide.options) << wide.output;
   EXPECT_EQ(wide.options->admin().token, "abc def");
-  EXPECT_TRUE(
-      Parse({"master", "--admin-listen", "localhost:0"}).options);
+  EXPECT_TRUE(Parse({"master", "--admin-listen", "localhost:0"}).options);
 }
 
 TEST(DaemonOptionsTest, BadAdminValuesAreUsageErrors) {
   testing::TempDir dir;
   const std::string empty = dir.path() + "/empty";
   std::ofstream(empty) << "  \n";
-  const std::vector<std::pair<std::vector<std::string>, std::string>> cases =
-      {{{"master", "--admin-listen", "9003"}, "--admin-listen"},
-       {{"master", "--admin-listen", "host:port"}, "0 to 65535"},
-       {{"master", "--admin-listen", "::1:9003"}, "brackets"},
-       {{"node", "--admin-listen", "127.0.0.1:"}, "0 to 65535"},
-       {{"master", "--admin-listen", "10.1.2.3:9003"}, "not a loopback"},
-       {{"standalone", "--admin-listen", "0.0.0.0:9003"}, "--admin-token"},
-       {{"master", "--admin-token", "a", "--admin-token-file", empty},
-        "excludes"},
-       {{"master", "--admin-token-file", empty}, "is empty"},
-       {{"node", "--admin-token-file", dir.path() + "/none"}, "cannot read"}};
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"master", "--admin-listen", "9003"}, "--admin-listen"},
+      {{"master", "--admin-listen", "host:port"}, "0 to 65535"},
+      {{"master", "--admin-listen", "::1:9003"}, "brackets"},
+      {{"node", "--admin-listen", "127.0.0.1:"}, "0 to 65535"},
+      {{"master", "--admin-listen", "10.1.2.3:9003"}, "not a loopback"},
+      {{"standalone", "--admin-listen", "0.0.0.0:9003"}, "--admin-token"},
+      {{"master", "--admin-token", "a", "--admin-token-file", empty},
+       "excludes"},
+      {{"master", "--admin-token-file", empty}, "is empty"},
+      {{"node", "--admin-token-file", dir.path() + "/none"}, "cannot read"}};
   for (const auto& [args, message] : cases) {
     const CommandLine parsed = Parse(args);
     EXPECT_EQ(parsed.exit_code, 2) << args[2];

@@ -67,6 +67,56 @@ void AddOffload(const MasterStats& s, FamilySet& f) {
   f.Add(M::kOffloadTasks, s.offload_tasks_queued, {"queued"});
   f.Add(M::kOffloadTasks, s.offload_tasks_in_flight, {"dispatched"});
   f.Add(M::kSsdDeletesPending, s.ssd_deletes_pending);
+  f.Add(M::kOffloadBytesPending, s.offload_bytes_pending);
+  f.Add(M::kOffloadPausesTotal, s.offload_pauses);
+}
+
+// DRAM by how it is held, as (state label, bytes).
+std::array<std::pair<std::string_view, uint64_t>, 9> MemoryStates(
+    const MemoryBreakdown& b) {
+  return {{{"free", b.free()},
+           {"clean", b.clean},
+           {"dirty", b.dirty},
+           {"writeback", b.writeback},
+           {"leased", b.leased},
+           {"pinned", b.pinned},
+           {"in_flight", b.in_flight},
+           {"filling", b.filling},
+           {"hard_pinned", b.hard_pinned}}};
+}
+
+void AddPipeline(const MasterStats& s,
+                 const std::vector<NodeMemoryView>& memory,
+                 const std::vector<NodeView>& nodes, FamilySet& f) {
+  for (const auto& [state, bytes] : MemoryStates(s.memory_held)) {
+    f.Add(M::kMemoryBytes, bytes, {state});
+  }
+  for (const NodeMemoryView& node : memory) {
+    std::string name = std::to_string(node.node);
+    for (const NodeView& view : nodes) {
+      if (view.id == node.node) name = view.spec.name;
+    }
+    for (const auto& [state, bytes] : MemoryStates(node.bytes)) {
+      f.Add(M::kNodeMemoryBytes, bytes, {name, state});
+    }
+  }
+  f.Add(M::kMemoryReserveBytes, s.memory_reserve_bytes);
+  f.Add(M::kWritebackQueuedTotal, s.writeback_queued);
+  f.Add(M::kWritebackCompletedTotal, s.writeback_completed);
+  f.Add(M::kWritebackBytesTotal, s.writeback_bytes);
+  f.Add(M::kPutWaitsTotal, s.put_waits);
+  std::array<double, kPutWaitBounds.size()> bounds{};
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    bounds[i] = Seconds(kPutWaitBounds[i]);
+  }
+  f.AddHistogram(M::kPutWaitSeconds, {}, bounds, s.put_wait_buckets,
+                 static_cast<double>(s.put_wait_us) / 1e6);
+  f.Add(M::kPutEvictionsTotal, s.put_evictions);
+  f.Add(M::kMemoryRoundsTotal, s.memory_rounds - s.memory_rounds_by_puts,
+        {"background"});
+  f.Add(M::kMemoryRoundsTotal, s.memory_rounds_by_puts, {"put"});
+  f.Add(M::kLeasesReleasedTotal, s.leases_released);
+  f.Add(M::kLeasesExpiredTotal, s.leases_expired);
 }
 
 void AddPromotion(const MasterStats& s, FamilySet& f) {
@@ -132,7 +182,7 @@ void AddNodes(const std::vector<NodeView>& nodes, TimePoint now, FamilySet& f) {
   for (const NodeView& node : nodes) {
     const std::string_view name = node.spec.name;
     f.Add(M::kNodeCapacityBytes, node.spec.dram_size, {name, "memory"});
-    f.Add(M::kNodeCapacityBytes, node.spec.ssd_capacity, {name, "local_disk"});
+    f.Add(M::kNodeCapacityBytes, node.ssd_capacity, {name, "local_disk"});
     f.Add(M::kNodeUsedBytes, node.dram_used, {name, "memory"});
     f.Add(M::kNodeUsedBytes, node.ssd_used, {name, "local_disk"});
     f.Add(M::kNodeHeartbeatAgeSeconds, Seconds(now - node.last_heartbeat),
@@ -176,6 +226,7 @@ std::vector<prometheus::MetricFamily> MasterMetrics::Collect() const {
   AddOffload(stats, families);
   AddPromotion(stats, families);
   AddGroups(stats, families);
+  AddPipeline(stats, master_->MemoryByNode(), nodes, families);
   AddNodes(nodes, clock_->Now(), families);
   if (rpc_ != nullptr) {
     AddCalls(*rpc_, M::kRpcRequestsTotal, M::kRpcDurationSeconds, families);

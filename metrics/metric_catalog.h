@@ -82,6 +82,42 @@ namespace mooncake_tier::metrics {
     "Offload tasks booked, by state.")                                         \
   X(kSsdDeletesPending, kMaster, kGauge, "ssd_deletes_pending", "",            \
     "SSD deletions waiting to be handed to nodes.")                            \
+  X(kOffloadBytesPending, kMaster, kGauge, "offload_bytes_pending", "",        \
+    "Bytes of offload tasks queued or in flight (writeback and eviction).")    \
+  X(kOffloadPausesTotal, kMaster, kCounter, "offload_pauses_total", "",        \
+    "Times offloads to a node were paused because its SSD refused a write "    \
+    "for room.")                                                               \
+  /* ---- the DRAM pipeline: writeback, reserve, put waits (master) ---- */    \
+  X(kMemoryBytes, kMaster, kGauge, "memory_bytes", "state",                    \
+    "DRAM of every node by how it is held, as the last memory round saw it: "  \
+    "free, clean (droppable at once), dirty (droppable once written back), "   \
+    "writeback, leased, pinned, in_flight, filling, hard_pinned.")             \
+  X(kNodeMemoryBytes, kMaster, kGauge, "node_memory_bytes", "node,state",      \
+    "Each node's DRAM by how it is held (states as memory_bytes).")            \
+  X(kMemoryReserveBytes, kMaster, kGauge, "memory_reserve_bytes", "",          \
+    "Clean DRAM the last rounds left for puts to drop at once.")               \
+  X(kWritebackQueuedTotal, kMaster, kCounter, "writeback_queued_total", "",    \
+    "Writebacks queued (offloads that keep the DRAM copy, which turns "        \
+    "clean).")                                                                 \
+  X(kWritebackCompletedTotal, kMaster, kCounter, "writeback_completed_total",  \
+    "", "Writebacks that landed.")                                             \
+  X(kWritebackBytesTotal, kMaster, kCounter, "writeback_bytes_total", "",      \
+    "Bytes written back.")                                                     \
+  X(kPutWaitsTotal, kMaster, kCounter, "put_waits_total", "",                  \
+    "Puts that found DRAM full with nothing clean to drop and waited for "     \
+    "writeback.")                                                              \
+  X(kPutWaitSeconds, kMaster, kHistogram, "put_wait_seconds", "",              \
+    "How long puts waited for DRAM (placed or given up).")                     \
+  X(kPutEvictionsTotal, kMaster, kCounter, "put_evictions_total", "",          \
+    "Clean units puts dropped from the reserve to make room at once.")         \
+  X(kMemoryRoundsTotal, kMaster, kCounter, "memory_rounds_total", "trigger",   \
+    "Memory rounds (eviction, writeback, reserve), by what ran them: the "     \
+    "background step, or a put that found the reserve empty.")                 \
+  X(kLeasesReleasedTotal, kMaster, kCounter, "leases_released_total", "",      \
+    "Readers' leases ended by their release.")                                 \
+  X(kLeasesExpiredTotal, kMaster, kCounter, "leases_expired_total", "",        \
+    "Lease periods that ended by their TTL with readers that never released "  \
+    "(counted at the object's next read).")                                    \
   /* ---- promotion (master) ---- */                                           \
   X(kPromotionAttemptsTotal, kMaster, kCounter, "promotion_attempts_total",    \
     "", "Reads that found a unit only on SSD.")                                \
@@ -150,6 +186,8 @@ namespace mooncake_tier::metrics {
     "Heartbeats sent to the master, by result.")                               \
   X(kNodeRegistrationsTotal, kNode, kCounter, "node_registrations_total", "",  \
     "Registrations with the master.")                                          \
+  X(kNodePullsTotal, kNode, kCounter, "node_pulls_total", "result",            \
+    "Requests to the master for work (PullTasks), by result.")                 \
   X(kNodeTasksTotal, kNode, kCounter, "node_tasks_total", "kind,result",       \
     "Offload and promotion tasks executed, by kind and result.")               \
   X(kNodeTaskBytesTotal, kNode, kCounter, "node_task_bytes_total", "kind",     \
@@ -165,7 +203,12 @@ namespace mooncake_tier::metrics {
     "Corrupt SSD records reported to the master.")                             \
   X(kSsdRecords, kNode, kGauge, "ssd_records", "", "Live SSD records.")        \
   X(kSsdBytes, kNode, kGauge, "ssd_bytes", "kind",                             \
-    "SSD store bytes: live values, data files, capacity, put limit.")          \
+    "SSD store bytes: live values, live records (what they take in the "       \
+    "files), data files, capacity (what the store may fill now), "             \
+    "configured capacity, put limit, and the file system's free space.")       \
+  X(kSsdNoSpaceTotal, kNode, kCounter, "ssd_no_space_total", "",               \
+    "SSD writes refused for room (store at its put limit, or file system "     \
+    "full).")                                                                  \
   X(kSsdOpsTotal, kNode, kCounter, "ssd_ops_total", "op",                      \
     "SSD store records read and written.")                                     \
   X(kSsdOpBytesTotal, kNode, kCounter, "ssd_op_bytes_total", "op",             \
@@ -177,14 +220,13 @@ namespace mooncake_tier::metrics {
   X(kSsdCompactedBytesTotal, kNode, kCounter, "ssd_compacted_bytes_total", "", \
     "SSD bytes reclaimed by compaction.")                                      \
   X(kTransferSsdRequestsTotal, kNode, kCounter, "transfer_ssd_requests_total", \
-    "result", "SSD-read requests received over the data plane, by result.")   \
+    "result", "SSD-read requests received over the data plane, by result.")    \
   X(kNodePendingTasks, kNode, kGauge, "node_pending_tasks", "kind",            \
-    "Work accepted from the master and not yet started, by kind.")            \
+    "Work accepted from the master and not yet started, by kind.")             \
   X(kNodeMaxPendingTasks, kNode, kGauge, "node_max_pending_tasks", "",         \
-    "Configured cap on pending offload and promotion tasks.")                 \
-  X(kSsdBatchDurationSeconds, kNode, kHistogram,                               \
-    "ssd_batch_duration_seconds", "op",                                        \
-    "SSD store device time per read batch and per write round.")
+    "Configured cap on pending offload and promotion tasks.")                  \
+  X(kSsdBatchDurationSeconds, kNode, kHistogram, "ssd_batch_duration_seconds", \
+    "op", "SSD store device time per read batch and per write round.")
 
 enum class MetricId : uint16_t {
 #define MOONCAKE_TIER_METRIC_ENUM(id, scope, type, name, labels, help) id,

@@ -15,6 +15,8 @@ void AddNodeStats(const StorageNodeStats& s, FamilySet& f) {
   f.Add(M::kNodeHeartbeatsTotal, s.heartbeats, {"ok"});
   f.Add(M::kNodeHeartbeatsTotal, s.heartbeat_failures, {"failed"});
   f.Add(M::kNodeRegistrationsTotal, s.registrations);
+  f.Add(M::kNodePullsTotal, s.pulls, {"ok"});
+  f.Add(M::kNodePullsTotal, s.pull_failures, {"failed"});
   f.Add(M::kNodeTasksTotal, s.offloads_done, {"offload", "ok"});
   f.Add(M::kNodeTasksTotal, s.offloads_failed, {"offload", "failed"});
   f.Add(M::kNodeTasksTotal, s.promotions_done, {"promotion", "ok"});
@@ -46,9 +48,16 @@ void AddLatency(const LatencySnapshot& latency, std::string_view op,
 void AddSsdStats(const SsdStoreStats& s, FamilySet& f) {
   f.Add(M::kSsdRecords, s.live_records);
   f.Add(M::kSsdBytes, s.live_bytes, {"live"});
+  f.Add(M::kSsdBytes, s.live_record_bytes, {"live_records"});
   f.Add(M::kSsdBytes, s.file_bytes, {"file"});
   f.Add(M::kSsdBytes, s.capacity_bytes, {"capacity"});
+  f.Add(M::kSsdBytes, s.configured_capacity_bytes, {"configured_capacity"});
   f.Add(M::kSsdBytes, s.put_limit_bytes, {"put_limit"});
+  // UINT64_MAX: nothing known of the file system (not a size to plot).
+  if (s.filesystem_free_bytes != UINT64_MAX) {
+    f.Add(M::kSsdBytes, s.filesystem_free_bytes, {"filesystem_free"});
+  }
+  f.Add(M::kSsdNoSpaceTotal, s.no_space_refusals);
   f.Add(M::kSsdOpsTotal, s.records_read, {"read"});
   f.Add(M::kSsdOpsTotal, s.records_written, {"write"});
   f.Add(M::kSsdOpBytesTotal, s.bytes_read, {"read"});

@@ -52,7 +52,7 @@ inline MasterConfig PropertyConfig(const RunSpec& spec) {
   c.group_fill_timeout = seconds(15);
   c.group_broken_ttl = seconds(8);
   c.offload_task_timeout = std::chrono::hours(10);  // never reaped in a run
-  c.offload_max_per_heartbeat = 8;
+  c.offload_max_per_pull = 8;
   return c;
 }
 

@@ -23,7 +23,7 @@ MasterConfig StressConfig(OffloadMode mode, GroupRemovePolicy policy) {
   c.offload_task_timeout = std::chrono::seconds(2);
   c.group_fill_timeout = std::chrono::seconds(6);
   c.group_broken_ttl = std::chrono::seconds(2);
-  c.offload_max_per_heartbeat = 1024;  // only held-back offloads time out
+  c.offload_max_per_pull = 1024;       // only held-back offloads time out
   c.node_ttl = std::chrono::hours(2);  // node loss is not under test here
   return c;
 }

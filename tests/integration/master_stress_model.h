@@ -84,7 +84,7 @@ MasterConfig StressConfig(OffloadMode mode) {
   config.lease_ttl = std::chrono::milliseconds(200);
   config.put_timeout = std::chrono::seconds(3);
   config.offload_task_timeout = std::chrono::seconds(3);
-  config.offload_max_per_heartbeat = 8;
+  config.offload_max_per_pull = 8;
   config.offload_queue_limit = 256;
   config.node_ttl = std::chrono::seconds(2);
   return config;
