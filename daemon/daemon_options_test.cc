@@ -63,6 +63,16 @@ TEST(DaemonOptionsTest, StandaloneDefaults) {
             engine.eviction_high_watermark);
 }
 
+TEST(DaemonOptionsTest, FlagsNamedForHeartbeatsStillWork) {
+  // Heartbeats no longer carry tasks (nodes pull them); command lines and
+  // config files written for the old names keep working.
+  const DaemonOptions o =
+      Registered({"master", "--offload-max-per-heartbeat", "7",
+                  "--promotion-max-per-heartbeat", "9"});
+  EXPECT_EQ(o.master.config.offload_max_per_pull, 7u);
+  EXPECT_EQ(o.master.config.promotion.max_per_pull, 9u);
+}
+
 TEST(DaemonOptionsTest, MasterFlagsMapToTheConfig) {
   const DaemonOptions o = Registered({"master",
                                       "--listen",
@@ -83,6 +93,10 @@ TEST(DaemonOptionsTest, MasterFlagsMapToTheConfig) {
                                       "1m",
                                       "--node-ttl",
                                       "3s",
+                                      "--writeback-watermark",
+                                      "0.6",
+                                      "--put-wait-timeout",
+                                      "2s",
                                       "--offload-max-per-pull",
                                       "4",
                                       "--offload-queue-limit",
@@ -134,6 +148,8 @@ TEST(DaemonOptionsTest, MasterFlagsMapToTheConfig) {
   EXPECT_EQ(c.lease_ttl, seconds(5));
   EXPECT_EQ(c.put_timeout, seconds(60));
   EXPECT_EQ(c.node_ttl, seconds(3));
+  EXPECT_DOUBLE_EQ(c.writeback_watermark, 0.6);
+  EXPECT_EQ(c.put_wait_timeout, seconds(2));
   EXPECT_EQ(c.offload_max_per_pull, 4u);
   EXPECT_EQ(c.offload_queue_limit, 10u);
   EXPECT_EQ(c.offload_task_timeout, seconds(20));
