@@ -707,7 +707,19 @@ class Master {
   // 20 ms) and tries once more. True when it freed anything. REQUIRES: no
   // lock held.
   bool MakeRoom(uint64_t size);
-  bool KickMemoryRound(uint64_t size);
+  // Runs a memory round (eviction with `need_free` extra, writeback,
+  // reserves) unless one is running or the last ran less than
+  // max(min_interval, what it took) ago. True when it ran one.
+  bool RunRoundIfDue(uint64_t need_free, Duration min_interval);
+  // The share of a node's DRAM its unwritten bytes may hold.
+  double WritebackMark() const;
+  // Whether `node`'s unwritten bytes were above the writeback watermark
+  // when the last round saw them.
+  bool WritebackBehind(NodeId node) const;
+  // A node asks for work and none is queued: if its writeback is behind,
+  // runs a round (at most every 5 ms) so that the node's demand, not the
+  // background tick, paces writeback. True when it ran one.
+  bool RefillWriteback(NodeId node);
   // Drops `entry`'s DRAM copies if it is still a clean, evictable unit on
   // `node` not read since the round saw it. Returns the bytes freed.
   uint64_t DropReserved(NodeId node, const ReserveEntry& entry);
@@ -758,6 +770,8 @@ class Master {
   DramPressure pressure_;
   // When the last memory round ran (the clock's nanoseconds; 0: never).
   std::atomic<int64_t> last_memory_round_ns_{0};
+  // What the last round took, in real nanoseconds.
+  std::atomic<int64_t> last_memory_round_cost_ns_{0};
   // Wakes puts waiting for DRAM.
   SpaceSignal space_;
   PromotionGate promotion_;

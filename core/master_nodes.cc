@@ -144,10 +144,13 @@ Result<NodeTasks> Master::PullTasks(NodeId node, uint32_t max_tasks,
                         std::min(max_tasks, promotion_.options().max_per_pull));
     const TimePoint now = clock_->Now();
     if (!tasks.ssd_deletes.empty() || !tasks.offloads.empty() ||
-        !tasks.promotions.empty() || now >= wait_until || real_end.passed() ||
-        max_tasks == 0) {
+        !tasks.promotions.empty() || max_tasks == 0) {
       return tasks;
     }
+    // Nothing queued while its writeback is behind: the node's demand runs
+    // a round (writeback paced by what the SSD takes, not by the tick).
+    if (RefillWriteback(node)) continue;
+    if (now >= wait_until || real_end.passed()) return tasks;
     if (tasks_.WaitForWork(node, std::min<Duration>(kPoll, wait_until - now)) &&
         !tasks_.HasWork(node)) {
       return NodeTasks{};  // interrupted: the node is stopping

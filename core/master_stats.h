@@ -28,6 +28,8 @@ namespace mooncake_tier {
   X(put_evictions)         /* reserved clean units dropped by puts */         \
   X(memory_rounds)         /* memory rounds (eviction, writeback) */          \
   X(memory_rounds_by_puts) /* of them: run by a put that found no room */     \
+  X(memory_rounds_by_pulls) /* of them: run by a node's pull (writeback      \
+                               behind) */                                    \
   X(put_rejected)          /* PutStart refused for bad input/exists */        \
   X(get_memory_hit)        /* GetReplicaList with a DRAM replica */           \
   X(get_local_disk_hit)    /* GetReplicaList served by SSD only */            \

@@ -21,8 +21,12 @@
 namespace mooncake_tier {
 namespace {
 
-// A put that found no room may run a round itself, at most this often.
+// A put that found no room may run a round itself, at most this often; a
+// node asking for work while writeback is behind, at most this often.
+// Either way never more often than the last round took (rounds walk every
+// object: at most half of one thread goes to them).
 constexpr Duration kPutRoundInterval = std::chrono::milliseconds(20);
+constexpr Duration kPullRoundInterval = std::chrono::milliseconds(5);
 // Reserved units a put drops at most before it tries to place again.
 constexpr int kMaxDropsPerAttempt = 256;
 
@@ -54,6 +58,7 @@ void Master::RunMemoryRound(MemoryRound& round) {
 
 void Master::RunMemoryRoundLocked(MemoryRound& round) {
   const TimePoint now = clock_->Now();
+  const auto started = std::chrono::steady_clock::now();
   std::vector<NodeId> live;
   for (const NodeView& view : nodes_.List()) {
     MemoryRound::Node& node = round.nodes[view.id];
@@ -82,6 +87,11 @@ void Master::RunMemoryRoundLocked(MemoryRound& round) {
   }
   last_memory_round_ns_.store(now.time_since_epoch().count(),
                               std::memory_order_relaxed);
+  last_memory_round_cost_ns_.store(
+      std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() -
+                                           started)
+          .count(),
+      std::memory_order_relaxed);
   counters_.memory_rounds.fetch_add(1, std::memory_order_relaxed);
   space_.Notify();
 }
@@ -183,11 +193,7 @@ void Master::PlanGroupsForMemory(MemoryRound& round, TimePoint now) {
 
 void Master::DecideMemoryRound(MemoryRound& round) {
   const RuntimeKnobs::Watermarks marks = knobs_.memory();
-  // Under write_through every put is written back: nothing stays dirty.
-  const double writeback_mark =
-      config_.offload_mode == OffloadMode::kWriteThrough
-          ? 0.0
-          : std::min(knobs_.writeback_watermark(), marks.high - marks.ratio);
+  const double writeback_mark = WritebackMark();
   // An extra need (a put that found no room) goes to the node that can
   // free the most at once, else the one that can free the most at all.
   if (round.need_free > 0) {
@@ -338,24 +344,51 @@ bool Master::MakeRoom(uint64_t size) {
       if (nodes_.LargestFreeOn(node) >= size) return true;
     }
     if (drops > 0) return true;  // some room: the placement may use it
-    if (pass > 0 || !KickMemoryRound(size)) break;
+    if (pass > 0 || !RunRoundIfDue(size, kPutRoundInterval)) break;
+    counters_.memory_rounds_by_puts.fetch_add(1, std::memory_order_relaxed);
   }
   return false;
 }
 
-bool Master::KickMemoryRound(uint64_t size) {
+double Master::WritebackMark() const {
+  // Under write_through every put is written back: nothing stays dirty.
+  if (config_.offload_mode == OffloadMode::kWriteThrough) return 0.0;
+  const RuntimeKnobs::Watermarks marks = knobs_.memory();
+  return std::min(knobs_.writeback_watermark(), marks.high - marks.ratio);
+}
+
+bool Master::RunRoundIfDue(uint64_t need_free, Duration min_interval) {
   const TimePoint now = clock_->Now();
   const TimePoint last(
       Duration(last_memory_round_ns_.load(std::memory_order_relaxed)));
-  if (last != TimePoint() && now - last < kPutRoundInterval) return false;
+  const Duration cost(last_memory_round_cost_ns_.load(std::memory_order_relaxed));
+  if (last != TimePoint() && now - last < std::max(min_interval, cost)) {
+    return false;
+  }
   if (!eviction_mu_.TryLock()) return false;  // one is running: wait for it
   MemoryRound round;
   round.evict = true;
   round.write_back = true;
-  round.need_free = size;
+  round.need_free = need_free;
   RunMemoryRoundLocked(round);
   eviction_mu_.Unlock();
-  counters_.memory_rounds_by_puts.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+bool Master::WritebackBehind(NodeId node) const {
+  if (!Offloads()) return false;
+  const std::optional<DramPressure::NodeState> seen = pressure_.Get(node);
+  if (!seen || seen->bytes.capacity == 0) return false;
+  return static_cast<double>(seen->bytes.unwritten) >
+         WritebackMark() * static_cast<double>(seen->bytes.capacity);
+}
+
+bool Master::RefillWriteback(NodeId node) {
+  if (!WritebackBehind(node) || nodes_.OffloadsPaused(node, clock_->Now()) ||
+      !RunRoundIfDue(0, kPullRoundInterval)) {
+    return false;
+  }
+  counters_.memory_rounds_by_pulls.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 

@@ -274,13 +274,20 @@ void AddNodeOptions(CLI::App* sub, NodeProcessOptions* n, bool with_master) {
   AddSizeOption(sub, "--ssd-capacity", &n->ssd_capacity,
                 "Cap on the SSD store's files, which grow on demand; 0: no "
                 "SSD tier.");
-  sub->add_flag("--direct-io", n->direct_io,
-                "Open SSD files with O_DIRECT. Default: off.");
+  sub->add_flag("--direct-io,!--no-direct-io", n->direct_io,
+                "Open SSD files with O_DIRECT: SSD I/O bypasses the page cache "
+                "(writeback then costs no copy into it, and memory stays the "
+                "DRAM tier's). On a file system that refuses O_DIRECT the "
+                "node warns and goes through the page cache. Default: on.");
   AddDurationOption(sub, "--heartbeat-interval", &n->node.heartbeat_interval,
                     "How often the node heartbeats (keep well below the "
                     "master's --node-ttl).");
   AddValue(sub, "--io-batch", &n->node.io_batch,
            "Offloads and promotions per SSD batch.")
+      ->check(AtLeastOne, "", "");
+  AddValue(sub, "--io-workers", &n->node.io_workers,
+           "Threads running SSD batches (offloads, promotions): a batch's "
+           "device time overlaps the next one's preparation.")
       ->check(AtLeastOne, "", "");
   AddSizeOption(sub, "--io-batch-bytes", &n->node.io_batch_bytes,
                 "Bytes of one offload batch, at most (one larger object still "

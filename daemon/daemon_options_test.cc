@@ -186,7 +186,7 @@ TEST(DaemonOptionsTest, NodeFlagsMapToTheNodeOptions) {
                                       "/data/ssd",
                                       "--ssd-capacity",
                                       "512MiB",
-                                      "--direct-io",
+                                      "--no-direct-io",
                                       "--heartbeat-interval",
                                       "200ms",
                                       "--io-batch",
@@ -212,7 +212,8 @@ TEST(DaemonOptionsTest, NodeFlagsMapToTheNodeOptions) {
   EXPECT_TRUE(n.node.huge_pages);
   EXPECT_EQ(n.ssd_dir, "/data/ssd");
   EXPECT_EQ(n.ssd_capacity, uint64_t{512} << 20);
-  EXPECT_TRUE(n.direct_io);
+  EXPECT_FALSE(n.direct_io);  // on by default
+  EXPECT_TRUE(Registered({"node"}).node.direct_io);
   EXPECT_EQ(n.node.heartbeat_interval, milliseconds(200));
   EXPECT_EQ(n.node.io_batch, 4u);
   EXPECT_EQ(n.node.max_pending_tasks, 10u);
@@ -239,7 +240,7 @@ TEST(DaemonOptionsTest, ConfigFileFillsWhatFlagsDoNotSet) {
                          "ssd-capacity = 1GiB\n"
                          "[node]\n"
                          "master = \"10.1.1.1:50051\"\n"
-                         "direct-io = true\n"
+                         "direct-io = false\n"
                          "heartbeat-interval = \"500ms\"\n"
                          "[master]\n"
                          "node-ttl = \"99s\"\n";
@@ -251,7 +252,7 @@ TEST(DaemonOptionsTest, ConfigFileFillsWhatFlagsDoNotSet) {
   EXPECT_EQ(o.node.node.dram_bytes, uint64_t{2} << 30);
   EXPECT_EQ(o.node.ssd_capacity, uint64_t{3} << 30);  // the flag wins
   EXPECT_EQ(o.node.master_address, "10.1.1.1:50051");
-  EXPECT_TRUE(o.node.direct_io);
+  EXPECT_FALSE(o.node.direct_io);
   EXPECT_EQ(o.node.node.heartbeat_interval, milliseconds(500));
   EXPECT_EQ(o.master.config.node_ttl, seconds(10));  // [master] skipped
 

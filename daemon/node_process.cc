@@ -41,6 +41,7 @@ Status NodeProcess::Open() {
     MT_ASSIGN_OR_RETURN(ssd_lock_, SsdDirLock::Acquire(o.ssd_dir));
     UringSsdDeviceOptions device_options;
     device_options.direct_io = o.direct_io;
+    device_options.fall_back_to_buffered = true;
     MT_ASSIGN_OR_RETURN(std::unique_ptr<UringSsdDevice> device,
                         UringSsdDevice::Open(o.ssd_dir, device_options));
     SsdStoreOptions store_options;

@@ -51,8 +51,9 @@ struct NodeProcessOptions {
   // Cap on the SSD store's files (they grow on demand up to it); 0 means
   // no SSD tier. Default: 8 GiB.
   uint64_t ssd_capacity = uint64_t{8} << 30;
-  // Open the SSD files with O_DIRECT. Default: false.
-  bool direct_io = false;
+  // Open the SSD files with O_DIRECT (on a file system that refuses it,
+  // the node warns and goes through the page cache). Default: true.
+  bool direct_io = true;
   // UCX transports as UCX_TLS spells them ("tcp", "shm,tcp", "rc,ud");
   // empty: UCX_TLS from the environment, else UCX's default. Default: empty.
   std::string ucx_transports;

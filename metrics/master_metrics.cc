@@ -112,9 +112,11 @@ void AddPipeline(const MasterStats& s,
   f.AddHistogram(M::kPutWaitSeconds, {}, bounds, s.put_wait_buckets,
                  static_cast<double>(s.put_wait_us) / 1e6);
   f.Add(M::kPutEvictionsTotal, s.put_evictions);
-  f.Add(M::kMemoryRoundsTotal, s.memory_rounds - s.memory_rounds_by_puts,
+  f.Add(M::kMemoryRoundsTotal,
+        s.memory_rounds - s.memory_rounds_by_puts - s.memory_rounds_by_pulls,
         {"background"});
   f.Add(M::kMemoryRoundsTotal, s.memory_rounds_by_puts, {"put"});
+  f.Add(M::kMemoryRoundsTotal, s.memory_rounds_by_pulls, {"pull"});
   f.Add(M::kLeasesReleasedTotal, s.leases_released);
   f.Add(M::kLeasesExpiredTotal, s.leases_expired);
 }

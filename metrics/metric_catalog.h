@@ -112,7 +112,8 @@ namespace mooncake_tier::metrics {
     "Clean units puts dropped from the reserve to make room at once.")         \
   X(kMemoryRoundsTotal, kMaster, kCounter, "memory_rounds_total", "trigger",   \
     "Memory rounds (eviction, writeback, reserve), by what ran them: the "     \
-    "background step, or a put that found the reserve empty.")                 \
+    "background step, a put that found the reserve empty, or a node asking "   \
+    "for work while its writeback was behind.")                                \
   X(kLeasesReleasedTotal, kMaster, kCounter, "leases_released_total", "",      \
     "Readers' leases ended by their release.")                                 \
   X(kLeasesExpiredTotal, kMaster, kCounter, "leases_expired_total", "",        \

@@ -20,9 +20,10 @@ Result<std::unique_ptr<StorageNode>> StorageNode::Create(
   if (options.name.empty()) {
     return Status(ErrorReason::kInvalidArgument, "node name is empty");
   }
-  if (options.max_pending_tasks == 0 || options.io_batch == 0) {
+  if (options.max_pending_tasks == 0 || options.io_batch == 0 ||
+      options.io_workers == 0) {
     return Status(ErrorReason::kInvalidArgument,
-                  "max_pending_tasks and io_batch must be > 0");
+                  "max_pending_tasks, io_batch and io_workers must be > 0");
   }
   MT_ASSIGN_OR_RETURN(
       std::unique_ptr<DramSegment> segment,
@@ -193,16 +194,28 @@ size_t StorageNode::RunTasksOnce() {
       promotions.push_back(std::move(promotions_.front()));
       promotions_.pop_front();
     }
-    running_ = offloads.size() + promotions.size();
+    running_ += offloads.size() + promotions.size();
+    if (!deletes.empty()) ++deleting_;
   }
-  const size_t done = deletes.size() + offloads.size() + promotions.size();
-  // Deletions first: a later copy of the same key must survive them.
-  if (!deletes.empty()) RunDeletes(std::move(deletes));
-  if (!offloads.empty()) RunOffloads(std::move(offloads));
-  if (!promotions.empty()) RunPromotions(std::move(promotions));
-  {
+  const size_t batch = offloads.size() + promotions.size();
+  const size_t done = deletes.size() + batch;
+  // Deletions first: a later copy of the same key must survive them, also
+  // one another worker is about to write.
+  if (!deletes.empty()) {
+    RunDeletes(std::move(deletes));
     MutexLock lock(&mu_);
-    running_ = 0;
+    --deleting_;
+    deletes_done_cv_.SignalAll();
+  }
+  if (batch > 0) {
+    {
+      MutexLock lock(&mu_);
+      while (deleting_ > 0) deletes_done_cv_.Wait();
+    }
+    if (!offloads.empty()) RunOffloads(std::move(offloads));
+    if (!promotions.empty()) RunPromotions(std::move(promotions));
+    MutexLock lock(&mu_);
+    running_ -= batch;
     room_cv_.SignalAll();
   }
   // Compaction runs when the node is idle, and between batches too while
@@ -399,7 +412,9 @@ void StorageNode::Start() {
   stopping_ = false;
   heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
   pull_thread_ = std::thread([this] { PullLoop(); });
-  worker_thread_ = std::thread([this] { WorkerLoop(); });
+  for (uint32_t i = 0; i < options_.io_workers; ++i) {
+    worker_threads_.emplace_back([this] { WorkerLoop(); });
+  }
 }
 
 void StorageNode::Stop() {
@@ -416,7 +431,7 @@ void StorageNode::Stop() {
   master_->InterruptPull(id());
   heartbeat_thread_.join();
   pull_thread_.join();
-  worker_thread_.join();
+  for (std::thread& worker : worker_threads_) worker.join();
   // Deregister only now. Before the heartbeat thread is joined, a heartbeat
   // answered NODE_NOT_FOUND would register the node again; before the
   // worker is joined, its last batch would report tasks the master has
@@ -434,7 +449,7 @@ void StorageNode::Stop() {
   MutexLock lock(&mu_);
   heartbeat_thread_ = std::thread();
   pull_thread_ = std::thread();
-  worker_thread_ = std::thread();
+  worker_threads_.clear();
 }
 
 void StorageNode::HeartbeatLoop() {

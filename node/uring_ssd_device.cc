@@ -304,6 +304,26 @@ Result<std::unique_ptr<UringSsdDevice>> UringSsdDevice::Open(
   const int dir_fd =
       ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd < 0) return ErrnoStatus("open directory " + directory, errno);
+  if (options.direct_io) {
+    // Ask the file system once, with a scratch file, rather than failing at
+    // the first data file.
+    const char* probe = ".direct-io-probe";
+    const int fd = ::openat(dir_fd, probe,
+                            O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC, 0600);
+    const int err = fd < 0 ? errno : 0;
+    if (fd >= 0) ::close(fd);
+    ::unlinkat(dir_fd, probe, 0);
+    if (err == EINVAL && options.fall_back_to_buffered) {
+      spdlog::warn(
+          "the file system of {} refuses O_DIRECT: SSD I/O goes through the "
+          "page cache",
+          directory);
+      options.direct_io = false;
+    } else if (err != 0) {
+      ::close(dir_fd);
+      return ErrnoStatus("O_DIRECT in " + directory, err);
+    }
+  }
   return std::unique_ptr<UringSsdDevice>(
       new UringSsdDevice(directory, dir_fd, options));
 }

@@ -24,6 +24,10 @@ struct UringSsdDeviceOptions {
   // Open files with O_DIRECT (bypass the page cache).
   // Default: false.
   bool direct_io = false;
+  // With direct_io, on a file system that refuses O_DIRECT (tmpfs before
+  // Linux 6.6, some network file systems): go on without it (direct_io()
+  // then says false) instead of failing Open. Default: false.
+  bool fall_back_to_buffered = false;
   // Use io_uring; false runs every batch as pread/pwrite calls.
   // Default: true.
   bool use_io_uring = true;
