@@ -124,7 +124,10 @@ void StoreClient::ReadAll(std::span<PlannedRead> reads) {
     std::vector<std::shared_ptr<const Endpoint>> held;
     std::vector<SegmentTransfer> dram_ops;
     std::vector<PlannedRead*> dram_reads;
-    absl::flat_hash_map<std::string, std::vector<PlannedRead*>> ssd_reads;
+    // By node: its segment endpoint (held above) and its reads.
+    absl::flat_hash_map<std::string, std::pair<const SegmentEndpoint*,
+                                               std::vector<PlannedRead*>>>
+        ssd_reads;
     bool any = false;
     for (PlannedRead& r : reads) {
       if (r.status.ok() || round >= r.replicas->replicas.size()) continue;
@@ -140,7 +143,9 @@ void StoreClient::ReadAll(std::span<PlannedRead> reads) {
         dram_ops.push_back({&(*ep)->segment, replica.offset, r.buffer});
         dram_reads.push_back(&r);
       } else {
-        ssd_reads[(*ep)->segment.transport_address].push_back(&r);
+        auto& [segment, group] = ssd_reads[(*ep)->segment.transport_address];
+        segment = &(*ep)->segment;
+        group.push_back(&r);
       }
     }
     if (!any) return;
@@ -148,11 +153,12 @@ void StoreClient::ReadAll(std::span<PlannedRead> reads) {
       std::vector<Status> done = transport_->Read(dram_ops);
       for (size_t i = 0; i < done.size(); ++i) settle(*dram_reads[i], done[i]);
     }
-    for (auto& [address, group] : ssd_reads) {
+    for (auto& [address, node] : ssd_reads) {
+      const auto& [segment, group] = node;
       std::vector<SsdReadTransfer> ops;
       ops.reserve(group.size());
       for (PlannedRead* r : group) ops.push_back({r->key, r->buffer});
-      std::vector<Result<uint64_t>> done = transport_->ReadSsd(address, ops);
+      std::vector<Result<uint64_t>> done = transport_->ReadSsd(*segment, ops);
       for (size_t i = 0; i < done.size(); ++i) {
         Status s = done[i].status();
         if (s.ok() && *done[i] != group[i]->buffer.size()) {

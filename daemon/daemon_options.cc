@@ -309,6 +309,11 @@ void AddNodeOptions(CLI::App* sub, NodeProcessOptions* n, bool with_master) {
   AddValue(sub, "--ssd-read-threads", &n->ssd_read_threads,
            "Threads serving SSD-tier reads to clients.")
       ->check(AtLeastOne, "", "");
+  AddSizeOption(sub, "--ssd-read-staging", &n->node.ssd_read_staging_bytes,
+                "Shared memory behind the DRAM segment where SSD-tier reads "
+                "of clients on this host are staged for them to copy (never "
+                "allocated to objects; reads it cannot hold go over UCX); 0: "
+                "off. Unused without an SSD tier or with --no-shared-memory.");
   AddDurationOption(sub, "--rpc-deadline", &n->rpc_deadline,
                     "Deadline of every call to the master.");
 }

@@ -199,6 +199,8 @@ TEST(DaemonOptionsTest, NodeFlagsMapToTheNodeOptions) {
                                       "2s",
                                       "--ssd-read-threads",
                                       "3",
+                                      "--ssd-read-staging",
+                                      "16MiB",
                                       "--rpc-deadline",
                                       "1s",
                                       "--no-shared-memory"});
@@ -220,6 +222,12 @@ TEST(DaemonOptionsTest, NodeFlagsMapToTheNodeOptions) {
   EXPECT_EQ(n.ucx_transports, "tcp");
   EXPECT_EQ(n.ucx_timeout, milliseconds(2000));
   EXPECT_EQ(n.ssd_read_threads, 3);
+  EXPECT_EQ(n.node.ssd_read_staging_bytes, uint64_t{16} << 20);
+  EXPECT_EQ(Registered({"node"}).node.node.ssd_read_staging_bytes,
+            uint64_t{64} << 20);
+  EXPECT_EQ(Registered({"node", "--ssd-read-staging", "0"})
+                .node.node.ssd_read_staging_bytes,
+            0u);
   EXPECT_EQ(n.rpc_deadline, seconds(1));
 }
 

@@ -2,17 +2,19 @@
 
 #include <utility>
 
-#include "rpc/grpc_master_link.h"
 #include "daemon/ssd_dir_lock.h"
 #include "node/ssd_store.h"
 #include "node/uring_ssd_device.h"
+#include "rpc/grpc_master_link.h"
 #include "spdlog/spdlog.h"
 #include "transport/ucx_segment_exporter.h"
 #include "transport/ucx_transport.h"
 
 namespace mooncake_tier::daemon {
 
-NodeProcessOptions::NodeProcessOptions() { node.dram_bytes = uint64_t{1} << 30; }
+NodeProcessOptions::NodeProcessOptions() {
+  node.dram_bytes = uint64_t{1} << 30;
+}
 
 NodeProcess::NodeProcess(NodeProcessOptions options)
     : options_(std::move(options)) {}
@@ -70,9 +72,11 @@ Status NodeProcess::Open() {
 
   StorageNodeOptions node_options = o.node;
   node_options.peer_transport = peer_transport_.get();
-  MT_ASSIGN_OR_RETURN(node_, StorageNode::Create(std::move(node_options),
-                                                 std::move(store), link_.get(),
-                                                 exporter_.get()));
+  // Staged SSD reads need the segment shared with same-host clients.
+  if (!o.shared_memory) node_options.ssd_read_staging_bytes = 0;
+  MT_ASSIGN_OR_RETURN(
+      node_, StorageNode::Create(std::move(node_options), std::move(store),
+                                 link_.get(), exporter_.get()));
   return Status::Ok();
 }
 

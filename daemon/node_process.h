@@ -42,8 +42,9 @@ struct NodeProcessOptions {
 
   // The master's "host:port". Default: "127.0.0.1:50051".
   std::string master_address = "127.0.0.1:50051";
-  // Name, DRAM, huge pages, heartbeat interval, task queue and I/O batch.
-  // peer_transport is set by Start. REQUIRES: node.name non-empty.
+  // Name, DRAM, huge pages, SSD-read staging, heartbeat interval, task
+  // queue and I/O batch. peer_transport is set by Start (and the staging
+  // area dropped when shared_memory is off). REQUIRES: node.name non-empty.
   StorageNodeOptions node;
   // Directory of the SSD store; created if missing, locked while in use.
   // Default: "/var/tmp/mooncake-tier".

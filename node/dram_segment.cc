@@ -15,14 +15,32 @@ namespace {
 constexpr uint64_t kHugePage = 2ull << 20;
 constexpr uint64_t kPage = 4096;
 
-uint64_t RoundUp(uint64_t n, uint64_t unit) { return (n + unit - 1) / unit * unit; }
+uint64_t RoundUp(uint64_t n, uint64_t unit) {
+  return (n + unit - 1) / unit * unit;
+}
 
 }  // namespace
 
-Result<std::unique_ptr<DramSegment>> DramSegment::Create(uint64_t size,
-                                                         bool huge_pages,
-                                                         bool shareable) {
-  if (size == 0) return Status(ErrorReason::kInvalidSize, "segment size is 0");
+Result<std::unique_ptr<DramSegment>> DramSegment::Create(
+    uint64_t dram_size, bool huge_pages, bool shareable,
+    uint64_t staging_bytes) {
+  if (dram_size == 0) {
+    return Status(ErrorReason::kInvalidSize, "segment size is 0");
+  }
+  constexpr uint64_t kLimit = uint64_t{1} << 62;
+  if (dram_size > kLimit || staging_bytes > kLimit) {
+    return Status(ErrorReason::kInvalidSize,
+                  "segment or staging size too large");
+  }
+  // The staging tail starts page-aligned, so O_DIRECT reads can land in it.
+  const uint64_t staging = RoundUp(staging_bytes, kPage);
+  const uint64_t size =
+      staging == 0 ? dram_size : RoundUp(dram_size, kPage) + staging;
+  auto make = [&](std::byte* base, uint64_t mapped, bool huge,
+                  std::unique_ptr<SharedMemoryFile> shared) {
+    return std::unique_ptr<DramSegment>(new DramSegment(
+        base, dram_size, size, staging, mapped, huge, std::move(shared)));
+  };
   if (shareable) {
     Result<std::unique_ptr<SharedMemoryFile>> file =
         SharedMemoryFile::Create(size, huge_pages);
@@ -36,8 +54,7 @@ Result<std::unique_ptr<DramSegment>> DramSegment::Create(uint64_t size,
             "pages with transparent huge pages",
             (RoundUp(size, kHugePage)) >> 20);
       }
-      return std::unique_ptr<DramSegment>(
-          new DramSegment(base, size, mapped, huge, std::move(*file)));
+      return make(base, mapped, huge, std::move(*file));
     }
     spdlog::warn(
         "DRAM segment: no shared memory ({}); clients on this host "
@@ -49,12 +66,12 @@ Result<std::unique_ptr<DramSegment>> DramSegment::Create(uint64_t size,
     void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
     if (p != MAP_FAILED) {
-      return std::unique_ptr<DramSegment>(new DramSegment(
-          static_cast<std::byte*>(p), size, mapped, true, nullptr));
+      return make(static_cast<std::byte*>(p), mapped, true, nullptr);
     }
-    spdlog::warn("DRAM segment: no {} MiB of huge pages ({}); using normal "
-                 "pages with transparent huge pages",
-                 mapped >> 20, std::strerror(errno));
+    spdlog::warn(
+        "DRAM segment: no {} MiB of huge pages ({}); using normal "
+        "pages with transparent huge pages",
+        mapped >> 20, std::strerror(errno));
   }
   const uint64_t mapped = RoundUp(size, kPage);
   void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
@@ -65,14 +82,16 @@ Result<std::unique_ptr<DramSegment>> DramSegment::Create(uint64_t size,
                       " bytes of DRAM: " + std::strerror(errno));
   }
   if (huge_pages) madvise(p, mapped, MADV_HUGEPAGE);
-  return std::unique_ptr<DramSegment>(new DramSegment(
-      static_cast<std::byte*>(p), size, mapped, false, nullptr));
+  return make(static_cast<std::byte*>(p), mapped, false, nullptr);
 }
 
-DramSegment::DramSegment(std::byte* base, uint64_t size, uint64_t mapped,
-                         bool huge, std::unique_ptr<SharedMemoryFile> shared)
+DramSegment::DramSegment(std::byte* base, uint64_t size, uint64_t total_size,
+                         uint64_t staging_bytes, uint64_t mapped, bool huge,
+                         std::unique_ptr<SharedMemoryFile> shared)
     : base_(base),
       size_(size),
+      total_size_(total_size),
+      staging_bytes_(staging_bytes),
       mapped_(mapped),
       huge_pages_(huge),
       shared_(std::move(shared)) {}

@@ -9,7 +9,8 @@ namespace mooncake_tier {
 namespace {
 
 TEST(DramSegmentTest, MapsWritableMemory) {
-  Result<std::unique_ptr<DramSegment>> seg = DramSegment::Create(1 << 20, false);
+  Result<std::unique_ptr<DramSegment>> seg =
+      DramSegment::Create(1 << 20, false);
   ASSERT_TRUE(seg.ok()) << seg.status().ToString();
   (*seg)->base()[0] = std::byte{1};
   (*seg)->base()[(1 << 20) - 1] = std::byte{2};
@@ -53,6 +54,31 @@ TEST(DramSegmentTest, IsSharedMemoryAnExporterCanFindUnlessAskedNotTo) {
                 .status()
                 .reason(),
             ErrorReason::kNotApplicable);
+}
+
+TEST(DramSegmentTest, StagingTailFollowsPageAlignedOutsideRange) {
+  constexpr uint64_t kSize = (1 << 20) + 100;
+  Result<std::unique_ptr<DramSegment>> seg =
+      DramSegment::Create(kSize, false, true, (2 << 20) + 1);
+  ASSERT_TRUE(seg.ok()) << seg.status().ToString();
+  const DramSegment& s = **seg;
+  EXPECT_EQ(s.size(), kSize);
+  EXPECT_EQ(s.staging_offset(), (1u << 20) + 4096);
+  EXPECT_EQ(s.staging_bytes(), (2u << 20) + 4096);
+  EXPECT_EQ(s.total_size(), s.staging_offset() + s.staging_bytes());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(s.base() + s.staging_offset()) % 4096,
+            0u);
+  s.base()[s.total_size() - 1] = std::byte{3};  // mapped
+  EXPECT_FALSE(s.Range(kSize, 1).ok());         // but not the master's
+  Result<SharedMemoryFile::Opened> opened =
+      SharedMemoryFile::OpenForExport(s.base(), s.total_size());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_GE(opened->locator.file_size, s.total_size());
+  close(opened->fd);
+  Result<std::unique_ptr<DramSegment>> none = DramSegment::Create(kSize, false);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ((*none)->staging_bytes(), 0u);
+  EXPECT_EQ((*none)->total_size(), kSize);
 }
 
 }  // namespace

@@ -25,16 +25,20 @@ Result<std::unique_ptr<StorageNode>> StorageNode::Create(
     return Status(ErrorReason::kInvalidArgument,
                   "max_pending_tasks, io_batch and io_workers must be > 0");
   }
+  // Without an SSD store there is nothing to stage.
+  const uint64_t staging = ssd ? options.ssd_read_staging_bytes : 0;
   MT_ASSIGN_OR_RETURN(
       std::unique_ptr<DramSegment> segment,
-      DramSegment::Create(options.dram_bytes, options.huge_pages));
+      DramSegment::Create(options.dram_bytes, options.huge_pages,
+                          /*shareable=*/true, staging));
   std::unique_ptr<StorageNode> node(
       new StorageNode(std::move(options), std::move(segment), std::move(ssd),
                       master, exporter));
+  const DramSegment& s = *node->segment_;
   MT_ASSIGN_OR_RETURN(
       node->endpoint_,
-      exporter->Export(node->options_.name, node->segment_->base(),
-                       node->segment_->size(), node.get()));
+      exporter->Export(node->options_.name, s.base(), s.total_size(),
+                       node.get(), s.total_size() - s.size()));
   return node;
 }
 
@@ -60,7 +64,8 @@ Status StorageNode::Register() {
   spec.rpc_address = options_.rpc_address;
   spec.transport_address = endpoint_.transport_address;
   spec.dram_base = endpoint_.base;
-  spec.dram_size = endpoint_.size;
+  // Only the DRAM part is the master's to allocate, never the staging tail.
+  spec.dram_size = segment_->size();
   spec.dram_remote_key = endpoint_.remote_key;
   std::vector<SsdInventoryEntry> inventory;
   if (ssd_) {

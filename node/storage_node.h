@@ -42,6 +42,14 @@ struct StorageNodeOptions {
   uint64_t dram_bytes = 256ull << 20;
   // Back the segment with 2 MiB pages when available. Default: false.
   bool huge_pages = false;
+  // Memory behind the DRAM segment where the node stages SSD-tier reads
+  // for clients on its host: they copy the values out of the node's shared
+  // memory instead of receiving them over the network stack
+  // (docs/design/ucx-transport.md). It is exported with the segment but
+  // never published to the master nor allocated by it; requests it cannot
+  // hold go the network way. Ignored (no area) on a node without an SSD
+  // store; 0 turns staging off. Default: 64 MiB.
+  uint64_t ssd_read_staging_bytes = 64ull << 20;
   // Address of this node's RPC service (published to the master).
   std::string rpc_address;
   // How often the node heartbeats. REQUIRES: well below the master's
@@ -98,9 +106,10 @@ struct StorageNodeStats {
 
 class StorageNode final : public SsdReadHandler {
  public:
-  // Maps the DRAM segment and exports it (and SSD reads) through
-  // `exporter`. `ssd` may be null (no L2 on this node). `master` and
-  // `exporter` must outlive the node.
+  // Maps the DRAM segment (and, with an SSD store, its SSD-read staging
+  // tail) and exports it (and SSD reads) through `exporter`; the endpoint
+  // and the master see options.dram_bytes. `ssd` may be null (no L2 on
+  // this node). `master` and `exporter` must outlive the node.
   static Result<std::unique_ptr<StorageNode>> Create(
       StorageNodeOptions options, std::unique_ptr<SsdStore> ssd,
       MasterLink* master, SegmentExporter* exporter);

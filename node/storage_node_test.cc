@@ -262,5 +262,63 @@ TEST_F(StorageNodeTest, ExplicitDeregisterThenHeartbeatRegistersAfresh) {
   EXPECT_EQ(master_.GetStats().nodes_dead, 0u);  // back under its name
 }
 
+TEST_F(StorageNodeTest, SsdReadStagingIsExportedButNeverTheMasters) {
+  SsdStoreOptions store_options;
+  store_options.capacity_bytes = 64 * kMiB;
+  Result<std::unique_ptr<SsdStore>> store =
+      SsdStore::Open(device_.Reopen(), store_options);
+  ASSERT_TRUE(store.ok());
+  StorageNodeOptions options;
+  options.name = "n1";
+  options.dram_bytes = kMiB + 100;  // the tail still starts page-aligned
+  options.ssd_read_staging_bytes = 3 * kMiB + 1;
+  Result<std::unique_ptr<StorageNode>> node =
+      StorageNode::Create(options, std::move(*store), &link_, &transport_);
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  ASSERT_TRUE((*node)->Register().ok());
+  const DramSegment& segment = (*node)->segment();
+  EXPECT_EQ(segment.size(), kMiB + 100);
+  EXPECT_EQ(segment.staging_offset(), kMiB + 4096);
+  EXPECT_EQ(segment.staging_bytes(), 3 * kMiB + 4096);
+  EXPECT_EQ(segment.total_size(), 4 * kMiB + 8192);
+  // The master allocates only the DRAM part; clients reach only it.
+  std::optional<NodeView> view = master_.GetNode((*node)->id());
+  ASSERT_TRUE(view.has_value());
+  EXPECT_EQ(view->spec.dram_size, kMiB + 100);
+  SegmentEndpoint endpoint;
+  endpoint.transport_address = view->spec.transport_address;
+  std::vector<std::byte> buf(16);
+  SegmentTransfer last{&endpoint, kMiB + 100 - 16, buf};
+  SegmentTransfer tail{&endpoint, kMiB + 100, buf};
+  EXPECT_TRUE(transport_.Write({&last, 1})[0].ok());
+  EXPECT_EQ(transport_.Write({&tail, 1})[0].reason(),
+            ErrorReason::kInvalidArgument);
+}
+
+TEST_F(StorageNodeTest, NoStagingWithoutAnSsdStoreOrWhenTurnedOff) {
+  std::unique_ptr<StorageNode> no_ssd = MakeNode(/*with_ssd=*/false);
+  EXPECT_EQ(no_ssd->segment().staging_bytes(), 0u);
+  EXPECT_EQ(no_ssd->segment().total_size(), kMiB);
+  no_ssd.reset();
+  std::unique_ptr<StorageNode> with_ssd = MakeNode();
+  EXPECT_EQ(with_ssd->segment().staging_bytes(), 64 * kMiB);  // the default
+  EXPECT_EQ(with_ssd->segment().size(), kMiB);
+  with_ssd.reset();
+  StorageNodeOptions options;
+  options.name = "n2";
+  options.dram_bytes = kMiB;
+  options.ssd_read_staging_bytes = 0;
+  SsdStoreOptions store_options;
+  store_options.capacity_bytes = 64 * kMiB;
+  Result<std::unique_ptr<SsdStore>> store =
+      SsdStore::Open(device_.Reopen(), store_options);
+  ASSERT_TRUE(store.ok());
+  Result<std::unique_ptr<StorageNode>> off =
+      StorageNode::Create(options, std::move(*store), &link_, &transport_);
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ((*off)->segment().staging_bytes(), 0u);
+  EXPECT_EQ((*off)->segment().total_size(), kMiB);
+}
+
 }  // namespace
 }  // namespace mooncake_tier

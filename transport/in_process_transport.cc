@@ -47,9 +47,9 @@ std::vector<Status> InProcessTransport::Read(
 }
 
 std::vector<Result<uint64_t>> InProcessTransport::ReadSsd(
-    std::string_view node_address, std::span<const SsdReadTransfer> ops) {
+    const SegmentEndpoint& node, std::span<const SsdReadTransfer> ops) {
   ReaderMutexLock lock(&mu_);
-  auto it = nodes_.find(absl::string_view(node_address.data(), node_address.size()));
+  auto it = nodes_.find(node.transport_address);
   if (it == nodes_.end() || it->second.ssd == nullptr) {
     return std::vector<Result<uint64_t>>(
         ops.size(), Status(ErrorReason::kUnavailable,
@@ -61,17 +61,24 @@ std::vector<Result<uint64_t>> InProcessTransport::ReadSsd(
 Result<SegmentEndpoint> InProcessTransport::Export(std::string_view name,
                                                    std::byte* base,
                                                    uint64_t size,
-                                                   SsdReadHandler* ssd) {
+                                                   SsdReadHandler* ssd,
+                                                   uint64_t staging_bytes) {
+  if (staging_bytes >= size) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "the staging area leaves no segment to export");
+  }
   SegmentEndpoint endpoint;
   endpoint.transport_address = "inproc://" + std::string(name);
   endpoint.base = reinterpret_cast<uint64_t>(base);
-  endpoint.size = size;
+  endpoint.size = size - staging_bytes;
   WriterMutexLock lock(&mu_);
-  if (!nodes_.try_emplace(endpoint.transport_address, Attached{base, size, ssd})
+  if (!nodes_
+           .try_emplace(endpoint.transport_address,
+                        Attached{base, endpoint.size, ssd})
            .second) {
-    return Status(ErrorReason::kObjectExists,
-                  "a segment is already exported as " +
-                      endpoint.transport_address);
+    return Status(
+        ErrorReason::kObjectExists,
+        "a segment is already exported as " + endpoint.transport_address);
   }
   return endpoint;
 }

@@ -25,12 +25,14 @@ class InProcessTransport final : public Transport, public SegmentExporter {
   std::vector<Status> Write(std::span<const SegmentTransfer> ops) override;
   std::vector<Status> Read(std::span<const SegmentTransfer> ops) override;
   std::vector<Result<uint64_t>> ReadSsd(
-      std::string_view node_address,
+      const SegmentEndpoint& node,
       std::span<const SsdReadTransfer> ops) override;
 
-  // SegmentExporter: the transport address is "inproc://<name>".
+  // SegmentExporter: the transport address is "inproc://<name>". SSD reads
+  // are direct calls into the handler, so the staging tail stays unused.
   Result<SegmentEndpoint> Export(std::string_view name, std::byte* base,
-                                 uint64_t size, SsdReadHandler* ssd) override;
+                                 uint64_t size, SsdReadHandler* ssd,
+                                 uint64_t staging_bytes = 0) override;
   void Withdraw(const SegmentEndpoint& endpoint) override;
 
  private:

@@ -1,9 +1,9 @@
 #include "transport/in_process_transport.h"
 
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace mooncake_tier {
 namespace {
@@ -58,7 +58,8 @@ TEST(InProcessTransportTest, OutOfBoundsAndUnknownNodesFailPerTransfer) {
   EXPECT_EQ(st[1].reason(), ErrorReason::kUnavailable);
   EXPECT_TRUE(st[2].ok());
   transport.Withdraw(*ep);
-  EXPECT_EQ(transport.Read({&ops[2], 1})[0].reason(), ErrorReason::kUnavailable);
+  EXPECT_EQ(transport.Read({&ops[2], 1})[0].reason(),
+            ErrorReason::kUnavailable);
 }
 
 TEST(InProcessTransportTest, SsdReadsGoToTheNodesHandler) {
@@ -70,13 +71,34 @@ TEST(InProcessTransportTest, SsdReadsGoToTheNodesHandler) {
   ASSERT_TRUE(ep.ok());
   std::vector<std::byte> buf(10);
   std::vector<SsdReadTransfer> ops = {{"k", buf}, {"x", buf}};
-  auto res = transport.ReadSsd(ep->transport_address, ops);
+  auto res = transport.ReadSsd(*ep, ops);
   ASSERT_EQ(res.size(), 2u);
   EXPECT_EQ(*res[0], 10u);
   EXPECT_EQ(buf[9], std::byte{7});
   EXPECT_EQ(res[1].status().reason(), ErrorReason::kObjectNotFound);
-  EXPECT_EQ(transport.ReadSsd("inproc://ghost", ops)[1].status().reason(),
+  SegmentEndpoint ghost;
+  ghost.transport_address = "inproc://ghost";
+  EXPECT_EQ(transport.ReadSsd(ghost, ops)[1].status().reason(),
             ErrorReason::kUnavailable);
+}
+
+TEST(InProcessTransportTest, StagingTailIsNotPublished) {
+  std::vector<std::byte> segment(64);
+  InProcessTransport transport;
+  Result<SegmentEndpoint> ep =
+      transport.Export("n1", segment.data(), segment.size(), nullptr, 16);
+  ASSERT_TRUE(ep.ok());
+  EXPECT_EQ(ep->size, 48u);
+  std::vector<std::byte> buf(8);
+  SegmentTransfer inside{&*ep, 40, buf};
+  SegmentTransfer tail{&*ep, 48, buf};
+  EXPECT_TRUE(transport.Write({&inside, 1})[0].ok());
+  EXPECT_EQ(transport.Write({&tail, 1})[0].reason(),
+            ErrorReason::kInvalidArgument);
+  EXPECT_EQ(transport.Export("n2", segment.data(), segment.size(), nullptr, 64)
+                .status()
+                .reason(),
+            ErrorReason::kInvalidArgument);
 }
 
 }  // namespace

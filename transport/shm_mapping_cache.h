@@ -53,6 +53,12 @@ class ShmMapping {
   // The segment's byte 0 in this process.
   std::byte* segment() const { return segment_; }
   uint64_t segment_size() const { return segment_size_; }
+  // Bytes mapped from segment() to the end of the file: the segment and,
+  // past segment_size(), what the node keeps behind it (its SSD-read
+  // staging area, if any; page rounding otherwise).
+  uint64_t reachable_size() const {
+    return map_size_ - static_cast<uint64_t>(segment_ - map_);
+  }
   // Whether the node still exports the segment (ShmFileIsExported).
   Result<bool> IsExported() const;
 

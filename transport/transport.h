@@ -3,7 +3,8 @@
 // The data plane: how a client moves bytes to and from the nodes. DRAM
 // replicas are written and read one-sided (RDMA put/get on a fabric, memcpy
 // in process); SSD replicas are read by asking the holding node, which
-// writes the value into the client's buffer.
+// writes the value into the client's buffer (or, on the same host, stages
+// it in its segment for the client to copy).
 //
 // Implementations: InProcessTransport (standalone mode, tests); a UCX
 // transport for the distributed store.
@@ -26,7 +27,7 @@ struct SegmentEndpoint {
   std::string transport_address;  // opaque: a worker address on a fabric
   uint64_t base = 0;              // segment address on the node
   uint64_t size = 0;
-  std::string remote_key;         // opaque: packed remote key on a fabric
+  std::string remote_key;  // opaque: packed remote key on a fabric
 };
 
 // One transfer between `local` and [offset, offset + local.size()) of a
@@ -50,10 +51,12 @@ class Transport {
   virtual std::vector<Status> Write(std::span<const SegmentTransfer> ops) = 0;
   // remote -> local, one status per transfer.
   virtual std::vector<Status> Read(std::span<const SegmentTransfer> ops) = 0;
-  // SSD-tier reads from the node at `node_address` (its transport address);
-  // each result is the value size.
+  // SSD-tier reads from the node that published `node` (its segment
+  // endpoint: the transport address says where to ask, the rest lets a
+  // same-host transport reach the node's segment); each result is the
+  // value size.
   virtual std::vector<Result<uint64_t>> ReadSsd(
-      std::string_view node_address, std::span<const SsdReadTransfer> ops) = 0;
+      const SegmentEndpoint& node, std::span<const SsdReadTransfer> ops) = 0;
 
   // Registers caller memory once for many transfers (Client::RegisterBuffer).
   // Transports that need no registration accept any non-empty buffer.
@@ -78,11 +81,16 @@ class SsdReadHandler {
 class SegmentExporter {
  public:
   virtual ~SegmentExporter() = default;
-  // Publishes [base, base + size) under `name`. The handler and segment
-  // must stay valid until Withdraw.
-  virtual Result<SegmentEndpoint> Export(std::string_view name,
-                                         std::byte* base, uint64_t size,
-                                         SsdReadHandler* ssd) = 0;
+  // Publishes [base, base + size) under `name`. The last `staging_bytes`
+  // of it are the node's own SSD-read staging area, not part of the
+  // published segment: the endpoint's size is size - staging_bytes, and
+  // clients never address that tail (a transport may stage same-host SSD
+  // reads there; others ignore it). The handler and the whole range must
+  // stay valid until Withdraw. INVALID_ARGUMENT when staging_bytes leaves
+  // no published segment.
+  virtual Result<SegmentEndpoint> Export(std::string_view name, std::byte* base,
+                                         uint64_t size, SsdReadHandler* ssd,
+                                         uint64_t staging_bytes = 0) = 0;
   virtual void Withdraw(const SegmentEndpoint& endpoint) = 0;
 };
 

@@ -30,8 +30,9 @@ UcxSegmentExporter::~UcxSegmentExporter() {
 Result<SegmentEndpoint> UcxSegmentExporter::Export(std::string_view name,
                                                    std::byte* base,
                                                    uint64_t size,
-                                                   SsdReadHandler* ssd) {
-  if (base == nullptr || size == 0) {
+                                                   SsdReadHandler* ssd,
+                                                   uint64_t staging_bytes) {
+  if (base == nullptr || size == 0 || staging_bytes >= size) {
     return Status(ErrorReason::kInvalidArgument,
                   "cannot export an empty segment");
   }
@@ -49,7 +50,7 @@ Result<SegmentEndpoint> UcxSegmentExporter::Export(std::string_view name,
   MT_ASSIGN_OR_RETURN(
       std::unique_ptr<UcxSegmentServer> server,
       UcxSegmentServer::Create(context_->handle(), options_, std::string(name),
-                               base, size, ssd));
+                               base, size, ssd, staging_bytes));
   SegmentEndpoint endpoint = server->endpoint();
   MutexLock lock(&mu_);
   for (const auto& other : servers_) {

@@ -32,10 +32,14 @@ class UcxSegmentExporter final : public SegmentExporter {
   // Withdraws every segment still exported.
   ~UcxSegmentExporter() override;
 
-  // INVALID_ARGUMENT for an empty segment, OBJECT_EXISTS for a name already
-  // exported. The segment and handler must stay valid until Withdraw.
+  // INVALID_ARGUMENT for an empty segment or one the staging area fills,
+  // OBJECT_EXISTS for a name already exported. The segment and handler
+  // must stay valid until Withdraw. The staging tail serves staged SSD
+  // reads of same-host clients when the segment is shared
+  // (UcxSegmentServer).
   Result<SegmentEndpoint> Export(std::string_view name, std::byte* base,
-                                 uint64_t size, SsdReadHandler* ssd) override;
+                                 uint64_t size, SsdReadHandler* ssd,
+                                 uint64_t staging_bytes = 0) override;
   // Stops serving the segment published as `endpoint`; unknown endpoints
   // are ignored.
   void Withdraw(const SegmentEndpoint& endpoint) override;

@@ -1,7 +1,12 @@
 #include "transport/ucx_segment_server.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "transport/ucx_status.h"
@@ -17,21 +22,44 @@ constexpr size_t kMaxUnsentReplies = 256;
 constexpr uint32_t kMaxBudgetMs = 10 * 60 * 1000;
 // A staging buffer grown past this is released after its request.
 constexpr size_t kKeptStagingBytes = size_t{8} << 20;
+// Staging ranges start on this boundary, so O_DIRECT reads land in them.
+constexpr uint64_t kStagingAlignment = 4096;
+
+// Faults the staging area in before any request uses it: otherwise the
+// first reads into each page pay for allocating and zeroing it on the
+// client's clock. Nobody uses the area yet, so touching it is harmless.
+void PopulateStaging(std::byte* begin, uint64_t length) {
+  if (madvise(begin, length, MADV_POPULATE_WRITE) == 0) return;
+  // Kernels before 5.14: one write per page.
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  for (uint64_t at = 0; at < length; at += page) {
+    reinterpret_cast<volatile std::byte*>(begin)[at] = std::byte{0};
+  }
+}
+
+uint64_t ToMs(std::chrono::milliseconds d) {
+  return static_cast<uint64_t>(std::max<int64_t>(0, d.count()));
+}
 
 }  // namespace
 
 Result<std::unique_ptr<UcxSegmentServer>> UcxSegmentServer::Create(
     ucp_context_h context, const UcxExporterOptions& options, std::string name,
-    std::byte* base, uint64_t size, SsdReadHandler* ssd) {
+    std::byte* base, uint64_t size, SsdReadHandler* ssd,
+    uint64_t staging_bytes) {
   if (options.ssd_threads < 1 || options.ssd_queue_limit < 1 ||
       options.timeout.count() <= 0) {
     return Status(ErrorReason::kInvalidArgument,
                   "UCX exporter options: need ssd_threads >= 1, "
                   "ssd_queue_limit >= 1 and a positive timeout");
   }
+  if (staging_bytes >= size) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "the staging area leaves no segment to export");
+  }
   std::unique_ptr<UcxSegmentServer> server(
       new UcxSegmentServer(options, std::move(name), ssd));
-  MT_RETURN_IF_ERROR(server->Init(context, base, size));
+  MT_RETURN_IF_ERROR(server->Init(context, base, size, staging_bytes));
   return server;
 }
 
@@ -39,10 +67,31 @@ UcxSegmentServer::UcxSegmentServer(const UcxExporterOptions& options,
                                    std::string name, SsdReadHandler* ssd)
     : options_(options), name_(std::move(name)), ssd_(ssd) {}
 
+Status UcxSegmentServer::SetHandler(unsigned id,
+                                    ucp_am_recv_callback_t callback) {
+  ucp_am_handler_param_t param{};
+  param.field_mask =
+      UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+      UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+  param.id = id;
+  param.flags = UCP_AM_FLAG_WHOLE_MSG;
+  param.cb = callback;
+  param.arg = this;
+  const ucs_status_t status =
+      ucp_worker_set_am_recv_handler(worker_->handle(), &param);
+  if (status != UCS_OK) {
+    return UcxError(status, "registering an SSD read message handler");
+  }
+  return Status();
+}
+
 Status UcxSegmentServer::Init(ucp_context_h context, std::byte* base,
-                              uint64_t size) {
+                              uint64_t size, uint64_t staging_bytes) {
+  const uint64_t published = size - staging_bytes;
+  base_ = base;
+  // Clients on other hosts reach only the published part.
   MT_ASSIGN_OR_RETURN(segment_,
-                      UcxRegisteredMemory::Create(context, base, size));
+                      UcxRegisteredMemory::Create(context, base, published));
   MT_ASSIGN_OR_RETURN(worker_, UcxWorker::Create(context, &ucx_mu_, [this] {
                         ucx_mu_.AssertHeld();  // the worker calls it so
                         return AfterProgress();
@@ -51,32 +100,38 @@ Status UcxSegmentServer::Init(ucp_context_h context, std::byte* base,
     MutexLock lock(&ucx_mu_);
     peers_ = std::make_unique<UcxPeerCache>(worker_->handle(),
                                             std::chrono::milliseconds(1000));
-    ucp_am_handler_param_t param{};
-    param.field_mask =
-        UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-        UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
-    param.id = kSsdReadRequestAmId;
-    param.flags = UCP_AM_FLAG_WHOLE_MSG;
-    param.cb = &UcxSegmentServer::OnSsdRequest;
-    param.arg = this;
-    const ucs_status_t status =
-        ucp_worker_set_am_recv_handler(worker_->handle(), &param);
-    if (status != UCS_OK) {
-      return UcxError(status, "registering the SSD read request handler");
-    }
+    // Both before the address is published (see ucx-transport.md).
+    MT_RETURN_IF_ERROR(
+        SetHandler(kSsdReadRequestAmId, &UcxSegmentServer::OnSsdRequest));
+    MT_RETURN_IF_ERROR(
+        SetHandler(kSsdReadReleaseAmId, &UcxSegmentServer::OnSsdRelease));
   }
   endpoint_.transport_address = worker_->address();
   endpoint_.base = segment_->address();
-  endpoint_.size = size;
+  endpoint_.size = published;
   endpoint_.remote_key = segment_->packed_key();
   if (options_.shared_memory) {
     // Memory that is not a SharedMemoryFile (NOT_APPLICABLE) or that cannot
-    // be offered is exported over UCX alone.
+    // be offered is exported over UCX alone. The locator names the whole
+    // file, staging tail included.
     Result<std::unique_ptr<ShmExport>> share = ShmExport::Create(base, size);
     if (share.ok()) {
       share_ = std::move(*share);
       endpoint_.remote_key =
           EncodeShmEnvelope(share_->locator(), segment_->packed_key());
+    }
+  }
+  if (share_ != nullptr && staging_bytes > 0) {
+    // Only same-host clients can copy out of the staging area.
+    const uintptr_t tail = reinterpret_cast<uintptr_t>(base) + published;
+    const uintptr_t aligned =
+        (tail + kStagingAlignment - 1) & ~uintptr_t{kStagingAlignment - 1};
+    staging_begin_ = aligned - reinterpret_cast<uintptr_t>(base);
+    if (staging_begin_ < size && size - staging_begin_ >= kStagingAlignment) {
+      PopulateStaging(base + staging_begin_, size - staging_begin_);
+      MutexLock lock(&staging_mu_);
+      staging_ = std::make_unique<SpaceAllocator>(size - staging_begin_,
+                                                  kStagingAlignment);
     }
   }
   for (int i = 0; i < options_.ssd_threads; ++i) {
@@ -116,9 +171,21 @@ UcxSegmentServerStats UcxSegmentServer::stats() const {
   MutexLock ucx_lock(&ucx_mu_);
   out.malformed_requests = malformed_;
   out.shared_memory = share_ != nullptr;
-  MutexLock queue_lock(&queue_mu_);
-  out.ssd_requests_served = served_;
-  out.ssd_requests_rejected = rejected_;
+  {
+    MutexLock queue_lock(&queue_mu_);
+    out.ssd_requests_served = served_;
+    out.ssd_requests_rejected = rejected_;
+  }
+  MutexLock staging_lock(&staging_mu_);
+  out.ssd_staged_requests = staged_;
+  out.ssd_staging_fallbacks = staging_fallbacks_;
+  out.staging_leases_released = leases_released_;
+  out.staging_leases_expired = leases_expired_;
+  out.staging_releases_ignored = releases_ignored_;
+  if (staging_ != nullptr) {
+    out.staging_bytes = staging_->capacity();
+    out.staging_bytes_in_use = staging_->allocated_bytes();
+  }
   return out;
 }
 
@@ -138,6 +205,33 @@ ucs_status_t UcxSegmentServer::OnSsdRequest(void* arg, const void* header,
   return UCS_OK;
 }
 
+ucs_status_t UcxSegmentServer::OnSsdRelease(void* arg, const void* header,
+                                            size_t header_length, void* data,
+                                            size_t length,
+                                            const ucp_am_recv_param_t* param) {
+  UcxSegmentServer* self = static_cast<UcxSegmentServer*>(arg);
+  // Runs inside ucp_worker_progress, which runs under ucx_mu_.
+  self->ucx_mu_.AssertHeld();
+  Result<uint64_t> lease_id =
+      (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0
+          ? Status(ErrorReason::kInvalidArgument, "release sent rendezvous")
+          : DecodeSsdReadRelease(
+                std::string_view(static_cast<const char*>(data), length));
+  MutexLock lock(&self->staging_mu_);
+  auto it = lease_id.ok() ? self->leases_.find(*lease_id) : self->leases_.end();
+  if (it == self->leases_.end()) {
+    ++self->releases_ignored_;  // malformed, late (expired) or repeated
+  } else {
+    self->FreeStaging(it->second.ranges);
+    self->leases_.erase(it);
+    ++self->leases_released_;
+  }
+  // A refused rendezvous makes the sender's send fail; nothing else to do.
+  return (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0
+             ? UCS_ERR_UNSUPPORTED
+             : UCS_OK;
+}
+
 void UcxSegmentServer::Accept(std::string_view message) {
   Result<SsdReadRequestHeader> header = DecodeSsdReadRequestHeader(message);
   if (!header.ok()) {
@@ -150,9 +244,8 @@ void UcxSegmentServer::Accept(std::string_view message) {
     Reject(*header, request.status());
     return;
   }
-  const auto deadline =
-      Clock::now() + std::chrono::milliseconds(
-                         std::min(request->header.budget_ms, kMaxBudgetMs));
+  const uint32_t budget_ms = std::min(request->header.budget_ms, kMaxBudgetMs);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(budget_ms);
   Status refused;
   {
     MutexLock lock(&queue_mu_);
@@ -165,7 +258,7 @@ void UcxSegmentServer::Accept(std::string_view message) {
                            std::to_string(options_.ssd_queue_limit) +
                            " requests waiting)");
     } else {
-      queue_.push_back(QueuedRead{std::move(*request), deadline});
+      queue_.push_back(QueuedRead{std::move(*request), deadline, budget_ms});
       queue_cv_.Signal();
       return;
     }
@@ -184,6 +277,12 @@ void UcxSegmentServer::Reject(const SsdReadRequestHeader& header, Status why) {
 
 bool UcxSegmentServer::AfterProgress() {
   if (peers_ == nullptr) return false;
+  {
+    // A client that never releases (it died, or its release was lost) pins
+    // its ranges only until its lease ends.
+    MutexLock lock(&staging_mu_);
+    SweepLeases(Clock::now());
+  }
   const bool issued = !unsent_.empty();
   for (const auto& [address, reply] : unsent_) QueueReply(address, reply);
   unsent_.clear();
@@ -245,6 +344,13 @@ void UcxSegmentServer::Serve(QueuedRead& read,
   const SsdReadRequest& request = read.request;
   SsdReadReply reply;
   reply.request_id = request.header.request_id;
+  if (request.header.staged()) {
+    ServeStaged(read, reply);
+    MutexLock lock(&ucx_mu_);
+    QueueReply(request.header.reply_address, reply);
+    worker_->Signal();
+    return;
+  }
   uint64_t total = 0;
   bool too_big = false;
   for (const SsdReadRequestOp& op : request.ops) {
@@ -292,6 +398,146 @@ void UcxSegmentServer::Serve(QueuedRead& read,
   MutexLock lock(&ucx_mu_);
   QueueReply(request.header.reply_address, reply);
   worker_->Signal();
+}
+
+Result<std::vector<std::pair<uint64_t, uint64_t>>>
+UcxSegmentServer::AllocateStaging(const SsdReadRequest& request) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges(request.ops.size(), {0, 0});
+  MutexLock lock(&staging_mu_);
+  if (staging_ == nullptr) {
+    ++staging_fallbacks_;
+    return Status(ErrorReason::kNotApplicable,
+                  "segment '" + name_ + "' has no SSD-read staging area");
+  }
+  uint64_t needed = 0;
+  for (const SsdReadRequestOp& op : request.ops) {
+    const uint64_t rounded = staging_->RoundUp(op.length);
+    if (rounded < op.length || needed > UINT64_MAX - rounded) {
+      needed = UINT64_MAX;
+      break;
+    }
+    needed += rounded;
+  }
+  if (needed > staging_->capacity()) {
+    ++staging_fallbacks_;
+    return Status(ErrorReason::kQueueFull,
+                  "SSD read request needs " + std::to_string(needed) +
+                      " bytes of staging, more than the node's staging area "
+                      "of " +
+                      std::to_string(staging_->capacity()));
+  }
+  // Twice at most: a failed pass sweeps expired leases first.
+  for (int pass = 0; pass < 2; ++pass) {
+    size_t taken = 0;
+    for (; taken < request.ops.size(); ++taken) {
+      const uint64_t length = request.ops[taken].length;
+      if (length == 0) continue;
+      std::optional<uint64_t> offset = staging_->Allocate(length);
+      if (!offset.has_value()) break;
+      ranges[taken] = {*offset, length};
+    }
+    if (taken == request.ops.size()) {
+      ++staged_;
+      return ranges;
+    }
+    ranges.resize(taken);
+    FreeStaging(ranges);
+    ranges.assign(request.ops.size(), {0, 0});
+    if (pass == 0) SweepLeases(Clock::now());
+  }
+  ++staging_fallbacks_;
+  return Status(ErrorReason::kQueueFull,
+                "node's SSD-read staging area is full (" +
+                    std::to_string(staging_->allocated_bytes()) + " of " +
+                    std::to_string(staging_->capacity()) +
+                    " bytes leased; the request needs " +
+                    std::to_string(needed) + ")");
+}
+
+void UcxSegmentServer::FreeStaging(
+    const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+  for (const auto& [offset, size] : ranges) {
+    if (size > 0) staging_->Free(offset, size);
+  }
+}
+
+void UcxSegmentServer::SweepLeases(Clock::time_point now) {
+  if (now < next_expiry_) return;
+  next_expiry_ = Clock::time_point::max();
+  for (auto it = leases_.begin(); it != leases_.end();) {
+    if (it->second.expires <= now) {
+      FreeStaging(it->second.ranges);
+      leases_.erase(it++);
+      ++leases_expired_;
+      continue;
+    }
+    next_expiry_ = std::min(next_expiry_, it->second.expires);
+    ++it;
+  }
+}
+
+void UcxSegmentServer::ServeStaged(const QueuedRead& read,
+                                   SsdReadReply& reply) {
+  const SsdReadRequest& request = read.request;
+  if (ssd_ == nullptr) {
+    reply.status = Status(ErrorReason::kUnavailable,
+                          "segment '" + name_ + "' serves no SSD reads");
+    return;
+  }
+  Result<std::vector<std::pair<uint64_t, uint64_t>>> ranges =
+      AllocateStaging(request);
+  if (!ranges.ok()) {
+    reply.status = ranges.status();
+    reply.staging_refused = true;
+    return;
+  }
+  // Ranges are allocated while this thread reads into them: nobody else
+  // touches them until the reply names them.
+  std::vector<SsdReadTransfer> transfers;
+  transfers.reserve(request.ops.size());
+  for (size_t i = 0; i < request.ops.size(); ++i) {
+    const auto& [offset, length] = (*ranges)[i];
+    transfers.push_back(SsdReadTransfer{
+        request.ops[i].key,
+        std::span<std::byte>(base_ + staging_begin_ + offset, length)});
+  }
+  std::vector<Result<uint64_t>> results = ssd_->ServeSsdReads(transfers);
+  bool keep = false;
+  if (results.size() != transfers.size()) {
+    reply.status = Status(ErrorReason::kInternal,
+                          "SSD handler answered a different number of keys");
+  } else if (Clock::now() >= read.deadline) {
+    reply.status = Status(ErrorReason::kTimeout,
+                          "SSD read finished after the client's deadline");
+  } else {
+    reply.staged = true;
+    reply.offsets.assign(results.size(), 0);
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (!results[i].ok()) continue;
+      if (*results[i] > transfers[i].buffer.size()) {
+        results[i] = Status(ErrorReason::kInternal,
+                            "SSD handler reported more bytes than the "
+                            "buffer holds");
+        continue;
+      }
+      reply.offsets[i] = staging_begin_ + (*ranges)[i].first;
+      keep = keep || *results[i] > 0;
+    }
+    reply.results = std::move(results);
+  }
+  MutexLock lock(&staging_mu_);
+  if (!keep) {
+    FreeStaging(*ranges);  // nothing for the client to copy
+    return;
+  }
+  // The client copies only before its own deadline, which falls within
+  // this lease (see the design note), and checks it did.
+  const auto expires = read.deadline + options_.timeout;
+  reply.lease_id = next_lease_id_++;
+  reply.lease_ms = static_cast<uint32_t>(
+      std::min<uint64_t>(read.budget_ms + ToMs(options_.timeout), UINT32_MAX));
+  leases_.emplace(reply.lease_id, StagingLease{std::move(*ranges), expires});
+  next_expiry_ = std::min(next_expiry_, expires);
 }
 
 void UcxSegmentServer::PutValues(const SsdReadRequest& request,

@@ -18,6 +18,19 @@
 // SharedMemoryFile, the published remote key also carries its shared-memory
 // locator (ShmExport); otherwise it is the plain packed UCX key.
 //
+// Staged SSD reads (same-host clients; docs/design/ucx-transport.md): the
+// last `staging_bytes` of the exported range are not published; when the
+// segment is shared, a staged request gets 4096-aligned ranges there (one
+// per key), the values are read straight into them and the reply names
+// their offsets in the segment and a lease. The ranges stay allocated until
+// the client's release arrives or the lease expires: the request's
+// deadline (its receipt plus the client's budget) plus `options.timeout`.
+// Expired leases are swept by the progress thread (and before refusing a
+// request for lack of room). A staged request the area cannot hold now or
+// at all is answered QUEUE_FULL (NOT_APPLICABLE without an area) with
+// `staging_refused` set, and the client asks again unstaged. Releases of
+// unknown leases, and malformed ones, are ignored (counted).
+//
 // Destruction stops serving: it first withdraws the shared-memory offer,
 // then waits for the SSD threads (so the handler
 // is not called afterwards), stops the worker and unmaps the segment.
@@ -32,10 +45,13 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "core/mutex.h"
+#include "core/space_allocator.h"
 #include "transport/shm_export.h"
 #include "transport/transport.h"
 #include "transport/ucx_options.h"
@@ -51,18 +67,33 @@ struct UcxSegmentServerStats {
   uint64_t ssd_requests_served = 0;
   uint64_t ssd_requests_rejected = 0;  // queue full or shutting down
   uint64_t malformed_requests = 0;
+  // Staged requests whose values went through the staging area.
+  uint64_t ssd_staged_requests = 0;
+  // Staged requests refused for lack of staging room (or of an area): the
+  // client asks again unstaged.
+  uint64_t ssd_staging_fallbacks = 0;
+  uint64_t staging_leases_released = 0;  // by the client's release
+  uint64_t staging_leases_expired = 0;   // no release came in time
+  // Releases ignored: no such lease (late, repeated) or malformed.
+  uint64_t staging_releases_ignored = 0;
+  // The staging area (0: none) and what leases hold of it now.
+  uint64_t staging_bytes = 0;
+  uint64_t staging_bytes_in_use = 0;
   // Whether the segment is offered to same-host clients as shared memory.
   bool shared_memory = false;
 };
 
 class UcxSegmentServer {
  public:
+  // Publishes [base, base + size - staging_bytes); the rest is the staging
+  // area (used only when the segment is shared with same-host clients).
   // REQUIRES: `context` outlives the server; `base`/`size` and `ssd` (may be
   // null: SSD reads are then answered UNAVAILABLE) stay valid until the
-  // server is destroyed.
+  // server is destroyed; staging_bytes < size.
   static Result<std::unique_ptr<UcxSegmentServer>> Create(
       ucp_context_h context, const UcxExporterOptions& options,
-      std::string name, std::byte* base, uint64_t size, SsdReadHandler* ssd);
+      std::string name, std::byte* base, uint64_t size, SsdReadHandler* ssd,
+      uint64_t staging_bytes = 0);
   ~UcxSegmentServer();
 
   UcxSegmentServer(const UcxSegmentServer&) = delete;
@@ -77,7 +108,15 @@ class UcxSegmentServer {
 
   struct QueuedRead {
     SsdReadRequest request;
+    // Receipt plus the client's budget (capped); a staged request's lease
+    // ends `options.timeout` later.
     Clock::time_point deadline;
+    uint32_t budget_ms = 0;
+  };
+  // Staging ranges (offset in the area, size) held for one staged reply.
+  struct StagingLease {
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    Clock::time_point expires;
   };
   // A reply on its way; the payload must outlive the send.
   struct OutgoingReply {
@@ -89,9 +128,16 @@ class UcxSegmentServer {
 
   UcxSegmentServer(const UcxExporterOptions& options, std::string name,
                    SsdReadHandler* ssd);
-  Status Init(ucp_context_h context, std::byte* base, uint64_t size);
+  Status Init(ucp_context_h context, std::byte* base, uint64_t size,
+              uint64_t staging_bytes);
+  Status SetHandler(unsigned id, ucp_am_recv_callback_t callback)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(ucx_mu_);
 
   static ucs_status_t OnSsdRequest(void* arg, const void* header,
+                                   size_t header_length, void* data,
+                                   size_t length,
+                                   const ucp_am_recv_param_t* param);
+  static ucs_status_t OnSsdRelease(void* arg, const void* header,
                                    size_t header_length, void* data,
                                    size_t length,
                                    const ucp_am_recv_param_t* param);
@@ -105,6 +151,17 @@ class UcxSegmentServer {
 
   void ServeLoop();
   void Serve(QueuedRead& read, std::vector<std::byte>& staging);
+  // A staged request: values read into the staging area, offsets replied.
+  void ServeStaged(const QueuedRead& read, SsdReadReply& reply);
+  // One staging range per key of `request` (offsets in the area; keys
+  // whose client takes 0 bytes get none), or why there is no room.
+  Result<std::vector<std::pair<uint64_t, uint64_t>>> AllocateStaging(
+      const SsdReadRequest& request);
+  void FreeStaging(const std::vector<std::pair<uint64_t, uint64_t>>& ranges)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(staging_mu_);
+  // Frees the ranges of every lease expired at `now`.
+  void SweepLeases(Clock::time_point now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(staging_mu_);
   // Puts the values found into the client's buffers and flushes; turns the
   // results of values that could not be written into errors.
   void PutValues(const SsdReadRequest& request,
@@ -116,8 +173,11 @@ class UcxSegmentServer {
   const std::string name_;
   SsdReadHandler* const ssd_;
   SegmentEndpoint endpoint_;
+  // Fixed by Init: the segment, and where its staging area starts in it.
+  std::byte* base_ = nullptr;
+  uint64_t staging_begin_ = 0;
 
-  mutable Mutex ucx_mu_ ABSL_ACQUIRED_BEFORE(queue_mu_);
+  mutable Mutex ucx_mu_ ABSL_ACQUIRED_BEFORE(queue_mu_, staging_mu_);
   std::unique_ptr<UcxPeerCache> peers_ ABSL_GUARDED_BY(ucx_mu_);
   // Replies decided on the progress thread, sent from AfterProgress.
   std::vector<std::pair<std::string, SsdReadReply>> unsent_
@@ -131,6 +191,24 @@ class UcxSegmentServer {
   bool stopping_ ABSL_GUARDED_BY(queue_mu_) = false;
   uint64_t served_ ABSL_GUARDED_BY(queue_mu_) = 0;
   uint64_t rejected_ ABSL_GUARDED_BY(queue_mu_) = 0;
+
+  // The staging area; taken by SSD threads, the release handler and the
+  // progress thread's sweep.
+  mutable Mutex staging_mu_;
+  // Null when the segment has no staging area or is not shared.
+  std::unique_ptr<SpaceAllocator> staging_ ABSL_GUARDED_BY(staging_mu_);
+  absl::flat_hash_map<uint64_t, StagingLease> leases_
+      ABSL_GUARDED_BY(staging_mu_);
+  uint64_t next_lease_id_ ABSL_GUARDED_BY(staging_mu_) = 1;
+  // The earliest expiry among leases_ (max when none): sweeps before it
+  // cost a comparison.
+  Clock::time_point next_expiry_ ABSL_GUARDED_BY(staging_mu_) =
+      Clock::time_point::max();
+  uint64_t staged_ ABSL_GUARDED_BY(staging_mu_) = 0;
+  uint64_t staging_fallbacks_ ABSL_GUARDED_BY(staging_mu_) = 0;
+  uint64_t leases_released_ ABSL_GUARDED_BY(staging_mu_) = 0;
+  uint64_t leases_expired_ ABSL_GUARDED_BY(staging_mu_) = 0;
+  uint64_t releases_ignored_ ABSL_GUARDED_BY(staging_mu_) = 0;
 
   std::unique_ptr<UcxRegisteredMemory> segment_;
   // Set while the segment is offered to same-host clients.

@@ -15,6 +15,14 @@ namespace {
 
 using Clock = UcxRequestBatch::Clock;
 constexpr size_t kNoSlot = std::numeric_limits<size_t>::max();
+// Longest a staged read waits for its release to leave; past it the
+// endpoint is dropped (the node's lease frees the ranges instead).
+constexpr std::chrono::milliseconds kReleaseWait{100};
+// Nodes remembered as having no staging area, at most.
+constexpr size_t kMaxNoStagingNodes = 1024;
+// The node's staging ranges are this aligned (an upper bound of what a
+// request needs of its area).
+constexpr uint64_t kStagingAlignment = 4096;
 
 Status ValidateTransfer(const SegmentTransfer& op) {
   if (op.segment == nullptr) {
@@ -160,6 +168,12 @@ UcxTransportStats UcxTransport::stats() const {
   out.shm_reads = shm_reads_.load(std::memory_order_relaxed);
   out.shm_bytes = shm_bytes_.load(std::memory_order_relaxed);
   out.ucx_transfers = ucx_transfers_.load(std::memory_order_relaxed);
+  out.ssd_staged_requests =
+      ssd_staged_requests_.load(std::memory_order_relaxed);
+  out.ssd_staged_bytes = ssd_staged_bytes_.load(std::memory_order_relaxed);
+  out.ssd_staging_fallbacks =
+      ssd_staging_fallbacks_.load(std::memory_order_relaxed);
+  out.ssd_ucx_requests = ssd_ucx_requests_.load(std::memory_order_relaxed);
   if (shm_ != nullptr) out.shm = shm_->stats();
   return out;
 }
@@ -223,8 +237,7 @@ std::vector<Status> UcxTransport::Transfer(
       ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     if (via_ucx[i]) {
-      registered[i] =
-          buffers_->Find(ops[i].local.data(), ops[i].local.size());
+      registered[i] = buffers_->Find(ops[i].local.data(), ops[i].local.size());
     }
   }
   {
@@ -355,18 +368,203 @@ void UcxTransport::CopyShared(
 }
 
 std::vector<Result<uint64_t>> UcxTransport::ReadSsd(
-    std::string_view node_address, std::span<const SsdReadTransfer> ops) {
+    const SegmentEndpoint& node, std::span<const SsdReadTransfer> ops) {
   const auto deadline = Clock::now() + options_.timeout;
   std::vector<Result<uint64_t>> out(
       ops.size(), Status(ErrorReason::kInternal, "SSD read not attempted"));
-  if (node_address.empty() || ops.size() > kMaxSsdReadOps) {
+  if (node.transport_address.empty() || ops.size() > kMaxSsdReadOps) {
     const Status invalid(ErrorReason::kInvalidArgument,
-                         node_address.empty()
+                         node.transport_address.empty()
                              ? "empty node address"
                              : "too many keys in one SSD read batch");
     std::fill(out.begin(), out.end(), Result<uint64_t>(invalid));
     return out;
   }
+  if (shm_ != nullptr) {
+    std::shared_ptr<const ShmMapping> mapping = StagingMapping(node);
+    if (mapping != nullptr &&
+        ReadSsdStaged(node, *mapping, ops, deadline, out)) {
+      return out;
+    }
+  }
+  ReadSsdUnstaged(node.transport_address, ops, deadline, out);
+  return out;
+}
+
+std::shared_ptr<const ShmMapping> UcxTransport::StagingMapping(
+    const SegmentEndpoint& node) {
+  Result<DecodedRemoteKey> key = DecodeRemoteKey(node.remote_key);
+  if (!key.ok() || !key->locator.has_value()) return nullptr;
+  {
+    MutexLock lock(&no_staging_mu_);
+    if (no_staging_.contains(node.remote_key)) return nullptr;
+  }
+  shm_->SweepIfDue();
+  ShmMappingCache::Found found = shm_->Find(node, *key->locator);
+  if (found.mapping == nullptr ||
+      found.mapping->reachable_size() <= node.size) {
+    return nullptr;  // another host, not mappable, gone, or no staging area
+  }
+  return std::move(found.mapping);
+}
+
+bool UcxTransport::ReadSsdStaged(const SegmentEndpoint& node,
+                                 const ShmMapping& mapping,
+                                 std::span<const SsdReadTransfer> ops,
+                                 Clock::time_point deadline,
+                                 std::vector<Result<uint64_t>>& out) {
+  const uint64_t reachable = mapping.reachable_size();
+  SsdReadRequest request;
+  request.header.flags = kSsdReadFlagStaged;
+  std::vector<size_t> sent;
+  uint64_t needed = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const SsdReadTransfer& op = ops[i];
+    if (op.key.empty() || op.key.size() > kMaxSsdReadKeyBytes) {
+      out[i] = Status(ErrorReason::kInvalidKey, "key must be 1..1024 bytes");
+      continue;
+    }
+    request.ops.push_back({std::string(op.key), op.buffer.size(), 0, {}});
+    sent.push_back(i);
+    needed += (op.buffer.size() + kStagingAlignment - 1) / kStagingAlignment *
+              kStagingAlignment;
+  }
+  if (sent.empty()) return true;
+  if (needed > reachable - node.size) {
+    // Larger than the whole area: the node would refuse it.
+    ssd_staging_fallbacks_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  Clock::time_point sent_at;
+  Result<SsdReadReply> reply =
+      ExchangeSsdRead(node.transport_address, request, deadline, &sent_at);
+  if (reply.ok() && reply->staging_refused) {
+    ssd_staging_fallbacks_.fetch_add(1, std::memory_order_relaxed);
+    if (reply->status.reason() == ErrorReason::kNotApplicable) {
+      MutexLock lock(&no_staging_mu_);
+      if (no_staging_.size() >= kMaxNoStagingNodes) no_staging_.clear();
+      no_staging_.insert(node.remote_key);
+    }
+    return false;
+  }
+  const uint64_t lease_id = reply.ok() ? reply->lease_id : 0;
+  if (!reply.ok() || !reply->status.ok() || !reply->staged ||
+      reply->results.size() != sent.size() ||
+      reply->offsets.size() != sent.size()) {
+    Status failed = !reply.ok()           ? reply.status()
+                    : !reply->status.ok() ? reply->status
+                                          : Status(ErrorReason::kInternal,
+                                                   "node answered a staged SSD "
+                                                   "read with another shape");
+    for (size_t i : sent) out[i] = failed;
+    if (lease_id != 0) ReleaseStaging(node.transport_address, lease_id);
+    return true;
+  }
+  ssd_staged_requests_.fetch_add(1, std::memory_order_relaxed);
+  CopyStaged(node, mapping, ops, sent, *reply, sent_at, deadline, out);
+  if (lease_id != 0) ReleaseStaging(node.transport_address, lease_id);
+  return true;
+}
+
+void UcxTransport::CopyStaged(const SegmentEndpoint& node,
+                              const ShmMapping& mapping,
+                              std::span<const SsdReadTransfer> ops,
+                              const std::vector<size_t>& sent,
+                              SsdReadReply& reply, Clock::time_point sent_at,
+                              Clock::time_point deadline,
+                              std::vector<Result<uint64_t>>& out) {
+  const uint64_t reachable = mapping.reachable_size();
+  // The node keeps the ranges for lease_ms after it received the request,
+  // which is after sent_at: copies that end before lease_end read ranges
+  // nobody else was given meanwhile.
+  const Clock::time_point lease_end =
+      sent_at + std::chrono::milliseconds(reply.lease_ms);
+  const Clock::time_point copy_until = std::min(deadline, lease_end);
+  Result<bool> exported = mapping.IsExported();
+  const bool alive = exported.ok() && *exported;
+  std::vector<size_t> copied;
+  uint64_t bytes = 0;
+  for (size_t k = 0; k < sent.size(); ++k) {
+    const size_t i = sent[k];
+    Result<uint64_t>& result = reply.results[k];
+    if (!result.ok()) {
+      out[i] = std::move(result);
+      continue;
+    }
+    const uint64_t size = *result;
+    const uint64_t offset = reply.offsets[k];
+    if (size > ops[i].buffer.size()) {
+      out[i] = Status(ErrorReason::kInternal,
+                      "node reported more bytes than the buffer holds");
+    } else if (size == 0) {
+      out[i] = size;
+    } else if (offset < node.size || offset > reachable ||
+               size > reachable - offset) {
+      out[i] = Status(ErrorReason::kInternal,
+                      "node named a staging range outside its staging area");
+    } else if (!alive) {
+      out[i] = SegmentGone();
+    } else if (Clock::now() >= copy_until) {
+      out[i] = TimedOut(options_.timeout, "SSD read (copying staged values)");
+    } else {
+      std::memcpy(ops[i].buffer.data(), mapping.segment() + offset, size);
+      out[i] = size;
+      copied.push_back(i);
+      bytes += size;
+    }
+  }
+  if (!alive) shm_->MarkGone(node);
+  if (!copied.empty()) {
+    exported = mapping.IsExported();
+    Status failed;
+    if (!exported.ok() || !*exported) {
+      shm_->MarkGone(node);
+      failed = SegmentGone();
+    } else if (Clock::now() >= lease_end) {
+      // The node may have handed the ranges to another request meanwhile.
+      failed = Status(ErrorReason::kTimeout,
+                      "copying staged SSD values outlasted the node's lease");
+    }
+    if (!failed.ok()) {
+      for (size_t i : copied) out[i] = failed;
+      bytes = 0;
+    }
+  }
+  ssd_staged_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+void UcxTransport::ReleaseStaging(const std::string& node_address,
+                                  uint64_t lease_id) {
+  const std::string payload = EncodeSsdReadRelease(lease_id);
+  UcxRequestBatch batch(1);
+  const size_t slot = batch.AddSlot();
+  {
+    MutexLock lock(&ucx_mu_);
+    Result<ucp_ep_h> ep = peers_->Endpoint(node_address);
+    if (!ep.ok()) return;  // the node is gone or failing: its lease expires
+    ucp_request_param_t param = batch.Param(slot);
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = UCP_AM_SEND_FLAG_EAGER;
+    batch.Track(slot, ucp_am_send_nbx(*ep, kSsdReadReleaseAmId, nullptr, 0,
+                                      payload.data(), payload.size(), &param));
+    if (batch.done(slot)) {  // sent in place, the usual case
+      batch.Finish();
+      return;
+    }
+    worker_->Signal();
+  }
+  batch.WaitUntil(Clock::now() + kReleaseWait);
+  MutexLock lock(&ucx_mu_);
+  // Still queued: closing cancels it, so `payload` may go; the node frees
+  // the ranges when the lease ends.
+  if (!batch.done(slot)) peers_->Drop(node_address);
+  batch.Finish();
+}
+
+void UcxTransport::ReadSsdUnstaged(const std::string& node_address,
+                                   std::span<const SsdReadTransfer> ops,
+                                   Clock::time_point deadline,
+                                   std::vector<Result<uint64_t>>& out) {
   // The node writes into the caller's buffers: registered buffers are named
   // with their standing key, other memory is registered for this call only
   // (see docs/design/ucx-transport.md).
@@ -402,11 +600,11 @@ std::vector<Result<uint64_t>> UcxTransport::ReadSsd(
     request.ops.push_back(std::move(request_op));
     sent.push_back(i);
   }
-  if (sent.empty()) return out;
-  Result<SsdReadReply> reply =
-      ExchangeSsdRead(std::string(node_address), request, deadline);
+  if (sent.empty()) return;
+  ssd_ucx_requests_.fetch_add(1, std::memory_order_relaxed);
+  Result<SsdReadReply> reply = ExchangeSsdRead(node_address, request, deadline);
   registrations.clear();
-  if (!reply.ok() || !reply->status.ok() ||
+  if (!reply.ok() || !reply->status.ok() || reply->staged ||
       reply->results.size() != sent.size()) {
     Status failed = !reply.ok()           ? reply.status()
                     : !reply->status.ok() ? reply->status
@@ -414,7 +612,7 @@ std::vector<Result<uint64_t>> UcxTransport::ReadSsd(
                                                    "node answered a different "
                                                    "number of SSD reads");
     for (size_t i : sent) out[i] = failed;
-    return out;
+    return;
   }
   for (size_t k = 0; k < sent.size(); ++k) {
     Result<uint64_t>& result = reply->results[k];
@@ -425,16 +623,18 @@ std::vector<Result<uint64_t>> UcxTransport::ReadSsd(
       out[sent[k]] = std::move(result);
     }
   }
-  return out;
 }
 
 Result<SsdReadReply> UcxTransport::ExchangeSsdRead(
     const std::string& node_address, SsdReadRequest& request,
-    Clock::time_point deadline) {
+    Clock::time_point deadline, Clock::time_point* sent_at) {
   using std::chrono::duration_cast;
   using std::chrono::milliseconds;
+  // Before the send: the node receives the request later than this.
+  const Clock::time_point now = Clock::now();
+  if (sent_at != nullptr) *sent_at = now;
   // The node gives up writing a little before we give up waiting.
-  const auto remaining = duration_cast<milliseconds>(deadline - Clock::now());
+  const auto remaining = duration_cast<milliseconds>(deadline - now);
   request.header.budget_ms =
       static_cast<uint32_t>(std::max<int64_t>(1, remaining.count() * 3 / 4));
   request.header.reply_address = worker_->address();

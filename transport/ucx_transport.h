@@ -18,7 +18,13 @@
 // Read map the node's segment once (ShmMappingCache) and copy with memcpy,
 // checking before and after the copies that the node still exports it;
 // UCX carries the transfer whenever the segment cannot be mapped (another
-// host, user or container). SSD-tier reads always go over UCX.
+// host, user or container). ReadSsd to such a node, when the mapping
+// reaches past the published segment (the node's staging area), sends a
+// staged request instead: the node reads the values into its staging area
+// and names where; the call copies them out (before its deadline and
+// within the node's lease, checking the segment is still exported before
+// and after) and releases the ranges with a fire-and-forget message. A
+// node that cannot stage the request is asked once more the UCX way.
 //
 // Errors are per operation: INVALID_ARGUMENT for a transfer outside the
 // segment or a malformed endpoint (nothing is sent), UNAVAILABLE when the
@@ -38,6 +44,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "core/mutex.h"
 #include "transport/shm_mapping_cache.h"
 #include "transport/transport.h"
@@ -59,6 +66,15 @@ struct UcxTransportStats {
   uint64_t shm_bytes = 0;
   // Transfers handed to UCX (put/get), any host.
   uint64_t ucx_transfers = 0;
+  // SSD-read requests answered through the node's staging area (same
+  // host), and the value bytes copied out of it.
+  uint64_t ssd_staged_requests = 0;
+  uint64_t ssd_staged_bytes = 0;
+  // Staged requests the node could not stage (or that could not fit its
+  // area at all), asked again over UCX.
+  uint64_t ssd_staging_fallbacks = 0;
+  // SSD-read requests sent the UCX way (the node puts into our buffers).
+  uint64_t ssd_ucx_requests = 0;
   ShmMappingCacheStats shm;
 };
 
@@ -72,7 +88,7 @@ class UcxTransport final : public Transport {
   std::vector<Status> Write(std::span<const SegmentTransfer> ops) override;
   std::vector<Status> Read(std::span<const SegmentTransfer> ops) override;
   std::vector<Result<uint64_t>> ReadSsd(
-      std::string_view node_address,
+      const SegmentEndpoint& node,
       std::span<const SsdReadTransfer> ops) override;
   Status RegisterBuffer(std::span<std::byte> buffer) override;
   Status UnregisterBuffer(std::span<std::byte> buffer) override;
@@ -112,15 +128,47 @@ class UcxTransport final : public Transport {
   void FailSsdReads(const std::string& node_address, ucs_status_t status)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(ucx_mu_);
   // Sends the request and waits; returns the reply or why there is none.
+  // `sent_at` (if set) gets a time no later than the node's receipt.
   Result<SsdReadReply> ExchangeSsdRead(
       const std::string& node_address, SsdReadRequest& request,
-      UcxRequestBatch::Clock::time_point deadline);
+      UcxRequestBatch::Clock::time_point deadline,
+      UcxRequestBatch::Clock::time_point* sent_at = nullptr);
+  // The node's mapped segment when staged SSD reads may be asked of it
+  // (same host, mapped, a staging area behind the segment); else null.
+  std::shared_ptr<const ShmMapping> StagingMapping(const SegmentEndpoint& node);
+  // Staged SSD reads of `ops` into `out`; false when the node could not
+  // stage them (nothing set: ask the UCX way).
+  bool ReadSsdStaged(const SegmentEndpoint& node, const ShmMapping& mapping,
+                     std::span<const SsdReadTransfer> ops,
+                     UcxRequestBatch::Clock::time_point deadline,
+                     std::vector<Result<uint64_t>>& out);
+  // Copies the values of a staged reply (`sent[k]` is the op of its k-th
+  // result) out of the node's staging area into `out`, within the call's
+  // deadline and the reply's lease; checks the segment is exported before
+  // and after.
+  void CopyStaged(const SegmentEndpoint& node, const ShmMapping& mapping,
+                  std::span<const SsdReadTransfer> ops,
+                  const std::vector<size_t>& sent, SsdReadReply& reply,
+                  UcxRequestBatch::Clock::time_point sent_at,
+                  UcxRequestBatch::Clock::time_point deadline,
+                  std::vector<Result<uint64_t>>& out);
+  // SSD reads the node puts into our (registered) buffers.
+  void ReadSsdUnstaged(const std::string& node_address,
+                       std::span<const SsdReadTransfer> ops,
+                       UcxRequestBatch::Clock::time_point deadline,
+                       std::vector<Result<uint64_t>>& out);
+  // Tells the node the lease's ranges are free; waits briefly for the send.
+  void ReleaseStaging(const std::string& node_address, uint64_t lease_id);
 
   const UcxTransportOptions options_;
   // Null when options_.shared_memory is off.
   std::unique_ptr<ShmMappingCache> shm_;
   std::atomic<uint64_t> shm_writes_{0}, shm_reads_{0}, shm_bytes_{0},
-      ucx_transfers_{0};
+      ucx_transfers_{0}, ssd_staged_requests_{0}, ssd_staged_bytes_{0},
+      ssd_staging_fallbacks_{0}, ssd_ucx_requests_{0};
+  // Remote keys of nodes that said they have no staging area (bounded).
+  mutable Mutex no_staging_mu_;
+  absl::flat_hash_set<std::string> no_staging_ ABSL_GUARDED_BY(no_staging_mu_);
   std::unique_ptr<UcxContext> context_;
   std::unique_ptr<UcxBufferRegistry> buffers_;
   mutable Mutex ucx_mu_;

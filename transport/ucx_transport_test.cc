@@ -8,24 +8,18 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <map>
 #include <mutex>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "transport/ucx_context.h"
-#include "transport/ucx_peer_cache.h"
-#include "transport/ucx_request_batch.h"
 #include "transport/ucx_segment_exporter.h"
 #include "transport/ucx_ssd_read_messages.h"
-#include "transport/ucx_worker.h"
+#include "transport/ucx_test_support.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define MT_UNDER_TSAN 1
@@ -67,71 +61,12 @@ namespace {
 
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
+using ucx_test::BarePeer;
+using ucx_test::FakeSsd;
+using ucx_test::kTransports;
+using ucx_test::Pattern;
 
-// Pinned to TCP: on loopback it behaves like two hosts, and how fast a
-// vanished node is noticed does not depend on which shared-memory transport
-// UCX would pick between two workers of one process (their liveness checks
-// look at the pid, which lives on). The suite also passes with UCX's
-// default transports here.
-constexpr char kTransports[] = "tcp";
 constexpr uint64_t kSegmentSize = 16 << 20;
-
-std::vector<std::byte> Pattern(size_t size, uint32_t seed) {
-  std::vector<std::byte> out(size);
-  std::mt19937 rng(seed);
-  for (std::byte& b : out) b = static_cast<std::byte>(rng());
-  return out;
-}
-
-// Values by key; a buffer smaller than the value is BUFFER_TOO_SMALL.
-class FakeSsd : public SsdReadHandler {
- public:
-  void Put(std::string key, std::vector<std::byte> value) {
-    std::lock_guard<std::mutex> lock(mu_);
-    values_[std::move(key)] = std::move(value);
-  }
-  // Makes ServeSsdReads wait until Release().
-  void Block() {
-    std::lock_guard<std::mutex> lock(mu_);
-    blocked_ = true;
-  }
-  void Release() {
-    std::lock_guard<std::mutex> lock(mu_);
-    blocked_ = false;
-    cv_.notify_all();
-  }
-  int entered() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return entered_;
-  }
-
-  std::vector<Result<uint64_t>> ServeSsdReads(
-      std::span<const SsdReadTransfer> ops) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    ++entered_;
-    cv_.wait(lock, [&] { return !blocked_; });
-    std::vector<Result<uint64_t>> out;
-    for (const SsdReadTransfer& op : ops) {
-      auto it = values_.find(std::string(op.key));
-      if (it == values_.end()) {
-        out.emplace_back(Status(ErrorReason::kObjectNotFound, "no such key"));
-      } else if (it->second.size() > op.buffer.size()) {
-        out.emplace_back(Status(ErrorReason::kBufferTooSmall, "too small"));
-      } else {
-        std::memcpy(op.buffer.data(), it->second.data(), it->second.size());
-        out.emplace_back(uint64_t{it->second.size()});
-      }
-    }
-    return out;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, std::vector<std::byte>> values_;
-  bool blocked_ = false;
-  int entered_ = 0;
-};
 
 class UcxTransportTest : public ::testing::Test {
  protected:
@@ -275,8 +210,7 @@ TEST_F(UcxTransportTest, SsdReadsReturnPerKeyResults) {
   std::vector<SsdReadTransfer> ops = {
       {"small", exact},     {"absent", missing}, {"small", oversized},
       {"large", too_small}, {"small", {}},       {"", exact}};
-  std::vector<Result<uint64_t>> got =
-      client_->ReadSsd(endpoint_.transport_address, ops);
+  std::vector<Result<uint64_t>> got = client_->ReadSsd(endpoint_, ops);
   ASSERT_EQ(got.size(), ops.size());
   ASSERT_TRUE(got[0].ok()) << got[0].status().ToString();
   EXPECT_EQ(*got[0], 100u);
@@ -318,8 +252,7 @@ TEST_F(UcxTransportTest, RegisteredBuffersCarryTransfersAndSsdReads) {
   ssd_.Put("on-ssd", value);
   std::span<std::byte> target = all.subspan(700000, 3000);
   SsdReadTransfer op{"on-ssd", target};
-  std::vector<Result<uint64_t>> got =
-      client_->ReadSsd(endpoint_.transport_address, {&op, 1});
+  std::vector<Result<uint64_t>> got = client_->ReadSsd(endpoint_, {&op, 1});
   ASSERT_TRUE(got[0].ok()) << got[0].status().ToString();
   EXPECT_TRUE(std::equal(target.begin(), target.end(), value.begin()));
 
@@ -338,8 +271,7 @@ TEST_F(UcxTransportTest, SsdReadOfAValueLargerThanEagerLimits) {
   ssd_.Put("big", value);
   std::vector<std::byte> buf(value.size());
   std::vector<SsdReadTransfer> ops = {{"big", buf}};
-  std::vector<Result<uint64_t>> got =
-      client_->ReadSsd(endpoint_.transport_address, ops);
+  std::vector<Result<uint64_t>> got = client_->ReadSsd(endpoint_, ops);
   ASSERT_TRUE(got[0].ok()) << got[0].status().ToString();
   EXPECT_EQ(buf, value);
 }
@@ -355,7 +287,7 @@ TEST_F(UcxTransportTest, FullSsdQueueIsRefusedWithQueueFull) {
   auto read = [&](Result<uint64_t>* out) {
     std::vector<std::byte> buf(10);
     std::vector<SsdReadTransfer> ops = {{"k", buf}};
-    *out = client_->ReadSsd(endpoint_.transport_address, ops)[0];
+    *out = client_->ReadSsd(endpoint_, ops)[0];
   };
   Result<uint64_t> first = Status(ErrorReason::kInternal, "unset");
   std::thread t1(read, &first);
@@ -396,8 +328,7 @@ TEST_F(UcxTransportTest, SlowSsdReadTimesOutInsteadOfHanging) {
   std::vector<std::byte> buf(10);
   std::vector<SsdReadTransfer> ops = {{"k", buf}};
   const auto start = Clock::now();
-  std::vector<Result<uint64_t>> got =
-      client_->ReadSsd(endpoint_.transport_address, ops);
+  std::vector<Result<uint64_t>> got = client_->ReadSsd(endpoint_, ops);
   const auto took = Clock::now() - start;
   EXPECT_EQ(got[0].status().reason(), ErrorReason::kTimeout)
       << got[0].status().ToString();
@@ -426,8 +357,7 @@ TEST_F(UcxTransportTest, ConcurrentCallersEachSeeTheirOwnBytes) {
         }
         std::vector<std::byte> value(512);
         std::vector<SsdReadTransfer> ops = {{"shared", value}};
-        std::vector<Result<uint64_t>> got =
-            client_->ReadSsd(endpoint_.transport_address, ops);
+        std::vector<Result<uint64_t>> got = client_->ReadSsd(endpoint_, ops);
         if (!got[0].ok() || *got[0] != 512) ++failures;
       }
     });
@@ -453,8 +383,7 @@ TEST_F(UcxTransportTest, WithdrawnSegmentFailsWithinTheDeadline) {
   }
   std::vector<SsdReadTransfer> ops = {{"k", back}};
   const auto start = Clock::now();
-  std::vector<Result<uint64_t>> got =
-      client_->ReadSsd(endpoint_.transport_address, ops);
+  std::vector<Result<uint64_t>> got = client_->ReadSsd(endpoint_, ops);
   EXPECT_FALSE(got[0].ok());
   EXPECT_LT(Clock::now() - start, milliseconds(3000));
 }
@@ -498,94 +427,6 @@ TEST_F(UcxTransportTest, NodeDestroyedMidUseGivesClearErrors) {
   EXPECT_LT(Clock::now() - start, milliseconds(3000));
 }
 
-// A UCX peer without the transport's framing: sends raw active messages to
-// a node and keeps the SSD read replies it gets back.
-class BarePeer {
- public:
-  BarePeer() {
-    Result<std::unique_ptr<UcxContext>> context =
-        UcxContext::Create(kTransports);
-    EXPECT_TRUE(context.ok());
-    context_ = std::move(*context);
-    Result<std::unique_ptr<UcxWorker>> worker =
-        UcxWorker::Create(context_->handle(), &mu_);
-    EXPECT_TRUE(worker.ok());
-    worker_ = std::move(*worker);
-    MutexLock lock(&mu_);
-    peers_ =
-        std::make_unique<UcxPeerCache>(worker_->handle(), milliseconds(1000));
-    ucp_am_handler_param_t param{};
-    param.field_mask =
-        UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-        UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
-    param.id = kSsdReadReplyAmId;
-    param.flags = UCP_AM_FLAG_WHOLE_MSG;
-    param.arg = this;
-    param.cb = [](void* arg, const void*, size_t, void* data, size_t length,
-                  const ucp_am_recv_param_t*) -> ucs_status_t {
-      BarePeer* self = static_cast<BarePeer*>(arg);
-      std::lock_guard<std::mutex> guard(self->replies_mu_);
-      self->replies_.push_back(DecodeSsdReadReply(
-          std::string_view(static_cast<const char*>(data), length)));
-      return UCS_OK;
-    };
-    EXPECT_EQ(ucp_worker_set_am_recv_handler(worker_->handle(), &param),
-              UCS_OK);
-  }
-
-  ~BarePeer() {
-    worker_->Stop();
-    MutexLock lock(&mu_);
-    peers_->CloseAll();
-    worker_->ProgressOnce();
-    peers_.reset();
-  }
-
-  const std::string& address() const { return worker_->address(); }
-
-  // Sends each message as an SSD read request; true when all went out.
-  bool Send(const std::string& node, const std::vector<std::string>& messages) {
-    UcxRequestBatch batch(messages.size());
-    {
-      MutexLock lock(&mu_);
-      Result<ucp_ep_h> ep = peers_->Endpoint(node);
-      if (!ep.ok()) return false;
-      for (const std::string& message : messages) {
-        const size_t slot = batch.AddSlot();
-        const ucp_request_param_t param = batch.Param(slot);
-        batch.Track(slot,
-                    ucp_am_send_nbx(*ep, kSsdReadRequestAmId, nullptr, 0,
-                                    message.data(), message.size(), &param));
-      }
-      worker_->Signal();
-    }
-    const bool sent = batch.WaitUntil(Clock::now() + milliseconds(2000));
-    MutexLock lock(&mu_);
-    batch.Finish();
-    return sent;
-  }
-
-  std::vector<Result<SsdReadReply>> WaitForReplies(size_t count) {
-    for (int i = 0; i < 200; ++i) {
-      {
-        std::lock_guard<std::mutex> guard(replies_mu_);
-        if (replies_.size() >= count) return replies_;
-      }
-      std::this_thread::sleep_for(milliseconds(10));
-    }
-    std::lock_guard<std::mutex> guard(replies_mu_);
-    return replies_;
-  }
-
- private:
-  std::unique_ptr<UcxContext> context_;
-  Mutex mu_;
-  std::unique_ptr<UcxPeerCache> peers_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<UcxWorker> worker_;
-  std::mutex replies_mu_;
-  std::vector<Result<SsdReadReply>> replies_;
-};
-
 TEST_F(UcxTransportTest, MalformedRequestsAreCountedAndServingGoesOn) {
   {
     BarePeer peer;
@@ -609,7 +450,7 @@ TEST_F(UcxTransportTest, MalformedRequestsAreCountedAndServingGoesOn) {
   ssd_.Put("k", Pattern(8, 1));
   std::vector<std::byte> buf(8);
   std::vector<SsdReadTransfer> ops = {{"k", buf}};
-  EXPECT_TRUE(client_->ReadSsd(endpoint_.transport_address, ops)[0].ok());
+  EXPECT_TRUE(client_->ReadSsd(endpoint_, ops)[0].ok());
 }
 
 }  // namespace
