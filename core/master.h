@@ -636,8 +636,18 @@ class Master {
   bool CommitPromotionLocked(Shard& shard, const Task& task)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   // Ends a failed promotion (and, for a group member, its group's others),
-  // counting `failure` once per task.
+  // counting `failure` once per task. A sibling whose bytes the node may
+  // still be writing (dispatched, DRAM staged, not reported) is only
+  // doomed: it ends when the node reports it (EndDoomedPromotion).
   void FailPromotion(const Task& task, std::atomic<uint64_t>& failure);
+  // Ends a doomed promotion (Task::doomed) the node reported on or that
+  // timed out: its staged DRAM is freed, nothing committed, nothing counted
+  // again (its group's failure counted it).
+  void EndDoomedPromotion(const Task& task);
+  // Removes promotion `id` (of `key`) from the task table if it is still
+  // there and frees what it staged. The caller holds the group stripe of
+  // a member.
+  void TakeAndAbandonPromotion(TaskId id, const std::string& key);
   void CountPromotionDone(const Task& task);
 
   void RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry);

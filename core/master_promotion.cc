@@ -374,6 +374,10 @@ Status Master::NotifyPromotionSuccess(NodeId node, TaskId id) {
                   "promotion task " + std::to_string(id) +
                       " has no staged replica (call PromotionAllocStart)");
   }
+  if (booked->doomed) {  // its group's promotion failed meanwhile
+    EndDoomedPromotion(*booked);
+    return Status::Ok();
+  }
   if (!booked->group) {
     Shard& shard = objects_.ShardFor(booked->key);
     MutexLock lock(&shard.mu);
@@ -390,6 +394,11 @@ Status Master::NotifyPromotionSuccess(NodeId node, TaskId id) {
   const std::string& group_id = booked->group->group_id;
   GroupTable::Shard& gshard = groups_.ShardFor(group_id);
   MutexLock group_lock(&gshard.mu);
+  // Doomed since it was looked up: its group failed while it was written.
+  if (std::optional<Task> now = tasks_.Find(node, id); now && now->doomed) {
+    TakeAndAbandonPromotion(id, now->key);
+    return Status::Ok();
+  }
   if (!tasks_.MarkStaged(id)) {
     return Status(ErrorReason::kTaskNotFound, "promotion task was reaped");
   }
@@ -433,11 +442,34 @@ Status Master::NotifyPromotionFailure(NodeId node, TaskId id,
     return Status(ErrorReason::kTaskNotFound,
                   "promotion task " + std::to_string(id) + " is not booked");
   }
+  if (booked->doomed) {
+    EndDoomedPromotion(*booked);
+    return Status::Ok();
+  }
   const bool read_failed = cause.reason() == ErrorReason::kObjectNotFound ||
                            cause.code() == StatusCode::kDataLoss;
   FailPromotion(*booked, read_failed ? counters_.promotion_source_lost
                                      : counters_.promotion_transfer_failed);
   return Status::Ok();
+}
+
+void Master::EndDoomedPromotion(const Task& task) {
+  if (task.group) {  // a member leaves under its group stripe too
+    GroupTable::Shard& gshard = groups_.ShardFor(task.group->group_id);
+    MutexLock group_lock(&gshard.mu);
+    TakeAndAbandonPromotion(task.id, task.key);
+    return;
+  }
+  TakeAndAbandonPromotion(task.id, task.key);
+}
+
+void Master::TakeAndAbandonPromotion(TaskId id, const std::string& key) {
+  Shard& shard = objects_.ShardFor(key);
+  MutexLock lock(&shard.mu);
+  Result<Task> taken = tasks_.Take(id);
+  if (!taken.ok()) return;  // settled meanwhile
+  AbandonPromotionLocked(shard, *taken);
+  promotion_.Release(1);
 }
 
 void Master::FailPromotion(const Task& task, std::atomic<uint64_t>& failure) {
@@ -447,18 +479,29 @@ void Master::FailPromotion(const Task& task, std::atomic<uint64_t>& failure) {
     auto g = gshard.groups.find(task.group->group_id);
     if (g != gshard.groups.end()) {
       // The whole group's promotion goes: its members' tasks, staged or not.
+      // A member whose bytes the node may still be writing keeps its staged
+      // DRAM until the node says it is done (doomed, counted now).
       uint32_t ended = 0;
       ForEachMemberKeyLocked(
           g->second, task.key,
           [&](Shard& shard,
               std::string_view key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
             std::optional<Task> t = tasks_.FindByKey(TaskKind::kPromotion, key);
-            if (!t || !t->group || t->group->group_id != task.group->group_id ||
-                !tasks_.Take(t->id).ok()) {
+            if (!t || !t->group || t->group->group_id != task.group->group_id) {
               return;
             }
+            const bool self = t->id == task.id;
+            if (!self && t->doomed) return;  // ends when its node reports
+            if (!self && t->state == TaskState::kDispatched &&
+                t->target.id != 0) {
+              if (tasks_.MarkDoomed(t->id)) {
+                failure.fetch_add(1, std::memory_order_relaxed);
+              }
+              return;
+            }
+            if (!tasks_.Take(t->id).ok()) return;
             AbandonPromotionLocked(shard, *t);
-            failure.fetch_add(1, std::memory_order_relaxed);
+            if (!t->doomed) failure.fetch_add(1, std::memory_order_relaxed);
             ++ended;
           });
       promotion_.Release(ended);
@@ -541,6 +584,10 @@ size_t Master::ReapPromotionTasks() {
   size_t reaped = 0;
   for (const Task& expired : tasks_.ListExpired(
            TaskKind::kPromotion, promotion_.options().task_timeout)) {
+    if (expired.doomed) {  // counted when its group failed
+      EndDoomedPromotion(expired);
+      continue;
+    }
     const uint64_t before = counters_.promotion_timeout.load();
     FailPromotion(expired, counters_.promotion_timeout);
     reaped += counters_.promotion_timeout.load() - before;

@@ -430,6 +430,69 @@ TEST_F(PromotionTest, OneFailedMemberAbandonsItsGroupsPromotion) {
   ExpectNoPins();
 }
 
+TEST_F(PromotionTest, AFailedMemberLeavesSiblingsBeingWrittenTheirDram) {
+  // The node may still be writing a sibling's bytes into its staged DRAM
+  // when another member fails: that DRAM must not be handed to a put
+  // before the node is done (it was, and the late bytes overwrote the
+  // put's). The sibling ends when its node reports, committing nothing.
+  const NodeId node = AddNode("n", Group("g", 3));
+  Read("g/1", 2);
+  Result<NodeTasks> reply = h_.master().PullTasks(node);
+  ASSERT_TRUE(reply.ok());
+  ASSERT_EQ(reply->promotions.size(), 3u);
+  const auto& t = reply->promotions;
+  Result<ReplicaDescriptor> writing =
+      h_.master().PromotionAllocStart(node, t[0].id);
+  ASSERT_TRUE(writing.ok());
+  ASSERT_TRUE(h_.master().PromotionAllocStart(node, t[1].id).ok());
+  ASSERT_TRUE(h_.master()
+                  .NotifyPromotionFailure(node, t[1].id,
+                                          Status(ErrorReason::kIoError, "x"))
+                  .ok());
+  EXPECT_EQ(Stats().promotion_transfer_failed, 3u);
+  // t[0]'s staged DRAM is still allocated: no put can land on it.
+  EXPECT_EQ(Stats().memory.used, writing->size);
+  Result<ReplicaDescriptor> other = h_.Put("other", writing->size);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_FALSE(other->node == writing->node &&
+               other->offset < writing->offset + writing->size &&
+               writing->offset < other->offset + other->size)
+      << "the put landed on bytes still being written";
+  // Its node is done: it ends, committing nothing, freeing the DRAM.
+  EXPECT_TRUE(h_.master().NotifyPromotionSuccess(node, t[0].id).ok());
+  for (uint32_t m = 0; m < 3; ++m) {
+    EXPECT_EQ(h_.Tiers("g/" + std::to_string(m)),
+              std::vector<Tier>{Tier::kLocalDisk});
+  }
+  EXPECT_EQ(Stats().promotion_transfer_failed, 3u);  // counted once
+  EXPECT_TRUE(h_.master().ListTasks(TaskKind::kPromotion).empty());
+  ASSERT_TRUE(h_.Remove("other").ok());
+  EXPECT_EQ(Stats().memory.used, 0u);
+  ExpectNoPins();
+}
+
+TEST_F(PromotionTest, ASiblingBeingWrittenThatNeverReportsEndsAtTheTimeout) {
+  const NodeId node = AddNode("n", Group("g", 2));
+  Read("g/1", 2);
+  Result<NodeTasks> reply = h_.master().PullTasks(node);
+  ASSERT_TRUE(reply.ok());
+  ASSERT_EQ(reply->promotions.size(), 2u);
+  const auto& t = reply->promotions;
+  ASSERT_TRUE(h_.master().PromotionAllocStart(node, t[0].id).ok());
+  ASSERT_TRUE(h_.master()
+                  .NotifyPromotionFailure(node, t[1].id,
+                                          Status(ErrorReason::kIoError, "x"))
+                  .ok());
+  EXPECT_GT(Stats().memory.used, 0u);
+  h_.clock().Advance(std::chrono::seconds(31));  // past task_timeout
+  h_.master().ReapPromotionTasks();
+  EXPECT_EQ(Stats().memory.used, 0u);
+  EXPECT_EQ(Stats().promotion_transfer_failed, 2u);
+  EXPECT_EQ(Stats().promotion_timeout, 0u);  // counted with its group
+  EXPECT_TRUE(h_.master().ListTasks(TaskKind::kPromotion).empty());
+  ExpectNoPins();
+}
+
 class TinyLfuTest : public PromotionTest {
  protected:
   static PromotionOptions TinyLfu() {

@@ -164,6 +164,14 @@ bool TaskTable::MarkStaged(TaskId id) {
   return true;
 }
 
+bool TaskTable::MarkDoomed(TaskId id) {
+  MutexLock lock(&mu_);
+  auto it = tasks_.find(id);
+  if (it == tasks_.end()) return false;
+  it->second.doomed = true;
+  return true;
+}
+
 Result<Task> TaskTable::Take(TaskId id) {
   MutexLock lock(&mu_);
   auto it = tasks_.find(id);

@@ -60,6 +60,12 @@ struct Task {
   // deleted (see EnqueueSsdDelete). This task's write replaces it; if the
   // write fails, the key must be deleted from the node after all.
   bool delete_copy_on_failure = false;
+  // Promotion: its group's promotion was abandoned while the node may still
+  // be writing this member's bytes into its staged replica. The task (and
+  // the staged DRAM it pins) stays until the node reports it or it times
+  // out; then it ends with nothing committed. Freeing that DRAM earlier
+  // would let a put take it while the node still writes there.
+  bool doomed = false;
   TaskState state = TaskState::kQueued;
   TimePoint created;
   TimePoint dispatched;
@@ -109,6 +115,8 @@ class TaskTable {
   // Marks a dispatched task kStaged (its part is done; it waits for its
   // group). False if the task is gone.
   bool MarkStaged(TaskId id);
+  // Marks a promotion doomed (see Task::doomed). False if the task is gone.
+  bool MarkDoomed(TaskId id);
   // Removes a task whatever its node. TASK_NOT_FOUND if it is gone.
   Result<Task> Take(TaskId id);
   // Copies of the tasks of `kind` older than `timeout` since they were last
