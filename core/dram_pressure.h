@@ -45,6 +45,12 @@ struct MemoryBreakdown {
   uint64_t unwritten = 0;
 
   uint64_t free() const { return capacity > used ? capacity - used : 0; }
+  // Allocated bytes no unit accounts for (alignment of the allocations).
+  uint64_t slack() const {
+    const uint64_t units = hard_pinned + filling + in_flight + writeback +
+                           pinned + leased + clean + dirty;
+    return used > units ? used - units : 0;
+  }
   // Adds `other` field by field (a sum over nodes).
   MemoryBreakdown& operator+=(const MemoryBreakdown& other);
 };

@@ -733,7 +733,8 @@ class Master {
   // Drops `entry`'s DRAM copies if it is still a clean, evictable unit on
   // `node` not read since the round saw it. Returns the bytes freed.
   uint64_t DropReserved(NodeId node, const ReserveEntry& entry);
-  // Whether anything in DRAM may yet turn free (as the last round saw it).
+  // Whether anything in DRAM may yet turn free: allocated beyond what the
+  // last round found hard-pinned or in filling groups.
   bool RoomMayCome() const;
   // NO_SPACE for a put of `size` bytes, saying what holds each node's DRAM.
   Status NoRoomStatus(uint64_t size, Duration waited) const;

@@ -439,12 +439,17 @@ bool Master::RoomMayCome() const {
   // Anything but hard-pinned DRAM and the filling groups' may turn free:
   // dirty units once written back, leased ones once released, pinned ones
   // once their task ends, puts in flight once they end (and then dirty).
-  for (const auto& [id, state] : pressure_.All()) {
-    const MemoryBreakdown& b = state.bytes;
-    if (b.clean + b.dirty + b.writeback + b.pinned + b.leased + b.in_flight >
-        0) {
-      return true;
-    }
+  // What is allocated now against what the last round found pinned for
+  // good: the round may be older than the puts that filled DRAM since (a
+  // stream fills a node between two rounds), and what it did not see may
+  // still be freed.
+  for (const NodeView& view : nodes_.List()) {
+    const std::optional<DramPressure::NodeState> seen = pressure_.Get(view.id);
+    const uint64_t stuck =
+        seen ? seen->bytes.hard_pinned + seen->bytes.filling +
+                   seen->bytes.slack()
+             : 0;
+    if (view.dram_used > stuck) return true;
   }
   return false;
 }

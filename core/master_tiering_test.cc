@@ -229,6 +229,22 @@ TEST(MasterTieringTest, NothingThatCouldEverFreeMeansNoSpaceAtOnce) {
   EXPECT_EQ(h.master().GetStats().put_waits, 0u);  // it did not wait
 }
 
+TEST(MasterTieringTest, DramFilledSinceTheLastRoundMeansAWaitNotARefusal) {
+  // The last round saw an empty node; a burst filled it before the next
+  // (a client stream outruns the tick). A put then must not read the old
+  // round as "nothing could ever free" and fail at once.
+  MasterHarness h(OnEvict());
+  h.AddNode("n", kDram, kSsd);
+  h.master().Tick();  // publishes the empty node
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(h.Put(Key(i), kObj).ok()) << i;
+  PutStartRequest request{Key(100), kObj, {}, MasterHarness::kClient};
+  Result<ReplicaDescriptor> placed = std::move(h.master().PutStart(
+      {&request, 1}, h.clock().Now() + std::chrono::milliseconds(100))[0]);
+  ASSERT_FALSE(placed.ok());  // the clock stands still: nobody writes back
+  EXPECT_EQ(placed.status().reason(), ErrorReason::kNoSpace);
+  EXPECT_EQ(h.master().GetStats().put_waits, 1u) << placed.status().message();
+}
+
 TEST(MasterTieringTest, EachNodeIsEvictedOnItsOwnPressure) {
   MasterHarness h;  // offload off: eviction drops
   h.AddNode("a", kDram);
@@ -521,7 +537,9 @@ TEST(MasterTieringTest, AWriteStreamManyTimesDramNeverFailsNorSplitsGroups) {
   EXPECT_EQ(audit.total_refcnt, 0u);
   for (size_t i = 0; i < stored.size(); i += 7) {
     Result<ObjectDescription> d = h.master().DescribeObject(stored[i]);
-    if (d.ok()) EXPECT_EQ(d->leases, 0u) << stored[i];
+    if (d.ok()) {
+      EXPECT_EQ(d->leases, 0u) << stored[i];
+    }
   }
   const MasterStats stats = h.master().GetStats();
   EXPECT_GT(stats.writeback_completed, 0u);
