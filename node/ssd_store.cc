@@ -29,10 +29,9 @@ uint64_t AlignDown(uint64_t n) { return n / kBlock * kBlock; }
 // write found it full).
 constexpr auto kSpaceCheckInterval = std::chrono::seconds(1);
 
-uint64_t CappedFileBytes(const SsdStoreOptions& o) {
-  return std::max(kBlock,
-                  std::min(o.max_file_bytes,
-                           AlignDown(o.capacity_bytes / kFilesPerCapacity)));
+uint64_t CappedFileBytes(const SsdStoreOptions& o, uint64_t capacity) {
+  return std::max(kBlock, std::min(o.max_file_bytes,
+                                   AlignDown(capacity / kFilesPerCapacity)));
 }
 
 // Where puts stop in a store of `capacity` bytes with files of at most
@@ -69,9 +68,9 @@ uint64_t PutRecordBytes(const SsdWrite& write) {
 SsdStore::SsdStore(std::unique_ptr<SsdDevice> device, SsdStoreOptions options)
     : device_(std::move(device)),
       options_(options),
-      max_file_bytes_(CappedFileBytes(options)),
       buffers_(kBufferPoolBytes),
       capacity_(options.capacity_bytes),
+      max_file_bytes_(CappedFileBytes(options, options.capacity_bytes)),
       put_limit_(
           PutLimitBytes(options, options.capacity_bytes, max_file_bytes_)) {}
 
@@ -197,6 +196,7 @@ void SsdStore::RefreshSpaceLocked(bool force) {
                                  ? options_.capacity_bytes
                                  : file_bytes_ + filesystem_free_;
   capacity_ = std::min(options_.capacity_bytes, AlignDown(reachable));
+  max_file_bytes_ = CappedFileBytes(options_, capacity_);
   put_limit_ = PutLimitBytes(options_, capacity_, max_file_bytes_);
 }
 

@@ -64,7 +64,9 @@ struct SsdStoreOptions {
   uint64_t capacity_bytes = 0;
   // A new data file is started when a record would take the active one past
   // this; a larger record gets a file of its own. Capped at capacity / 16
-  // (but at least 4096) to keep the compaction headroom small.
+  // (but at least 4096) to keep the compaction headroom small, with the
+  // capacity the file system allows (a store on a small file system gets
+  // small files: only sealed files can be compacted).
   // Default: 256 MiB. REQUIRES: >= 4096.
   uint64_t max_file_bytes = 256ull << 20;
   // CompactStep only compacts sealed files with at least this share of dead
@@ -327,6 +329,12 @@ class SsdStore {
                           absl::flat_hash_set<std::string_view>& removed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   Status RollActiveFileLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Seals the active file (starts a new one) when it holds enough dead
+  // bytes for compaction to want it and no sealed file qualifies: dead
+  // records in the active file could otherwise never be reclaimed. True
+  // when it did.
+  bool SealDeadActiveFileLocked(double min_dead_ratio)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Fills w.buffer (and direct_bytes) for an admitted put.
   void EncodePut(PendingWrite& w);
   // The removals of a kRemoveList that were admitted, with their sequences.
@@ -391,8 +399,6 @@ class SsdStore {
 
   const std::unique_ptr<SsdDevice> device_;
   const SsdStoreOptions options_;
-  // options_.max_file_bytes after the cap described there.
-  const uint64_t max_file_bytes_;
   Counters counters_;
   // Write staging and read bounce buffers, recycled.
   mutable AlignedBufferPool buffers_;
@@ -420,6 +426,8 @@ class SsdStore {
   // What the files may fill now (options_.capacity_bytes, or less when the
   // file system has less room), and where puts stop within it.
   uint64_t capacity_ ABSL_GUARDED_BY(mutex_);
+  // options_.max_file_bytes after the cap described there, with capacity_.
+  uint64_t max_file_bytes_ ABSL_GUARDED_BY(mutex_);
   uint64_t put_limit_ ABSL_GUARDED_BY(mutex_);
   uint64_t filesystem_free_ ABSL_GUARDED_BY(mutex_) = UINT64_MAX;
   std::chrono::steady_clock::time_point space_checked_ ABSL_GUARDED_BY(mutex_);

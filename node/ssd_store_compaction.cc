@@ -30,6 +30,9 @@ Result<bool> SsdStore::CompactStep(double min_dead_ratio) {
   {
     MutexLock lock(&mutex_);
     victim = PickVictimLocked(min_dead_ratio);
+    if (!victim && SealDeadActiveFileLocked(min_dead_ratio)) {
+      victim = PickVictimLocked(min_dead_ratio);
+    }
   }
   if (!victim) return false;
   MT_RETURN_IF_ERROR(CompactFile(*victim));
@@ -56,6 +59,26 @@ std::optional<uint32_t> SsdStore::PickVictimLocked(
     }
   }
   return best;
+}
+
+bool SsdStore::SealDeadActiveFileLocked(double min_dead_ratio) {
+  auto it = files_.find(active_file_);
+  if (it == files_.end() || rolling_) return false;
+  const DataFile& f = it->second;
+  // Not worth a file of its own below a quarter of the file size.
+  if (f.size < max_file_bytes_ / 4) return false;
+  const uint64_t need = f.live_bytes + f.tombstone_bytes;
+  const double dead =
+      static_cast<double>(f.size - std::min(need, f.size)) /
+      static_cast<double>(f.size);
+  if (dead < min_dead_ratio) return false;
+  const Status rolled = RollActiveFileLocked();
+  if (!rolled.ok()) {
+    spdlog::warn("SSD store: cannot seal {} for compaction: {}",
+                 FileName(it->first), rolled.ToString());
+    return false;
+  }
+  return true;
 }
 
 // Records of a key older than a tombstone live in files numbered no higher

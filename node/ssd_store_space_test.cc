@@ -75,12 +75,13 @@ TEST_P(SsdStoreTest, CompactionCarriesRemovalListsWhileOlderCopiesRemain) {
 // A memory device standing for a file system of `bytes`.
 class SmallFileSystemTest : public testing::Test {
  protected:
-  void Open(uint64_t fs_bytes, uint64_t configured) {
+  void Open(uint64_t fs_bytes, uint64_t configured,
+            uint64_t max_file_bytes = 1 * kMiB) {
     device_ = std::make_unique<MemorySsdDevice>();
     device_->SetSpaceForTest(fs_bytes);
     SsdStoreOptions options;
     options.capacity_bytes = configured;
-    options.max_file_bytes = 1 * kMiB;
+    options.max_file_bytes = max_file_bytes;
     Result<std::unique_ptr<SsdStore>> store =
         SsdStore::Open(device_->Reopen(), options);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
@@ -151,6 +152,38 @@ TEST_F(SmallFileSystemTest, RemovalsAndCompactionMakeRoomAgain) {
   int again = 0;
   for (int i = next; i < next + next / 4; ++i) again += Put(i).ok();
   EXPECT_EQ(again, next / 4);
+}
+
+TEST_F(SmallFileSystemTest, AStreamThroughASmallFileSystemNeverWedges) {
+  // The daemon's file size (256 MiB) and 1 GiB configured, on 8 MiB: files
+  // follow the room the file system has, and when removals leave the
+  // active file mostly dead it is sealed so compaction can reclaim it.
+  // Seen wedged before: one file grew to the whole file system, only
+  // sealed files are compacted, and every put was refused for good.
+  Open(8 * kMiB, 1024 * kMiB, 256 * kMiB);
+  EXPECT_LE(store_->stats().put_limit_bytes, 8 * kMiB);
+  int oldest = 0;
+  int refusals = 0;
+  for (int i = 0; i < 2000; ++i) {  // ~4x the file system
+    Status put = Put(i);
+    if (put.reason() == ErrorReason::kNoSpace) {
+      // What SSD eviction does: the oldest half goes.
+      ++refusals;
+      std::vector<std::string> keys;
+      const int until = oldest + (i - oldest) / 2;
+      for (; oldest < until; ++oldest) keys.push_back(Key(oldest));
+      std::vector<std::string_view> views(keys.begin(), keys.end());
+      for (const Status& s : store_->RemoveBatch(views)) ASSERT_TRUE(s.ok());
+      put = Put(i);  // the put itself compacts what it needs
+    }
+    ASSERT_TRUE(put.ok()) << "put " << i << " after " << refusals
+                          << " refusals: " << put.ToString();
+  }
+  EXPECT_GT(refusals, 2);
+  const SsdStoreStats stats = store_->stats();
+  EXPECT_GT(stats.compactions, 0u);
+  EXPECT_LE(stats.file_bytes, 8 * kMiB);
+  EXPECT_EQ(stats.write_errors, 0u);
 }
 
 }  // namespace
