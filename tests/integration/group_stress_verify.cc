@@ -31,12 +31,16 @@ void GroupStress::Quiesce() {
   EXPECT_EQ(master().ReapOffloadTasks(), 0u);
   master().ReapPromotionTasks();
   // From here nothing queues promotions (no reads, no Tick), so each round
-  // either frees DRAM or SSD for good or runs tasks the node finishes in
-  // the same round; a few rounds settle it, 500 is a generous bound.
+  // either frees DRAM or SSD for good, or writes back what a node holds
+  // above its writeback watermark, or runs tasks the node finishes in the
+  // same round; a few rounds settle it, 500 is a generous bound. Writeback
+  // must settle too: a node's pull runs a writeback round whenever the
+  // last round left it behind (Master::RefillWriteback).
   bool settled = false;
   uint64_t evicted = 0;
   for (int round = 0; round < 500 && !settled; ++round) {
-    evicted = master().EvictMemory() + master().EvictSsd();
+    evicted = master().EvictMemory() + master().EvictSsd() +
+              master().WriteBack();
     NodeStep(rng, true);
     settled = evicted == 0 && master().Audit().tasks == 0;
   }
