@@ -39,11 +39,17 @@ class Client {
   virtual ~Client() = default;
 
   // Stores each value. OBJECT_EXISTS for a key already stored,
-  // INVALID_KEY / INVALID_SIZE (empty value) / INVALID_GROUP for bad input,
-  // NO_SPACE when the store cannot make room.
+  // INVALID_KEY / INVALID_SIZE (empty value) / INVALID_GROUP for bad input.
+  // A store whose DRAM is full makes room by dropping objects already on
+  // SSD; when there are none, the put waits for the store to write some
+  // back, up to the master's put_wait_timeout and within the call's
+  // deadline, and is NO_SPACE only then (the message says what holds each
+  // node's DRAM), or at once when nothing could ever free room.
   virtual std::vector<Status> PutBatch(std::span<const PutItem> items) = 0;
 
-  // Reads each value into its buffer and returns its size.
+  // Reads each value into its buffer and returns its size. The object is
+  // protected from eviction while it is copied; the client tells the store
+  // when the copy is done (in the background, batched).
   // OBJECT_NOT_FOUND, BUFFER_TOO_SMALL (nothing written), UNAVAILABLE when
   // no replica could be read.
   virtual std::vector<Result<uint64_t>> GetIntoBatch(

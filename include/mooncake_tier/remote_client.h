@@ -31,7 +31,10 @@ namespace mooncake_tier {
 struct RemoteClientOptions {
   // The master's gRPC address, "host:port". Default: "127.0.0.1:50051".
   std::string master = "127.0.0.1:50051";
-  // Deadline of every call to the master. REQUIRES: > 0. Default: 5 s.
+  // Deadline of every call to the master. A put into a full store may wait
+  // at the master for room (its put_wait_timeout, 5 s by default) and is
+  // answered NO_SPACE a little before this deadline: set it above the wait
+  // you accept. REQUIRES: > 0. Default: 5 s.
   std::chrono::milliseconds rpc_timeout{5000};
   // Deadline of every data transfer with a node. REQUIRES: > 0.
   // Default: 5 s.

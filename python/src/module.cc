@@ -221,8 +221,11 @@ Stores `data` (any C-contiguous buffer) under `key` (str or bytes).
 group: None, a Group, or (group_id, group_size, group_index) to make the
 object a member of a group the store reports and manages as one unit.
 Raises ObjectExistsError for a key already stored, InvalidKeyError /
-InvalidSizeError / InvalidGroupError for bad input, NoSpaceError when the
-store cannot make room. The bytes are sent from `data` itself, no copy.
+InvalidSizeError / InvalidGroupError for bad input. When the store's DRAM
+is full and nothing can be dropped at once, the put waits (GIL released)
+for the store to write cold objects back to SSD, up to the master's
+--put-wait-timeout and within rpc_timeout; NoSpaceError only after that,
+saying what holds the DRAM. The bytes are sent from `data` itself, no copy.
 )doc")
       .def("put_batch", &PyStore::PutBatch, py::arg("keys"), py::arg("values"),
            py::arg("groups") = py::none(),
