@@ -16,7 +16,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "bench/bench_util.h"
 #include "bench/raw_device.h"
-#include "bench/spawned_store.h"
+#include "bench/remote_store.h"
 #include "mooncake_tier/remote_client.h"
 #include "rpc/grpc_master_api.h"
 
@@ -34,66 +34,28 @@ constexpr int kThreadCounts[] = {1, 4};
 
 // A store and the ways into it.
 struct Connection {
-  std::unique_ptr<SpawnedStore> spawned;
-  std::unique_ptr<Client> client;
-  std::unique_ptr<rpc::GrpcMasterApi> api;  // metadata only
-  uint64_t dram_bytes = 0;                  // of all nodes
+  RemoteStore store;
+  Client* client = nullptr;           // store.client
+  rpc::GrpcMasterApi* api = nullptr;  // store.api
+  uint64_t dram_bytes = 0;            // of all nodes
+  std::string prefix;  // unique to this process: every key starts with it
 };
-
-// Sums the DRAM of the nodes that hold a few small probe objects (the
-// master places them on the emptiest of two random nodes, so a handful of
-// probes finds every node of a small cluster).
-Result<uint64_t> ProbeDram(Client& client, rpc::GrpcMasterApi& api) {
-  std::vector<std::string> keys;
-  std::vector<PutItem> items;
-  const std::vector<std::byte> value(4096, std::byte{1});
-  for (int i = 0; i < 64; ++i) {
-    keys.push_back("bench-probe-" + std::to_string(i));
-    items.push_back({keys.back(), value, {}});
-  }
-  client.PutBatch(items);
-  absl::flat_hash_set<NodeId> nodes;
-  for (Result<ObjectReplicas>& list : api.GetReplicaList(keys)) {
-    if (!list.ok()) continue;
-    for (const ReplicaDescriptor& r : list->replicas) nodes.insert(r.node);
-  }
-  client.RemoveBatch(keys, RemoveOptions{true});
-  uint64_t total = 0;
-  for (NodeId id : nodes) {
-    MT_ASSIGN_OR_RETURN(NodeView node, api.GetNode(id));
-    total += node.spec.dram_size;
-  }
-  if (total == 0) {
-    return Status(ErrorReason::kUnavailable,
-                  "could not place probe objects: does the store have a node?");
-  }
-  return total;
-}
 
 Result<Connection> Connect(const CommonOptions& common,
                            const RemoteOptions& remote,
                            std::vector<std::string> spawn_flags,
-                           ResultSink& sink) {
+                           std::string_view scenario, ResultSink& sink) {
   Connection c;
-  std::string master = remote.master;
-  if (remote.spawn) {
-    SpawnOptions spawn{remote.tierd_path, common.scratch_dir,
-                       std::move(spawn_flags)};
-    sink.Progress("starting " + remote.tierd_path + " standalone");
-    MT_ASSIGN_OR_RETURN(c.spawned, SpawnedStore::Start(spawn));
-    master = c.spawned->master();
-  }
-  RemoteClientOptions options;
-  options.master = master;
-  options.rpc_timeout = std::chrono::seconds(10);
-  options.transfer_timeout = std::chrono::seconds(10);
-  MT_ASSIGN_OR_RETURN(c.client, ConnectRemote(options));
-  rpc::GrpcChannelOptions channel;
-  channel.target = master;
-  MT_ASSIGN_OR_RETURN(c.api, rpc::GrpcMasterApi::Create(channel));
-  MT_ASSIGN_OR_RETURN(c.dram_bytes, ProbeDram(*c.client, *c.api));
-  sink.Progress("connected to " + master + ", DRAM " +
-                std::to_string(c.dram_bytes / kMiB) + " MiB");
+  c.prefix = UniqueKeyPrefix(scenario);
+  MT_ASSIGN_OR_RETURN(c.store, OpenRemoteStore(common, remote,
+                                               std::move(spawn_flags), sink));
+  c.client = c.store.client.get();
+  c.api = c.store.api.get();
+  MT_ASSIGN_OR_RETURN(c.dram_bytes,
+                      ProbeStoreDram(*c.client, *c.api, c.prefix));
+  sink.Progress("connected to " + c.store.master + ", DRAM " +
+                std::to_string(c.dram_bytes / kMiB) + " MiB; keys under " +
+                c.prefix);
   return c;
 }
 
@@ -275,7 +237,7 @@ Status RunMemoryRows(Connection& c, const CommonOptions& common,
     for (int threads : kThreadCounts) {
       const size_t count = PerThread(budget, size, threads);
       std::vector<ThreadSlab> slabs =
-          MakeSlabs(*c.client, "mem", size, threads, count);
+          MakeSlabs(*c.client, c.prefix + "/mem", size, threads, count);
       const uint64_t bytes = uint64_t{count} * threads * size;
       const int rounds = std::clamp<int>(512 / (count * threads), 1, 8);
       Result<double> put_s = PutSlabs(*c.client, slabs, size);
@@ -325,7 +287,7 @@ size_t KeepSsdOnly(Connection& c, std::vector<ThreadSlab>& slabs,
 // Pushes earlier puts out of DRAM: writes 1 MiB fillers worth 1.25 x DRAM.
 Status FillDram(Connection& c, ResultSink& sink) {
   std::vector<ThreadSlab> filler =
-      MakeSlabs(*c.client, "fill", kMiB, 1, c.dram_bytes * 5 / 4 / kMiB);
+      MakeSlabs(*c.client, c.prefix + "/fill", kMiB, 1, c.dram_bytes * 5 / 4 / kMiB);
   sink.Progress("pushing the SSD-tier objects out of DRAM (" +
                 std::to_string(filler[0].keys.size()) + " MiB of filler)");
   Result<double> put = PutSlabs(*c.client, filler, kMiB);
@@ -368,7 +330,7 @@ Status RunSsdRows(Connection& c, const CommonOptions& common,
   for (uint64_t size : kObjectSizes) {
     for (int threads : kThreadCounts) {
       Run run{size, threads,
-              MakeSlabs(*c.client, "ssd", size, threads,
+              MakeSlabs(*c.client, c.prefix + "/ssd", size, threads,
                         PerThread(budget, size, threads)),
               0};
       MT_ASSIGN_OR_RETURN(run.put_s, PutSlabs(*c.client, run.slabs, size));
@@ -376,7 +338,7 @@ Status RunSsdRows(Connection& c, const CommonOptions& common,
     }
   }
   MT_RETURN_IF_ERROR(FillDram(c, sink));
-  // Offloads finish with the nodes' next heartbeats.
+  // The last evictions' offloads land (and their DRAM copies go).
   std::this_thread::sleep_for(std::chrono::seconds(3));
   for (Run& run : runs) {
     uint64_t put_bytes = 0;
@@ -473,15 +435,15 @@ Status TimeGroupsRemoteRun(Client& client, GroupsRemoteRun& run, size_t batch,
 
 int RunDatapathScenario(const CommonOptions& common,
                         const RemoteOptions& remote, ResultSink& sink) {
-  // A spawned store offloads on eviction, heartbeats often (offloads come
-  // with heartbeats) and does not promote (each SSD-tier object is read
-  // once after a tier check; promotion would only add background copies).
+  // A spawned store offloads on eviction and does not promote (each
+  // SSD-tier object is read once after a tier check; promotion would only
+  // add background copies).
   Result<Connection> c =
       Connect(common, remote,
               {"--dram", std::to_string(kSpawnDram), "--ssd-capacity",
                std::to_string(8 * kSpawnDram), "--offload-mode", "on_evict",
-               "--heartbeat-interval", "100ms", "--no-promotion-on-hit"},
-              sink);
+               "--no-promotion-on-hit"},
+              "datapath", sink);
   if (!c.ok()) {
     sink.Progress("datapath: " + c.status().ToString());
     return 1;
@@ -506,7 +468,7 @@ int RunDatapathScenario(const CommonOptions& common,
 
 int RunMetadataScenario(const CommonOptions& common,
                         const RemoteOptions& remote, ResultSink& sink) {
-  Result<Connection> c = Connect(common, remote, {}, sink);
+  Result<Connection> c = Connect(common, remote, {}, "metadata", sink);
   if (!c.ok()) {
     sink.Progress("metadata: " + c.status().ToString());
     return 1;
@@ -514,7 +476,7 @@ int RunMetadataScenario(const CommonOptions& common,
   constexpr int kThreads = 4;
   const size_t count =
       std::max<size_t>(1024, static_cast<size_t>(20000 * common.scale));
-  std::vector<ThreadSlab> slabs = MakeSlabs(*c->client, "meta", 4096, 1, count);
+  std::vector<ThreadSlab> slabs = MakeSlabs(*c->client, c->prefix + "/meta", 4096, 1, count);
   if (Result<double> put = PutSlabs(*c->client, slabs, 4096); !put.ok()) {
     sink.Progress("metadata: loading keys: " + put.status().ToString());
     return 1;
@@ -568,7 +530,7 @@ int RunMetadataScenario(const CommonOptions& common,
 
 int RunGroupsRemoteScenario(const CommonOptions& common,
                             const RemoteOptions& remote, ResultSink& sink) {
-  Result<Connection> c = Connect(common, remote, {}, sink);
+  Result<Connection> c = Connect(common, remote, {}, "groups_remote", sink);
   if (!c.ok()) {
     sink.Progress("groups_remote: " + c.status().ToString());
     return 1;
@@ -590,7 +552,7 @@ int RunGroupsRemoteScenario(const CommonOptions& common,
       // store the other just emptied.
       for (int turn = 0; turn < 2; ++turn) {
         const int grouped = (repeat + turn) % 2;
-        const std::string prefix = "groups-remote/" + std::to_string(batch) +
+        const std::string prefix = c->prefix + "/" + std::to_string(batch) +
                                    "/" + std::to_string(repeat) +
                                    (grouped != 0 ? "/g/" : "/u/");
         GroupsRemoteRun run;

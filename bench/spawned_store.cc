@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 extern char** environ;
@@ -108,6 +109,11 @@ Result<std::unique_ptr<SpawnedStore>> SpawnedStore::Start(
                         "; its log ends with:\n" + store->LogTail());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::ifstream fields(ready);
+  for (std::string line; std::getline(fields, line);) {
+    constexpr std::string_view kAdmin = "admin_address=";
+    if (line.starts_with(kAdmin)) store->admin_ = line.substr(kAdmin.size());
   }
   return store;
 }

@@ -35,6 +35,8 @@ class SpawnedStore {
 
   // The master's "127.0.0.1:port".
   const std::string& master() const { return master_; }
+  // The admin API's "127.0.0.1:port" (from the ready file).
+  const std::string& admin() const { return admin_; }
 
  private:
   SpawnedStore(pid_t pid, std::string dir, std::string master)
@@ -44,6 +46,7 @@ class SpawnedStore {
   const pid_t pid_;
   const std::string dir_;
   const std::string master_;
+  std::string admin_;
 };
 
 // The mooncake-tierd built beside this benchmark, or "" if none is known.

@@ -1,17 +1,13 @@
 #include "bench/sustained_scenario.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
-#include <random>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,14 +15,11 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "bench/bench_util.h"
 #include "bench/raw_device.h"
-#include "bench/spawned_store.h"
+#include "bench/remote_store.h"
 #include "core/byte_units.h"
 #include "core/mutex.h"
-#include "mooncake_tier/remote_client.h"
-#include "rpc/grpc_master_api.h"
 
 namespace mooncake_tier::bench {
 namespace {
@@ -123,16 +116,6 @@ std::string ObjectKey(const StreamPlan& plan, int t, size_t i) {
     return GroupId(plan, t, i) + "/" + std::to_string(i % kGroupSize);
   }
   return plan.prefix + "/" + std::to_string(t) + "/" + std::to_string(i);
-}
-
-// A process-wide unique key prefix: two benchmarks never collide.
-std::string UniquePrefix() {
-  std::random_device device;
-  const uint64_t random = (uint64_t{device()} << 32) | device();
-  char hex[20];
-  std::snprintf(hex, sizeof(hex), "%016llx",
-                static_cast<unsigned long long>(random));
-  return "sustained-" + std::to_string(getpid()) + "-" + hex;
 }
 
 // Object content. Every object is one background pattern with the first
@@ -525,53 +508,9 @@ void RemoveStream(Client& client, const StreamPlan& plan) {
   if (!names.empty()) flush();
 }
 
-// TODO-share: remote_scenarios.cc finds a store's DRAM the same way
-// (ProbeDram, inside its Connect). Both belong in one shared header (say
-// bench/remote_store.h); this minimal version goes once that exists.
-// Sums the DRAM of the nodes that hold a few small probe objects.
-Result<uint64_t> ProbeStoreDram(Client& client, const std::string& master,
-                                const std::string& prefix) {
-  rpc::GrpcChannelOptions channel;
-  channel.target = master;
-  MT_ASSIGN_OR_RETURN(std::unique_ptr<rpc::GrpcMasterApi> api,
-                      rpc::GrpcMasterApi::Create(channel));
-  constexpr int kProbes = 32;
-  const std::vector<std::byte> value(4096, std::byte{0x5A});
-  std::vector<std::string> keys;
-  for (int i = 0; i < kProbes; ++i) {
-    keys.push_back(prefix + "/probe-" + std::to_string(i));
-  }
-  std::vector<PutItem> items;
-  for (const std::string& key : keys) items.push_back({key, value, {}});
-  Status failure;
-  for (Status& put : client.PutBatch(items)) {
-    if (!put.ok() && failure.ok()) failure = std::move(put);
-  }
-  absl::flat_hash_set<NodeId> nodes;
-  for (Result<ObjectReplicas>& list : api->GetReplicaList(keys)) {
-    if (!list.ok() && failure.ok()) failure = list.status();
-    if (!list.ok()) continue;
-    for (const ReplicaDescriptor& r : list->replicas) nodes.insert(r.node);
-  }
-  client.RemoveBatch(keys, RemoveOptions{true});
-  if (nodes.empty()) {
-    return Status(
-        ErrorReason::kUnavailable,
-        "no probe object landed on a node of " + master +
-            (failure.ok() ? "" : "; first error: " + failure.ToString()));
-  }
-  uint64_t total = 0;
-  for (const NodeId id : nodes) {
-    MT_ASSIGN_OR_RETURN(const NodeView node, api->GetNode(id));
-    total += node.spec.dram_size;
-  }
-  return total;
-}
-
 // The store one configuration runs against.
 struct SustainedStore {
-  std::unique_ptr<SpawnedStore> spawned;  // --spawn only
-  std::unique_ptr<Client> client;
+  RemoteStore remote;
   uint64_t dram_bytes = 0;
 };
 
@@ -580,35 +519,22 @@ Result<SustainedStore> OpenStore(const CommonOptions& common,
                                  uint64_t spawn_dram, const std::string& prefix,
                                  ResultSink& sink) {
   SustainedStore store;
-  std::string master = remote.master;
+  // The daemon's defaults are under test: sizes only.
+  std::vector<std::string> flags;
   if (remote.spawn) {
-    // The daemon's defaults are under test: sizes only.
-    SpawnOptions spawn{remote.tierd_path,
-                       common.scratch_dir,
-                       {"--dram", std::to_string(spawn_dram), "--ssd-capacity",
-                        std::to_string(kSsdOverDram * spawn_dram)}};
-    sink.Progress("starting " + remote.tierd_path + " standalone --dram " +
-                  std::to_string(spawn_dram) + " --ssd-capacity " +
-                  std::to_string(kSsdOverDram * spawn_dram));
-    MT_ASSIGN_OR_RETURN(store.spawned, SpawnedStore::Start(spawn));
-    master = store.spawned->master();
-    store.dram_bytes = spawn_dram;
+    flags = {"--dram", std::to_string(spawn_dram), "--ssd-capacity",
+             std::to_string(kSsdOverDram * spawn_dram)};
   }
-  RemoteClientOptions options;
-  options.master = master;
-  MT_ASSIGN_OR_RETURN(store.client, ConnectRemote(options));
-  if (!remote.spawn) {
+  MT_ASSIGN_OR_RETURN(store.remote,
+                      OpenRemoteStore(common, remote, std::move(flags), sink));
+  if (remote.spawn) {
+    store.dram_bytes = spawn_dram;
+  } else {
     MT_ASSIGN_OR_RETURN(store.dram_bytes,
-                        ProbeStoreDram(*store.client, master, prefix));
+                        ProbeStoreDram(*store.remote.client,
+                                       *store.remote.api, prefix));
   }
   return store;
-}
-
-double LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  double one_minute = 0;
-  in >> one_minute;
-  return one_minute;
 }
 
 nlohmann::ordered_json MakeRow(const StreamPlan& plan, const StreamFigures& f,
@@ -657,11 +583,12 @@ int RunConfiguration(const CommonOptions& common, const RemoteOptions& remote,
                 HumanBytes(plan.planned_bytes(), ByteUnit::kGiB) + " from " +
                 std::to_string(plan.threads) + " threads into " +
                 HumanBytes(plan.dram_bytes, ByteUnit::kGiB) + " of DRAM");
-  const StreamFigures figures = RunStream(*store->client, plan, sink);
-  if (!remote.spawn) RemoveStream(*store->client, plan);
+  const StreamFigures figures = RunStream(*store->remote.client, plan, sink);
+  if (!remote.spawn) RemoveStream(*store->remote.client, plan);
   // The store is stopped (and its files removed) before the baseline.
-  store->client.reset();
-  store->spawned.reset();
+  store->remote.client.reset();
+  store->remote.api.reset();
+  store->remote.spawned.reset();
   const uint64_t raw_cap = std::max<uint64_t>(
       kMinRawBytes, static_cast<uint64_t>(kRawCap * common.scale));
   Result<RawDeviceResult> raw =
@@ -689,7 +616,7 @@ int RunSustainedScenario(const CommonOptions& common,
     sink.Progress("sustained: give --master HOST:PORT or --spawn");
     return 2;
   }
-  const std::string run_prefix = UniquePrefix();
+  const std::string run_prefix = UniqueKeyPrefix("sustained");
   for (const Config& config : kConfigs) {
     const int code =
         RunConfiguration(common, remote, options, config, run_prefix, sink);

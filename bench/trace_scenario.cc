@@ -1,7 +1,5 @@
 #include "bench/trace_scenario.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -9,10 +7,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <random>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,10 +18,11 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "bench/spawned_store.h"
+#include "bench/remote_store.h"
 #include "bench/trace_sim.h"
 #include "core/mutex.h"
-#include "mooncake_tier/remote_client.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
 
 namespace mooncake_tier::bench {
 namespace {
@@ -89,13 +86,6 @@ uint64_t CountWrongBytes(uint64_t hash_id, uint32_t index,
 }
 
 // --- Names: "<prefix>/b<hash id>" groups of "<group id>/<index>" members.
-
-std::string RunKeyPrefix() {
-  std::random_device random;
-  char hex[20];
-  std::snprintf(hex, sizeof(hex), "%08x", static_cast<unsigned>(random()));
-  return "trace-" + std::to_string(getpid()) + "-" + hex;
-}
 
 std::string GroupId(const std::string& prefix, uint64_t hash_id) {
   return prefix + "/b" + std::to_string(hash_id);
@@ -334,7 +324,7 @@ class TraceReplay {
         requests_(requests),
         options_(options),
         label_(std::move(label)),
-        key_prefix_(RunKeyPrefix()) {}
+        key_prefix_(UniqueKeyPrefix("trace")) {}
 
   Result<ReplayFigures> Run(ResultSink& sink) {
     start_ = SteadyClock::now();
@@ -496,13 +486,6 @@ SimulatedRatios Simulate(std::span<const TraceRequest> requests,
   return r;
 }
 
-// The 1-minute load average, or 0 when /proc/loadavg cannot be read.
-double LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  double one_minute = 0;
-  return (in >> one_minute) ? one_minute : 0;
-}
-
 // --- The runs.
 
 // A run: the store it goes to and the label of its promotion policy.
@@ -528,31 +511,24 @@ std::vector<RunPlan> PlanRuns(const TraceOptions& options,
   return plans;
 }
 
-// A store for one run and a client of it.
-struct Connection {
-  std::unique_ptr<SpawnedStore> spawned;  // null with --master
-  std::unique_ptr<Client> client;
-};
-
-Result<Connection> ConnectForRun(const CommonOptions& common,
-                                 const RemoteOptions& remote,
-                                 const RunPlan& plan, ResultSink& sink) {
-  Connection c;
-  std::string master = remote.master;
-  if (remote.spawn) {
-    sink.Progress("trace " + plan.policy + ": starting " + remote.tierd_path +
-                  " standalone");
-    MT_ASSIGN_OR_RETURN(
-        c.spawned, SpawnedStore::Start({remote.tierd_path, common.scratch_dir,
-                                        plan.spawn_flags}));
-    master = c.spawned->master();
+// What the store says its SSD tier can hold, in object bytes (the sum of
+// its nodes' SSD capacity as the master counts it: the files' real room,
+// less headers, padding and room for compaction), read from the admin API
+// of a spawned store; 0 when unknown.
+uint64_t StoreSsdObjectCapacity(const RemoteStore& store) {
+  if (store.spawned == nullptr || store.spawned->admin().empty()) return 0;
+  httplib::Client http("http://" + store.spawned->admin());
+  http.set_read_timeout(10, 0);
+  httplib::Result res = http.Get("/api/v1/nodes");
+  if (!res || res->status != 200) return 0;
+  const nlohmann::json body =
+      nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_object() || !body.contains("nodes")) return 0;
+  uint64_t total = 0;
+  for (const nlohmann::json& node : body["nodes"]) {
+    total += node["ssd"].value("capacity_bytes", uint64_t{0});
   }
-  RemoteClientOptions options;
-  options.master = master;
-  options.rpc_timeout = std::chrono::seconds(10);
-  options.transfer_timeout = std::chrono::seconds(10);
-  MT_ASSIGN_OR_RETURN(c.client, ConnectRemote(options));
-  return c;
+  return total;
 }
 
 nlohmann::ordered_json ResultRow(const std::string& trace_name,
@@ -631,7 +607,8 @@ int RunTraceScenario(const CommonOptions& common, const TraceOptions& options,
       std::filesystem::path(options.trace_path).filename().string();
   const SimulatedRatios sim = Simulate(requests, options, sink);
   for (const RunPlan& plan : PlanRuns(options, remote)) {
-    Result<Connection> c = ConnectForRun(common, remote, plan, sink);
+    Result<RemoteStore> c =
+        OpenRemoteStore(common, remote, plan.spawn_flags, sink);
     if (!c.ok()) {
       sink.Progress("trace " + plan.policy + ": " + c.status().ToString());
       return kExitFailed;
@@ -643,7 +620,18 @@ int RunTraceScenario(const CommonOptions& common, const TraceOptions& options,
                     figures.status().ToString());
       return kExitFailed;
     }
-    sink.Emit(ResultRow(trace_name, plan.policy, options, *figures, sim));
+    nlohmann::ordered_json row =
+        ResultRow(trace_name, plan.policy, options, *figures, sim);
+    // LRU at what the store's SSD can really hold, beside the configured
+    // capacity: how much of the gap to lru_hit_ratio is room, not policy.
+    if (const uint64_t held = StoreSsdObjectCapacity(*c); held > 0) {
+      const uint64_t block_bytes = options.members * options.member_bytes;
+      row["ssd_object_capacity"] = held;
+      row["lru_hit_ratio_at_store_capacity"] =
+          SimulateCache(requests, EvictionPolicy::kLru, held / block_bytes)
+              .HitRatio();
+    }
+    sink.Emit(row);
     if (!remote.spawn) replay.RemoveGroups(sink);
   }
   return 0;

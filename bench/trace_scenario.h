@@ -42,9 +42,14 @@
 //    "hit_ratio":X,"lru_hit_ratio":X,"lru_hit_ratio_exclusive":X,
 //    "opt_hit_ratio":X,"opt_hit_ratio_exclusive":X,"infinite_hit_ratio":X,
 //    "wrong_bytes":N,"blocks_per_s":X,"seconds":X,"dram_bytes":N,
-//    "ssd_bytes":N,"block_bytes":N,"members":N,"load_avg":X}
+//    "ssd_bytes":N,"block_bytes":N,"members":N,"load_avg":X,
+//    "ssd_object_capacity":N,"lru_hit_ratio_at_store_capacity":X}
 // (NAME: the trace file's base name; blocks: block references replayed;
-// load_avg: the 1-minute load average at the end of the run). Progress
+// load_avg: the 1-minute load average at the end of the run; the last two,
+// with --spawn only: the object bytes the store's SSD tier can hold as its
+// master counts them (the file system's real room less record headers,
+// padding and compaction room) and LRU simulated at that capacity, which
+// tells how much of a gap to lru_hit_ratio is room rather than policy). Progress
 // (requests, blocks/s, hit ratio, failures by reason) goes to stderr
 // every 5 s.
 //
