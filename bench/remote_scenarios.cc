@@ -319,7 +319,7 @@ Status AddRawReadFigures(const CommonOptions& common, uint64_t size,
 Status RunSsdRows(Connection& c, const CommonOptions& common,
                   ResultSink& sink) {
   const uint64_t budget = std::min<uint64_t>(
-      c.dram_bytes / 8, static_cast<uint64_t>(64 * kMiB * common.scale));
+      c.dram_bytes / 4, static_cast<uint64_t>(256 * kMiB * common.scale));
   struct Run {
     uint64_t size;
     int threads;

@@ -33,10 +33,13 @@ constexpr uint64_t kGiB = 1024 * kMiB;
 // DRAM of a spawned store: kSpawnDram x scale, at least kMinSpawnDram.
 constexpr uint64_t kSpawnDram = 256 * kMiB;
 constexpr uint64_t kMinSpawnDram = 64 * kMiB;
-// The stream is this many times DRAM; a spawned store's SSD holds this
-// many times DRAM, the whole stream and room to spare.
+// The stream is this many times DRAM; a spawned store's SSD is this many
+// times DRAM, so that it holds the whole stream: of 16 D the store counts
+// about 13 D of 64 KiB objects (a 4 KiB header block each, room to compact
+// and for dead records) and starts evicting at 90 % of that. At 12 D the
+// last part of a 64 KiB stream pushed its first objects out.
 constexpr uint64_t kStreamOverDram = 10;
-constexpr uint64_t kSsdOverDram = 12;
+constexpr uint64_t kSsdOverDram = 16;
 constexpr uint32_t kGroupSize = 4;
 // Every kSampleEvery-th object of a thread's stream is read back, once
 // kReadBackLag objects later (a quarter of the thread's stream when that

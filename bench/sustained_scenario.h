@@ -15,7 +15,7 @@
 // from its key, so reads are verified without keeping what was put.
 //
 // Store: with --spawn, a fresh `mooncake-tierd standalone` per
-// configuration with `--dram D --ssd-capacity 12D` and nothing else
+// configuration with `--dram D --ssd-capacity 16D` and nothing else
 // (D = 256 MiB x --scale, at least 64 MiB; its SSD directory in a temp dir
 // under --scratch-dir); with --master, that store, D being the DRAM of its
 // nodes (found with probe objects), the stream's objects removed after each
