@@ -7,6 +7,7 @@ namespace mooncake_tier {
 namespace {
 
 constexpr uint64_t kBlock = SsdRecord::kAlignment;
+constexpr uint64_t kSector = SsdRecord::kSmallAlignment;
 // Bytes read per window, split into requests of kRequestBytes submitted as
 // one batch so that the device sees several at once.
 constexpr uint64_t kWindowBytes = 4 << 20;
@@ -56,8 +57,9 @@ Result<std::span<const std::byte>> SsdFileScanner::Load(uint64_t offset,
 }
 
 Result<uint64_t> SsdFileScanner::Resync(uint64_t offset) {
-  for (uint64_t at = AlignDown(offset) + kBlock; at < file_size_;
-       at += kBlock) {
+  // Records of format 2 may start on any sector.
+  for (uint64_t at = offset / kSector * kSector + kSector; at < file_size_;
+       at += kSector) {
     MT_ASSIGN_OR_RETURN(std::span<const std::byte> block, Load(at, kBlock));
     if (SsdRecord::Decode(block).ok()) return at;
   }
@@ -66,6 +68,17 @@ Result<uint64_t> SsdFileScanner::Resync(uint64_t offset) {
 
 Result<bool> SsdFileScanner::Next(Entry* entry) {
   if (done_ || offset_ >= file_size_) return false;
+  if (offset_ % kBlock != 0) {
+    // A batch of writes ends on a block boundary: zeros from the end of its
+    // last record to there are padding, not damage.
+    const uint64_t block_end = std::min(AlignUp(offset_), file_size_);
+    MT_ASSIGN_OR_RETURN(std::span<const std::byte> rest,
+                        Load(offset_, block_end - offset_));
+    if (rest.size() == block_end - offset_ && AllZero(rest)) {
+      offset_ = block_end;
+      if (offset_ >= file_size_) return false;
+    }
+  }
   *entry = Entry();
   entry->offset = offset_;
   MT_ASSIGN_OR_RETURN(std::span<const std::byte> head, Load(offset_, kBlock));

@@ -8,8 +8,11 @@
 //   kDamagedRecord a valid header (so key, lengths and sequence are known)
 //                  whose record checksum fails; skipped by its length.
 //   kDamagedRegion bytes that hold no valid header, up to the next
-//                  4096-aligned offset that does (resync). `zeros` tells a
+//                  512-aligned offset that does (resync). `zeros` tells a
 //                  never-written hole from garbage.
+//
+// Zeros from the end of a record to the next 4096-byte boundary are the
+// padding that ends a batch of writes: skipped, not reported.
 //   kTornTail      from here to the end of the file nothing is usable: a
 //                  record that runs past the end, or no valid header
 //                  follows. Always the last entry; the file's good data ends
@@ -55,7 +58,7 @@ class SsdFileScanner {
   // Makes [offset, offset + len) (clipped to the file) readable from the
   // window; returns a view of it.
   Result<std::span<const std::byte>> Load(uint64_t offset, uint64_t len);
-  // First 4096-aligned offset after `offset` holding a valid header, or the
+  // First 512-aligned offset after `offset` holding a valid header, or the
   // file size when there is none.
   Result<uint64_t> Resync(uint64_t offset);
 

@@ -142,8 +142,19 @@ uint64_t SsdRecord::value_offset() const {
                                              : meta_bytes();
 }
 
+bool SsdRecord::block_aligned() const {
+  return version_ < 2 || value_len_ >= kAlignedValueMinBytes;
+}
+
 uint64_t SsdRecord::size() const {
-  return AlignUp(value_offset() + value_len_, kAlignment);
+  return AlignUp(value_offset() + value_len_,
+                 block_aligned() ? kAlignment : kSmallAlignment);
+}
+
+SsdRecord SsdRecord::AtFormatVersion(uint16_t version) const {
+  SsdRecord r = *this;
+  r.version_ = version;
+  return r;
 }
 
 uint64_t SsdRecord::KeyHash(std::string_view key) {
@@ -176,7 +187,7 @@ void SsdRecord::EncodeMeta(std::span<const std::byte> value,
   const uint64_t meta = meta_bytes();
   std::memset(p, 0, kHeaderBytes);
   Put<uint32_t>(p + kMagicOffset, kMagic);
-  Put<uint16_t>(p + kVersionOffset, kFormatVersion);
+  Put<uint16_t>(p + kVersionOffset, version_);
   Put<uint16_t>(
       p + kFlagsOffset,
       static_cast<uint16_t>((tombstone_ ? kFlagTombstone : 0) |
@@ -213,7 +224,8 @@ Result<SsdRecord> SsdRecord::Decode(std::span<const std::byte> bytes) {
   }
   const std::byte* p = bytes.data();
   if (Get<uint32_t>(p + kMagicOffset) != kMagic) return BadHeader("magic");
-  if (Get<uint16_t>(p + kVersionOffset) != kFormatVersion) {
+  const uint16_t version = Get<uint16_t>(p + kVersionOffset);
+  if (version < kOldestFormatVersion || version > kFormatVersion) {
     return BadHeader("format version");
   }
   const uint16_t flags = Get<uint16_t>(p + kFlagsOffset);
@@ -253,6 +265,7 @@ Result<SsdRecord> SsdRecord::Decode(std::span<const std::byte> bytes) {
   }
 
   SsdRecord r;
+  r.version_ = version;
   r.tombstone_ = tombstone;
   r.key_.assign(reinterpret_cast<const char*>(p + kHeaderBytes), key_len);
   if (has_group) {

@@ -5,9 +5,12 @@
 //
 //   [64-byte header][key][group id][zeros to value_offset()][value][zeros]
 //
-// A record starts and ends on a 4096-byte boundary. Values of at least
-// kAlignedValueMinBytes start on a 4096-byte boundary of their own so that
-// an O_DIRECT read can land them straight in a caller's aligned buffer.
+// A record of format 2 holding a value of at least kAlignedValueMinBytes
+// is a whole number of 4096-byte blocks, starts on a block boundary of its
+// file and has its value start on one (so that an O_DIRECT read can land it
+// straight in a caller's aligned buffer); any other record of format 2 is a
+// whole number of kSmallAlignment-byte sectors and starts on one, so that
+// small values share blocks. Format 1 records are whole blocks, always.
 // Two XXH3-64 checksums protect it: the header checksum covers the header
 // fields, key and group id (so lengths and the key can be trusted before the
 // value is read); the record checksum covers header fields, key, group id and
@@ -30,9 +33,13 @@ namespace mooncake_tier {
 class SsdRecord {
  public:
   static constexpr uint64_t kAlignment = 4096;
+  // Granule of records that are not whole blocks (format 2).
+  static constexpr uint64_t kSmallAlignment = 512;
   static constexpr size_t kHeaderBytes = 64;
   static constexpr uint32_t kMagic = 0x5253544du;  // "MTSR"
-  static constexpr uint16_t kFormatVersion = 1;
+  // Written by this build; Decode also reads kOldestFormatVersion onwards.
+  static constexpr uint16_t kFormatVersion = 2;
+  static constexpr uint16_t kOldestFormatVersion = 1;
   static constexpr uint64_t kAlignedValueMinBytes = 64 << 10;
   // Bound on a value's length, so that sizes never overflow.
   static constexpr uint64_t kMaxValueBytes = uint64_t{1} << 40;
@@ -87,6 +94,10 @@ class SsdRecord {
   bool VerifyChecksum(std::span<const std::byte> meta,
                       std::span<const std::byte> value) const;
 
+  // The same record in format `version` (kOldestFormatVersion up to
+  // kFormatVersion): what an older build wrote, for tests that read it.
+  SsdRecord AtFormatVersion(uint16_t version) const;
+
   // Hash under which the store remembers which files hold a key.
   static uint64_t KeyHash(std::string_view key);
 
@@ -102,14 +113,21 @@ class SsdRecord {
   uint64_t meta_bytes() const;
   // Offset of the value within the record.
   uint64_t value_offset() const;
-  // Bytes the record takes in its file (a multiple of kAlignment).
+  // Bytes the record takes in its file: a multiple of kAlignment when
+  // block_aligned(), of kSmallAlignment otherwise.
   uint64_t size() const;
+  // The record must start on a kAlignment boundary of its file (its value
+  // is aligned within it, or it is of format 1); otherwise on a
+  // kSmallAlignment boundary.
+  bool block_aligned() const;
+  uint16_t format_version() const { return version_; }
 
  private:
   SsdRecord() = default;
   uint64_t RecordChecksum(std::span<const std::byte> meta,
                           std::span<const std::byte> value) const;
 
+  uint16_t version_ = kFormatVersion;
   bool tombstone_ = false;
   std::string key_;
   std::optional<GroupSpec> group_;

@@ -68,23 +68,55 @@ TEST(SsdRecordTest, RoundTripsEmptyValueAndTombstone) {
   EXPECT_TRUE(decoded->tombstone());
   EXPECT_EQ(decoded->key(), "gone");
   EXPECT_EQ(decoded->sequence(), 9u);
-  EXPECT_EQ(decoded->size(), SsdRecord::kAlignment);
+  EXPECT_EQ(decoded->size(), SsdRecord::kSmallAlignment);
 }
 
-TEST(SsdRecordTest, LayoutIsBlockAlignedAndLargeValuesStartOnABlock) {
-  for (uint64_t len : {0ull, 1ull, 4000ull, 4096ull, 65535ull, 65536ull,
-                       100000ull, 1ull << 20}) {
+TEST(SsdRecordTest, SmallRecordsAreSectorsAndLargeValuesStartOnABlock) {
+  for (uint64_t len : {0ull, 1ull, 4000ull, 4096ull, 16384ull, 65535ull,
+                       65536ull, 100000ull, 1ull << 20}) {
     SsdRecord r = SsdRecord::Value("key", std::nullopt, len, 1);
-    EXPECT_EQ(r.size() % SsdRecord::kAlignment, 0u) << len;
     EXPECT_GE(r.size(), r.value_offset() + len) << len;
     if (len >= SsdRecord::kAlignedValueMinBytes) {
+      EXPECT_TRUE(r.block_aligned()) << len;
+      EXPECT_EQ(r.size() % SsdRecord::kAlignment, 0u) << len;
       EXPECT_EQ(r.value_offset(), SsdRecord::kAlignment) << len;
     } else {
+      EXPECT_FALSE(r.block_aligned()) << len;
+      EXPECT_EQ(r.size() % SsdRecord::kSmallAlignment, 0u) << len;
+      EXPECT_LT(r.size() - r.value_offset() - len, SsdRecord::kSmallAlignment)
+          << len;
       EXPECT_EQ(r.value_offset(), r.meta_bytes()) << len;
     }
   }
-  // A small record takes one block.
-  EXPECT_EQ(SsdRecord::Value("key", std::nullopt, 100, 1).size(), 4096u);
+  // A 16 KiB value (a KV block's piece) takes 16.5 KiB, not 20 KiB.
+  EXPECT_EQ(SsdRecord::Value("key", std::nullopt, 16384, 1).size(),
+            16384u + 512u);
+  EXPECT_EQ(SsdRecord::Value("key", std::nullopt, 100, 1).size(), 512u);
+}
+
+TEST(SsdRecordTest, FormatOneRecordsAreStillReadAsWholeBlocks) {
+  const SsdRecord old =
+      SsdRecord::Value("key", std::nullopt, 100, 7).AtFormatVersion(1);
+  EXPECT_EQ(old.size(), SsdRecord::kAlignment);
+  EXPECT_TRUE(old.block_aligned());
+  const std::vector<std::byte> value = Bytes(100, 3);
+  AlignedBuffer bytes(old.size());
+  old.Encode(value, bytes.span());
+  Result<SsdRecord> decoded = SsdRecord::Decode(bytes.span());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(decoded->format_version(), 1);
+  EXPECT_EQ(decoded->size(), SsdRecord::kAlignment);
+  EXPECT_TRUE(Verifies(*decoded, bytes));
+  // A version this build does not know is a damaged header.
+  for (uint16_t version : {uint16_t{0}, uint16_t{3}}) {
+    const SsdRecord other =
+        SsdRecord::Value("key", std::nullopt, 100, 7).AtFormatVersion(version);
+    AlignedBuffer b(SsdRecord::kAlignment);
+    other.Encode(value, b.span());
+    EXPECT_EQ(SsdRecord::Decode(b.span()).status().reason(),
+              ErrorReason::kChecksumMismatch)
+        << version;
+  }
 }
 
 TEST(SsdRecordTest, FlippedValueByteFailsTheRecordChecksumOnly) {

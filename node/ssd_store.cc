@@ -24,6 +24,7 @@ constexpr uint64_t kFilesPerCapacity = 16;
 constexpr size_t kBufferPoolBytes = 64 << 20;
 
 uint64_t AlignDown(uint64_t n) { return n / kBlock * kBlock; }
+uint64_t AlignUp(uint64_t n) { return (n + kBlock - 1) / kBlock * kBlock; }
 
 // How often the file system's free space is looked at (more often after a
 // write found it full).
@@ -157,6 +158,8 @@ void SsdStore::RunPutRound(std::span<const SsdWrite> writes,
     pending[k].key = write.key;
     pending[k].put = &write;
     pending[k].bytes = PutRecordBytes(write);
+    pending[k].block_aligned =
+        write.value.size() >= SsdRecord::kAlignedValueMinBytes;
   }
   WriteRecords(pending, &counters_.write_latency);
   for (size_t k = 0; k < indices.size(); ++k) {
@@ -321,13 +324,28 @@ void SsdStore::Reserve(std::span<PendingWrite> writes) {
     w.busy = true;
   }
   absl::flat_hash_set<std::string_view> removed;
+  PendingWrite* last = nullptr;
   for (PendingWrite& w : writes) {
-    if (w.status.ok()) w.status = ReserveOneLocked(w, removed);
+    if (w.status.ok()) w.status = ReserveOneLocked(w, removed, last);
   }
+  // The batch ends on a block boundary: the next batch's first block is its
+  // own, so concurrent batches never write the same block.
+  if (last != nullptr) PadFileLocked(last->file, last);
+}
+
+void SsdStore::PadFileLocked(uint32_t file, PendingWrite* last) {
+  DataFile& f = files_.at(file);
+  const uint64_t pad = AlignUp(f.size) - f.size;
+  if (pad == 0) return;
+  f.size += pad;
+  file_bytes_ += pad;
+  // Only this batch's writes can have left the file off a block boundary.
+  if (last != nullptr && last->file == file) last->pad += pad;
 }
 
 Status SsdStore::ReserveOneLocked(
-    PendingWrite& w, absl::flat_hash_set<std::string_view>& removed) {
+    PendingWrite& w, absl::flat_hash_set<std::string_view>& removed,
+    PendingWrite*& last) {
   switch (w.kind) {
     case WriteKind::kPut:
       break;
@@ -377,7 +395,18 @@ Status SsdStore::ReserveOneLocked(
 
   RefreshSpaceLocked(/*force=*/false);
   const uint64_t limit = w.kind == WriteKind::kPut ? put_limit_ : capacity_;
-  if (file_bytes_ + w.bytes > limit) {
+  DataFile* active = &files_.at(active_file_);
+  const bool roll =
+      active->size > 0 && active->size + w.bytes > max_file_bytes_;
+  // What placing the record costs the store if it ends the batch: zeros
+  // closing the file it leaves, zeros before it (a block-aligned record),
+  // itself, zeros after it to the block boundary.
+  const uint64_t closing = roll ? AlignUp(active->size) - active->size : 0;
+  const uint64_t start =
+      roll ? 0 : (w.block_aligned ? AlignUp(active->size) : active->size);
+  const uint64_t lead = roll ? 0 : start - active->size;
+  const uint64_t tail = AlignUp(start + w.bytes) - (start + w.bytes);
+  if (file_bytes_ + closing + lead + w.bytes + tail > limit) {
     if (w.kind == WriteKind::kPut) {
       counters_.no_space_refusals.fetch_add(1, std::memory_order_relaxed);
     }
@@ -385,10 +414,12 @@ Status SsdStore::ReserveOneLocked(
                   "SSD store full: " + std::to_string(file_bytes_) + " of " +
                       std::to_string(limit) + " bytes used");
   }
-  DataFile* active = &files_.at(active_file_);
-  if (active->size > 0 && active->size + w.bytes > max_file_bytes_) {
+  if (roll) {
+    PadFileLocked(active_file_, last);
     MT_RETURN_IF_ERROR(RollActiveFileLocked());
     active = &files_.at(active_file_);
+  } else if (lead > 0) {
+    PadFileLocked(active_file_, last);
   }
   w.file = active_file_;
   w.offset = active->size;
@@ -406,6 +437,7 @@ Status SsdStore::ReserveOneLocked(
     w.sequence = next_sequence_++;
   }
   w.admitted = true;
+  last = &w;
   return Status::Ok();
 }
 
@@ -433,32 +465,65 @@ bool SsdStore::WriteToFiles(std::span<PendingWrite> writes) {
   }
   for (SsdFile* file : files) {
     std::vector<IoRequest> requests;
-    std::vector<PendingWrite*> owners;
+    std::vector<std::vector<PendingWrite*>> owners;  // per request
+    std::vector<AlignedBuffer> run_buffers;
+    // Records placed back to back (this batch's, in order) go out as one
+    // request from one buffer: a run starts and ends on a block boundary,
+    // its records share blocks.
+    std::vector<PendingWrite*> run;
+    auto flush_run = [&] {
+      if (run.empty()) return;
+      const uint64_t at = run.front()->offset;
+      const uint64_t len = run.back()->offset + run.back()->bytes +
+                           run.back()->pad - at;
+      if (run.size() == 1 && run.front()->pad == 0) {
+        requests.push_back({at, run.front()->buffer.data(), len, 0});
+      } else {
+        AlignedBuffer& buffer = run_buffers.emplace_back(buffers_.Get(len));
+        for (PendingWrite* w : run) {
+          std::byte* p = buffer.data() + (w->offset - at);
+          std::memcpy(p, w->buffer.data(), w->bytes);
+          std::memset(p + w->bytes, 0, w->pad);
+        }
+        requests.push_back({at, buffer.data(), len, 0});
+      }
+      owners.push_back(std::move(run));
+      run.clear();
+    };
     for (auto& w : writes) {
       if (!w.admitted || w.skipped || w.handle.get() != file) continue;
       if (w.direct_bytes == 0) {
-        requests.push_back({w.offset, w.buffer.data(), w.bytes, 0});
-        owners.push_back(&w);
+        if (!run.empty() && (run.back()->offset + run.back()->bytes +
+                                 run.back()->pad != w.offset)) {
+          flush_run();
+        }
+        run.push_back(&w);
         continue;
       }
-      // The device only reads from a write request's buffer.
+      flush_run();
+      // A large record starts and ends on a block boundary: no pad. The
+      // device only reads from a write request's buffer.
       void* body = const_cast<std::byte*>(w.put->value.data());
       const uint64_t tail_bytes = w.bytes - w.head_bytes - w.direct_bytes;
       requests.push_back({w.offset, w.buffer.data(), w.head_bytes, 0});
       requests.push_back({w.offset + w.head_bytes, body, w.direct_bytes, 0});
-      owners.insert(owners.end(), 2, &w);
+      owners.insert(owners.end(), 2, {&w});
       if (tail_bytes > 0) {
         requests.push_back({w.offset + w.head_bytes + w.direct_bytes,
                             w.buffer.data() + w.head_bytes, tail_bytes, 0});
-        owners.push_back(&w);
+        owners.push_back({&w});
       }
     }
+    flush_run();
     const Status status = file->WriteBatch(requests);
     for (size_t k = 0; k < requests.size(); ++k) {
       if (requests[k].result == static_cast<ssize_t>(requests[k].len)) continue;
-      owners[k]->status =
-          status.ok() ? Status(ErrorReason::kIoError, "short write") : status;
+      for (PendingWrite* w : owners[k]) {
+        w->status =
+            status.ok() ? Status(ErrorReason::kIoError, "short write") : status;
+      }
     }
+    for (AlignedBuffer& buffer : run_buffers) buffers_.Put(std::move(buffer));
   }
   return !files.empty();
 }
@@ -577,7 +642,7 @@ void SsdStore::WriteCorruptionTombstones(std::span<const std::string> keys) {
   for (size_t i = 0; i < keys.size(); ++i) {
     pending[i].kind = WriteKind::kCorruptionTombstone;
     pending[i].key = keys[i];
-    pending[i].bytes = kBlock;
+    pending[i].bytes = SsdRecord::Tombstone(keys[i], 0).size();
   }
   WriteRecords(pending);
   for (const PendingWrite& p : pending) {

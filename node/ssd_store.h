@@ -257,6 +257,13 @@ class SsdStore {
     // kCarryTombstone: hashes of every key the tombstone says was removed.
     std::vector<uint64_t> carried_hashes;
     uint64_t bytes = 0;          // record size in the file
+    // The record starts on a block boundary (SsdRecord::block_aligned());
+    // otherwise on a sector boundary, right after the batch's previous one.
+    bool block_aligned = false;
+    // Zeros written after the record, up to a block boundary: a batch's
+    // last record in a file (or one before a block-aligned record) ends its
+    // run of records there. Dead bytes of the file from the start.
+    uint64_t pad = 0;
     uint64_t sequence = 0;       // assigned at admission, kept when moved
     uint32_t source_file = 0;    // kCopy, kCarryTombstone
     uint64_t source_offset = 0;  // kCopy
@@ -325,8 +332,15 @@ class SsdStore {
   void WriteRecords(std::span<PendingWrite> writes,
                     LatencyHistogram* device_time = nullptr);
   void Reserve(std::span<PendingWrite> writes);
+  // Pads `file` to a block boundary; the zeros go out with `last` (the
+  // batch's last write placed there), which is then the end of a run.
+  void PadFileLocked(uint32_t file, PendingWrite* last)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // `last`: the batch's last write placed so far (nullptr: none); set to
+  // `write` when it is placed.
   Status ReserveOneLocked(PendingWrite& write,
-                          absl::flat_hash_set<std::string_view>& removed)
+                          absl::flat_hash_set<std::string_view>& removed,
+                          PendingWrite*& last)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   Status RollActiveFileLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Seals the active file (starts a new one) when it holds enough dead
@@ -342,7 +356,7 @@ class SsdStore {
       const PendingWrite& w);
   // Sends every admitted write to its file, one WriteBatch per file. False
   // when there was nothing to write (no I/O issued).
-  static bool WriteToFiles(std::span<PendingWrite> writes);
+  bool WriteToFiles(std::span<PendingWrite> writes);
   void Publish(std::span<PendingWrite> writes);
   void PublishOneLocked(PendingWrite& write)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);

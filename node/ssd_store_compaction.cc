@@ -149,6 +149,7 @@ Status SsdStore::MoveRecords(uint32_t victim, SsdFile& file, uint64_t size,
     w.source_file = victim;
     w.source_offset = entry.offset;
     w.bytes = entry.bytes;
+    w.block_aligned = record.block_aligned();
     w.buffer = buffers_.Get(entry.bytes);
     std::memcpy(w.buffer.data(), entry.data.data(), entry.bytes);
     chunk_bytes += entry.bytes;

@@ -20,6 +20,7 @@ struct SsdStore::ReadPlan {
   std::shared_ptr<SsdFile> file;
   std::optional<SsdRecord> expected;  // key, group, lengths, sequence
   AlignedBuffer bounce;
+  uint64_t skip = 0;     // bounce buffer bytes before the record's start
   bool direct = false;  // value body read into the caller's buffer
   uint64_t body = 0;    // direct: bytes of it read there
   std::vector<IoRequest> requests;
@@ -94,9 +95,15 @@ void SsdStore::PlanIo(SsdRead& read, ReadPlan& plan) const {
   plan.direct = value_len >= kDirectIoMinBytes &&
                 reinterpret_cast<uintptr_t>(dst) % align == 0;
   if (!plan.direct) {
-    plan.bounce = buffers_.Get(record.size());
-    plan.requests.push_back(
-        {plan.offset, plan.bounce.data(), record.size(), 0});
+    // The blocks that hold the record (a small one may start and end
+    // inside a block it shares); files are whole blocks, so they exist.
+    const uint64_t block = SsdRecord::kAlignment;
+    const uint64_t start = plan.offset / block * block;
+    plan.skip = plan.offset - start;
+    const uint64_t len =
+        (plan.skip + value_at + value_len + block - 1) / block * block;
+    plan.bounce = buffers_.Get(len);
+    plan.requests.push_back({start, plan.bounce.data(), len, 0});
     return;
   }
   // The value starts on a block boundary: header block into the bounce
@@ -152,7 +159,7 @@ Status SsdStore::FinishRead(SsdRead& read, ReadPlan& plan) {
     }
     if (static_cast<uint64_t>(r.result) != r.len) return corrupt("cut short");
   }
-  const std::span<const std::byte> meta(plan.bounce.data(),
+  const std::span<const std::byte> meta(plan.bounce.data() + plan.skip,
                                         expected.meta_bytes());
   Result<SsdRecord> found = SsdRecord::Decode(meta);
   if (!found.ok()) return corrupt("has a bad header");
@@ -169,7 +176,8 @@ Status SsdStore::FinishRead(SsdRead& read, ReadPlan& plan) {
                 value_len - plan.body);
     value = read.buffer.first(value_len);
   } else {
-    value = plan.bounce.span().subspan(expected.value_offset(), value_len);
+    value = plan.bounce.span().subspan(plan.skip + expected.value_offset(),
+                                       value_len);
   }
   if (!found->VerifyChecksum(meta, value)) return corrupt("fails its checksum");
   if (!plan.direct && value_len > 0) {

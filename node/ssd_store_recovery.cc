@@ -23,6 +23,8 @@ namespace {
 
 using Kind = SsdFileScanner::Kind;
 
+uint64_t AlignUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
+
 }  // namespace
 
 Status SsdStore::Recover() {
@@ -134,8 +136,13 @@ Status SsdStore::RecoverFile(uint32_t number, ScanMap& scan,
         spdlog::warn("SSD store: torn tail of {} bytes in {} at {}; truncated",
                      entry.bytes, name, entry.offset);
         counters_.torn_records.fetch_add(1, std::memory_order_relaxed);
+        // Back to the end of the last good record, then zeros to the next
+        // block boundary (padding): files stay whole blocks for O_DIRECT.
         MT_RETURN_IF_ERROR(data.file->Truncate(entry.offset));
-        size = entry.offset;
+        size = AlignUp(entry.offset, SsdRecord::kAlignment);
+        if (size != entry.offset) {
+          MT_RETURN_IF_ERROR(data.file->Truncate(size));
+        }
         break;
     }
   }

@@ -141,10 +141,12 @@ TEST_P(SsdStoreRecoveryTest, DamagedRecordIsFoundByTheReopenScan) {
 TEST_P(SsdStoreRecoveryTest, FlippedHeaderByteIsSkippedAndTheScanResyncs) {
   Open();
   for (int i = 0; i < 4; ++i) Put("h" + std::to_string(i), Value(10000, i));
+  // Each put is a batch of its own, and a batch ends on a block boundary.
   const uint64_t record = RecordBytes("h0", 10000);
+  const uint64_t h1_at = (record + 4095) / 4096 * 4096;
   const std::string file = DataFiles()[0];
   store_.reset();
-  FlipByte(file, record + 33);  // h1's sequence number
+  FlipByte(file, h1_at + 33);  // h1's sequence number
   Open();
   EXPECT_EQ(store_->stats().corrupt_records, 1u);
   EXPECT_EQ(store_->stats().torn_records, 0u);
