@@ -467,9 +467,10 @@ bool SsdStore::WriteToFiles(std::span<PendingWrite> writes) {
     std::vector<IoRequest> requests;
     std::vector<std::vector<PendingWrite*>> owners;  // per request
     std::vector<AlignedBuffer> run_buffers;
-    // Records placed back to back (this batch's, in order) go out as one
-    // request from one buffer: a run starts and ends on a block boundary,
-    // its records share blocks.
+    // Records placed back to back that share blocks (this batch's, in
+    // order) go out as one request from one buffer: a run starts and ends
+    // on a block boundary. A record that is whole blocks on its own is a
+    // run of one, written from its buffer without a copy.
     std::vector<PendingWrite*> run;
     auto flush_run = [&] {
       if (run.empty()) return;
@@ -498,6 +499,7 @@ bool SsdStore::WriteToFiles(std::span<PendingWrite> writes) {
           flush_run();
         }
         run.push_back(&w);
+        if ((w.offset + w.bytes + w.pad) % kBlock == 0) flush_run();
         continue;
       }
       flush_run();
