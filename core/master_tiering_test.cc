@@ -205,7 +205,7 @@ TEST(MasterTieringTest, AWaitingPutGivesUpAtItsDeadlineSayingWhatHoldsDram) {
   ASSERT_TRUE(waited);
   ASSERT_FALSE(placed.ok());
   EXPECT_EQ(placed.status().reason(), ErrorReason::kNoSpace);
-  const std::string& why = placed.status().message();
+  const std::string why = placed.status().message();
   EXPECT_NE(why.find("after waiting"), std::string::npos) << why;
   EXPECT_NE(why.find("being written back"), std::string::npos) << why;
   EXPECT_NE(why.find("node 'n'"), std::string::npos) << why;
