@@ -213,6 +213,7 @@ std::vector<Status> SsdStore::RemoveBatch(
   // Removals per tombstone record: a record of at most ~260 KiB even with
   // keys of the longest length.
   constexpr size_t kRemovalsPerRecord = 256;
+  WriteOwedTombstones();
   std::vector<Status> statuses(keys.size());
   std::vector<PendingWrite> pending;
   std::vector<std::vector<size_t>> positions;
@@ -251,6 +252,10 @@ void SsdStore::WriteRecords(std::span<PendingWrite> writes,
       w.buffer = buffers_.Get(w.bytes);
       SsdRecord::TombstoneList(removed).Encode(
           SsdRecord::EncodeRemovals(removed), w.buffer.span());
+    } else if (w.kind == WriteKind::kOwedTombstones) {
+      w.buffer = buffers_.Get(w.bytes);
+      SsdRecord::TombstoneList(w.owed_kept)
+          .Encode(SsdRecord::EncodeRemovals(w.owed_kept), w.buffer.span());
     } else if (w.kind == WriteKind::kCorruptionTombstone) {
       w.buffer = buffers_.Get(w.bytes);
       SsdRecord::Tombstone(w.key, w.sequence).Encode({}, w.buffer.span());
@@ -376,6 +381,20 @@ Status SsdStore::ReserveOneLocked(
     case WriteKind::kCorruptionTombstone:
       w.skipped = index_.contains(IndexKey(w.key));  // a newer value shadows it
       break;
+    case WriteKind::kOwedTombstones:
+      // Only while some file may still hold a record of the key.
+      w.owed_kept.clear();
+      for (const auto& [key, sequence] : w.owed) {
+        if (NeedsTombstoneLocked(SsdRecord::KeyHash(key), UINT32_MAX)) {
+          w.owed_kept.push_back({key, sequence});
+        }
+      }
+      w.skipped = w.owed_kept.empty();
+      if (!w.skipped) {
+        w.bytes = SsdRecord::TombstoneListBytes(w.owed_kept);
+        w.sequence = w.owed_kept.front().sequence;
+      }
+      break;
     case WriteKind::kCopy: {
       auto it = index_.find(IndexKey(w.key));
       w.skipped = it == index_.end() || it->second.file != w.source_file ||
@@ -433,7 +452,8 @@ Status SsdStore::ReserveOneLocked(
     }
     w.sequence = AdmittedRemovals(w).front().sequence;
   } else if (w.kind != WriteKind::kCopy &&
-             w.kind != WriteKind::kCarryTombstone) {
+             w.kind != WriteKind::kCarryTombstone &&
+             w.kind != WriteKind::kOwedTombstones) {
     w.sequence = next_sequence_++;
   }
   w.admitted = true;
@@ -534,8 +554,15 @@ void SsdStore::Publish(std::span<PendingWrite> writes) {
   MutexLock lock(&mutex_);
   bool file_system_full = false;
   for (PendingWrite& w : writes) {
+    if (w.admitted && !w.skipped) --files_.at(w.file).writes_in_flight;
+    if (w.kind == WriteKind::kRemoveList && !w.skipped &&
+        w.status.reason() == ErrorReason::kNoSpace) {
+      file_system_full = file_system_full || w.admitted;
+      counters_.no_space_refusals.fetch_add(1, std::memory_order_relaxed);
+      OweRemovalsLocked(w);
+      continue;
+    }
     if (!w.admitted || w.skipped) continue;
-    --files_.at(w.file).writes_in_flight;
     if (w.status.ok()) {
       PublishOneLocked(w);
     } else if (w.status.reason() == ErrorReason::kNoSpace) {
@@ -559,6 +586,45 @@ void SsdStore::Publish(std::span<PendingWrite> writes) {
     w.busy = false;
   }
   if (released) admission_cv_.SignalAll();
+}
+
+void SsdStore::OweRemovalsLocked(PendingWrite& w) {
+  for (size_t j = 0; j < w.removals.size(); ++j) {
+    if (j >= w.removal_status.size() || !w.removal_status[j].ok()) continue;
+    // An admitted list's sequences were given in order with other writes;
+    // one refused at admission gets them now, while its keys are busy, so
+    // a later put of the key still outranks the tombstone.
+    const uint64_t sequence =
+        w.admitted ? w.removal_sequences[j] : next_sequence_++;
+    RemoveIndexEntryLocked(w.removals[j]);
+    owed_removals_.emplace_back(std::string(w.removals[j]), sequence);
+  }
+  w.status = Status::Ok();
+}
+
+void SsdStore::WriteOwedTombstones() {
+  constexpr size_t kPerRecord = 256;
+  std::vector<std::pair<std::string, uint64_t>> owed;
+  {
+    MutexLock lock(&mutex_);
+    owed.swap(owed_removals_);
+  }
+  if (owed.empty()) return;
+  std::vector<PendingWrite> pending((owed.size() + kPerRecord - 1) /
+                                    kPerRecord);
+  for (size_t i = 0; i < owed.size(); ++i) {
+    pending[i / kPerRecord].owed.push_back(std::move(owed[i]));
+  }
+  for (PendingWrite& w : pending) {
+    w.kind = WriteKind::kOwedTombstones;
+    w.key = w.owed.front().first;  // the vector no longer changes
+  }
+  WriteRecords(pending);
+  MutexLock lock(&mutex_);
+  for (PendingWrite& w : pending) {
+    if (w.status.ok()) continue;
+    for (auto& entry : w.owed) owed_removals_.push_back(std::move(entry));
+  }
 }
 
 void SsdStore::PublishOneLocked(PendingWrite& w) {
@@ -586,6 +652,12 @@ void SsdStore::PublishOneLocked(PendingWrite& w) {
     case WriteKind::kCarryTombstone:
       target.key_hashes.insert(w.carried_hashes.begin(),
                                w.carried_hashes.end());
+      target.tombstone_bytes += w.bytes;
+      break;
+    case WriteKind::kOwedTombstones:
+      for (const SsdRecord::Removal& r : w.owed_kept) {
+        target.key_hashes.insert(SsdRecord::KeyHash(r.key));
+      }
       target.tombstone_bytes += w.bytes;
       break;
     case WriteKind::kCorruptionTombstone:
@@ -726,6 +798,7 @@ SsdStoreStats SsdStore::stats() const {
   {
     MutexLock lock(&mutex_);
     s.live_records = index_.size();
+    s.owed_tombstones = owed_removals_.size();
     s.live_bytes = live_bytes_;
     s.file_bytes = file_bytes_;
     for (const auto& [number, f] : files_) s.live_record_bytes += f.live_bytes;

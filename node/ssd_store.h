@@ -123,6 +123,7 @@ struct SsdStoreStats {
   // known).
   uint64_t filesystem_free_bytes = 0;
   uint64_t no_space_refusals = 0;  // writes refused: store or disk full
+  uint64_t owed_tombstones = 0;    // removals done, tombstone not yet written
   uint64_t records_written = 0;    // by PutBatch
   uint64_t bytes_written = 0;      // value bytes, by PutBatch
   uint64_t records_read = 0;
@@ -168,8 +169,18 @@ class SsdStore {
   // Removes every key, writing tombstones so that it stays removed after a
   // restart (a batch's removals share tombstone records: about a hundred
   // bytes each, not a block). OBJECT_NOT_FOUND if absent, INVALID_KEY,
-  // NO_SPACE, IO_ERROR.
+  // IO_ERROR. When the store has no room for the tombstone (its limit, or
+  // the file system refusing the write), the keys are removed all the same
+  // and their tombstones owed: a full store must still free what it is told
+  // to free, or it holds records nobody wants and never gets room again.
+  // Owed tombstones are written by the next removal batch or compaction
+  // that finds room, and dropped for records compaction erased meanwhile;
+  // until then a crash brings such a record back at the next Open.
   std::vector<Status> RemoveBatch(std::span<const std::string_view> keys);
+
+  // Writes owed tombstones (RemoveBatch) that are still needed, as far as
+  // room allows; the rest stay owed.
+  void WriteOwedTombstones();
 
   // Batches of one.
   Status Put(std::string_view key, std::span<const std::byte> value,
@@ -241,6 +252,7 @@ class SsdStore {
     kCorruptionTombstone,  // for a key found corrupt; skipped if it is live
     kCopy,                 // compaction: a live record moved verbatim
     kCarryTombstone,       // compaction: a tombstone moved, if still needed
+    kOwedTombstones,       // removals done without a tombstone (no room)
   };
 
   // One record on its way through WriteRecords.
@@ -254,6 +266,10 @@ class SsdStore {
     std::vector<std::string_view> removals;
     std::vector<uint64_t> removal_sequences;
     std::vector<Status> removal_status;
+    // kOwedTombstones: the owed (key, sequence) pairs, and those of them
+    // whose key some file still holds (views into `owed`).
+    std::vector<std::pair<std::string, uint64_t>> owed;
+    std::vector<SsdRecord::Removal> owed_kept;
     // kCarryTombstone: hashes of every key the tombstone says was removed.
     std::vector<uint64_t> carried_hashes;
     uint64_t bytes = 0;          // record size in the file
@@ -358,6 +374,10 @@ class SsdStore {
   // when there was nothing to write (no I/O issued).
   bool WriteToFiles(std::span<PendingWrite> writes);
   void Publish(std::span<PendingWrite> writes);
+  // A removal list that found no room: its keys are removed from the index
+  // now (they are still busy) and their tombstones owed.
+  void OweRemovalsLocked(PendingWrite& write)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void PublishOneLocked(PendingWrite& write)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void RunPutRound(std::span<const SsdWrite> writes,
@@ -437,6 +457,9 @@ class SsdStore {
   // Signalled when busy keys are released or a roll ends.
   CondVar admission_cv_{&mutex_};
   std::vector<std::string> corrupt_keys_ ABSL_GUARDED_BY(mutex_);
+  // Removals done without their tombstone, with the sequence each got.
+  std::vector<std::pair<std::string, uint64_t>> owed_removals_
+      ABSL_GUARDED_BY(mutex_);
   // What the files may fill now (options_.capacity_bytes, or less when the
   // file system has less room), and where puts stop within it.
   uint64_t capacity_ ABSL_GUARDED_BY(mutex_);

@@ -36,6 +36,7 @@ Result<bool> SsdStore::CompactStep(double min_dead_ratio) {
   }
   if (!victim) return false;
   MT_RETURN_IF_ERROR(CompactFile(*victim));
+  WriteOwedTombstones();  // the file's room pays what removals owe
   return true;
 }
 

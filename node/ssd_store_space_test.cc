@@ -186,5 +186,46 @@ TEST_F(SmallFileSystemTest, AStreamThroughASmallFileSystemNeverWedges) {
   EXPECT_EQ(stats.write_errors, 0u);
 }
 
+TEST_F(SmallFileSystemTest, AFullStoreStillRemovesAndOwesTheTombstones) {
+  // Seen wedged: the file system full, removals refused for want of room
+  // for their tombstones, so the store kept records the master had let go
+  // (it counted the SSD a third full) and nothing ever freed room again.
+  Open(64 * kMiB, 64 * kMiB);
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(Put(i).ok()) << i;
+  device_->SetSpaceForTest(store_->stats().file_bytes);  // not a byte free
+  std::vector<std::string> keys;
+  for (int i = 0; i < 120; ++i) keys.push_back(Key(i));
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  for (const Status& s : store_->RemoveBatch(views)) {
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  EXPECT_FALSE(store_->ValueSize(Key(0)).has_value());
+  EXPECT_TRUE(store_->ValueSize(Key(150)).has_value());
+  EXPECT_EQ(store_->stats().owed_tombstones, 120u);
+  // Their files are dead now: compaction deletes them without room to
+  // copy anything, and the tombstones that still matter are written.
+  for (int step = 0; step < 64; ++step) {
+    Result<bool> worked = store_->CompactStep(SsdStore::kPressureDeadRatio);
+    ASSERT_TRUE(worked.ok()) << worked.status().ToString();
+    if (!*worked) break;
+  }
+  EXPECT_GT(store_->stats().compactions, 0u);
+  EXPECT_EQ(store_->stats().owed_tombstones, 0u);
+  EXPECT_TRUE(Put(1000).ok());  // room again
+  // Removed for good: a restart brings none of them back.
+  store_.reset();
+  SsdStoreOptions options;
+  options.capacity_bytes = 64 * kMiB;
+  options.max_file_bytes = 1 * kMiB;
+  Result<std::unique_ptr<SsdStore>> reopened =
+      SsdStore::Open(device_->Reopen(), options);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  store_ = std::move(reopened).value();
+  for (int i = 0; i < 200; ++i) {
+    EXPECT_EQ(store_->ValueSize(Key(i)).has_value(), i >= 120) << i;
+  }
+  EXPECT_TRUE(store_->ValueSize(Key(1000)).has_value());
+}
+
 }  // namespace
 }  // namespace mooncake_tier::ssd_store_testing
