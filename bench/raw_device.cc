@@ -35,6 +35,8 @@ uint64_t SplitMix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+}  // namespace
+
 // The temp file of one call, opened with O_DIRECT when the filesystem
 // allows it; closed and unlinked when the object goes away.
 class TempFile {
@@ -62,7 +64,7 @@ class TempFile {
 
 // True for filesystems that live in memory: O_DIRECT (which tmpfs accepts
 // since Linux 6.6) reaches no device there.
-bool InMemory(const std::string& dir) {
+static bool InMemory(const std::string& dir) {
   struct statfs fs {};
   return statfs(dir.c_str(), &fs) == 0 &&
          (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
@@ -88,12 +90,15 @@ Result<std::unique_ptr<TempFile>> TempFile::Create(const std::string& dir) {
   return std::unique_ptr<TempFile>(new TempFile(fd, direct, std::move(path)));
 }
 
+namespace {
+
 // How the file is cut: `chunks` pieces of `chunk` bytes over `threads`
 // threads; thread t owns chunks [Begin(t), Begin(t + 1)).
 struct Layout {
   uint64_t chunk = 0;
   uint64_t chunks = 0;
   int threads = 0;
+  uint64_t base = 0;  // file offset of chunk 0
 
   uint64_t Begin(int t) const { return chunks * t / threads; }
   uint64_t bytes() const { return chunk * chunks; }
@@ -179,8 +184,8 @@ Status MoveRegion(const TempFile& file, const Layout& layout, int t,
         std::memcpy(buffer + at, &stamp, sizeof(stamp));
       }
     }
-    MT_RETURN_IF_ERROR(
-        FullTransfer(file, direction, buffer, layout.chunk, c * layout.chunk));
+    MT_RETURN_IF_ERROR(FullTransfer(file, direction, buffer, layout.chunk,
+                                    layout.base + c * layout.chunk));
   }
   return Status();
 }
@@ -271,6 +276,47 @@ Result<RawDeviceResult> RawDirectRead(const std::string& dir,
       const double seconds,
       TimedParallel(*file, layout, Direction::kRead, [] { return Status(); }));
   return MakeResult(*file, layout, seconds);
+}
+
+RawReadFile::RawReadFile(std::unique_ptr<TempFile> file, uint64_t size)
+    : file_(std::move(file)), size_(size) {}
+
+RawReadFile::~RawReadFile() = default;
+
+Result<std::unique_ptr<RawReadFile>> RawReadFile::Write(
+    const std::string& dir, uint64_t total_bytes) {
+  constexpr uint64_t kWriteChunk = 4 << 20;
+  MT_ASSIGN_OR_RETURN(Layout layout,
+                      MakeLayout(kWriteChunk, total_bytes, /*threads=*/1));
+  layout.chunks = (total_bytes + kWriteChunk - 1) / kWriteChunk;
+  MT_ASSIGN_OR_RETURN(std::unique_ptr<TempFile> file, TempFile::Create(dir));
+  MT_RETURN_IF_ERROR(WriteFile(*file, layout).status());
+  if (!file->direct()) {
+    const int rc = posix_fadvise(file->fd(), 0, 0, POSIX_FADV_DONTNEED);
+    if (rc != 0) return ErrnoStatus("posix_fadvise", file->path(), rc);
+  }
+  return std::unique_ptr<RawReadFile>(
+      new RawReadFile(std::move(file), layout.bytes()));
+}
+
+Result<RawDeviceResult> RawReadFile::Read(uint64_t offset,
+                                          uint64_t chunk_bytes,
+                                          uint64_t total_bytes, int threads) {
+  MT_ASSIGN_OR_RETURN(Layout layout,
+                      MakeLayout(chunk_bytes, total_bytes, threads));
+  layout.base = offset;
+  if (offset % kRawDeviceAlignment != 0 || offset > size_ ||
+      layout.bytes() > size_ - offset) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "raw read of " + std::to_string(layout.bytes()) +
+                      " bytes at " + std::to_string(offset) +
+                      " is outside the " + std::to_string(size_) +
+                      "-byte file or off a 4096-byte boundary");
+  }
+  MT_ASSIGN_OR_RETURN(const double seconds,
+                      TimedParallel(*file_, layout, Direction::kRead,
+                                    [] { return Status(); }));
+  return MakeResult(*file_, layout, seconds);
 }
 
 }  // namespace mooncake_tier::bench

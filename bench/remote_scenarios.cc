@@ -31,6 +31,7 @@ constexpr uint64_t kMiB = 1 << 20;
 constexpr uint64_t kSpawnDram = 1024 * kMiB;
 constexpr uint64_t kObjectSizes[] = {64 << 10, 1 * kMiB, 4 * kMiB};
 constexpr int kThreadCounts[] = {1, 4};
+constexpr uint64_t kMaxObjectBytes = 4 * kMiB;
 
 // A store and the ways into it.
 struct Connection {
@@ -300,18 +301,24 @@ Status FillDram(Connection& c, ResultSink& sink) {
 
 // Adds to a local_disk row what the device itself reads: O_DIRECT reads
 // of the same object size by the same threads, about the same bytes, in
-// --scratch-dir (where a spawned store's SSD files lie), and get_gbps over
-// that.
-Status AddRawReadFigures(const CommonOptions& common, uint64_t size,
-                         int threads, uint64_t bytes, ResultSink& sink,
+// --scratch-dir (where a spawned store's SSD files lie). raw_read_gbps
+// reads `aged`'s region, written before the store's objects;
+// raw_read_fresh_gbps a file written just before it is read.
+// raw_ratio = get_gbps / raw_read_gbps.
+Status AddRawReadFigures(const CommonOptions& common, RawReadFile& aged,
+                         uint64_t region, uint64_t size, int threads,
+                         uint64_t bytes, ResultSink& sink,
                          nlohmann::ordered_json& row) {
   MT_ASSIGN_OR_RETURN(const RawDeviceResult raw,
+                      aged.Read(region, size, bytes, threads));
+  MT_ASSIGN_OR_RETURN(const RawDeviceResult fresh,
                       RawDirectRead(common.scratch_dir, size, bytes, threads));
   if (!raw.direct) {
     sink.Progress("datapath: " + common.scratch_dir +
                   " takes no O_DIRECT; raw_read_gbps is buffered I/O");
   }
   row["raw_read_gbps"] = raw.gbps;
+  row["raw_read_fresh_gbps"] = fresh.gbps;
   row["raw_ratio"] = Ratio(row["get_gbps"].get<double>(), raw.gbps);
   return Status();
 }
@@ -327,6 +334,15 @@ Status RunSsdRows(Connection& c, const CommonOptions& common,
     double put_s;
   };
   std::vector<Run> runs;
+  // The raw baseline's bytes are written before the store's objects, so
+  // that they are as old as those when read (RawReadFile): one region of
+  // `region` bytes per row.
+  const uint64_t region =
+      (budget + kMaxObjectBytes - 1) / kMaxObjectBytes * kMaxObjectBytes;
+  MT_ASSIGN_OR_RETURN(
+      std::unique_ptr<RawReadFile> aged,
+      RawReadFile::Write(common.scratch_dir,
+                         region * std::size(kObjectSizes) * std::size(kThreadCounts)));
   for (uint64_t size : kObjectSizes) {
     for (int threads : kThreadCounts) {
       Run run{size, threads,
@@ -340,7 +356,8 @@ Status RunSsdRows(Connection& c, const CommonOptions& common,
   MT_RETURN_IF_ERROR(FillDram(c, sink));
   // The last evictions' offloads land (and their DRAM copies go).
   std::this_thread::sleep_for(std::chrono::seconds(3));
-  for (Run& run : runs) {
+  for (size_t r = 0; r < runs.size(); ++r) {
+    Run& run = runs[r];
     uint64_t put_bytes = 0;
     for (const ThreadSlab& s : run.slabs) put_bytes += s.keys.size() * run.size;
     const size_t kept = KeepSsdOnly(c, run.slabs, run.size);
@@ -356,8 +373,9 @@ Status RunSsdRows(Connection& c, const CommonOptions& common,
         DatapathRow("local_disk", run.size, run.threads, put_bytes, run.put_s,
                     kept * run.size, *get_s, run.slabs, memcpy_gbps);
     row["ssd_only_objects"] = kept;
-    MT_RETURN_IF_ERROR(AddRawReadFigures(common, run.size, run.threads,
-                                         kept * run.size, sink, row));
+    MT_RETURN_IF_ERROR(AddRawReadFigures(common, *aged, r * region, run.size,
+                                         run.threads, kept * run.size, sink,
+                                         row));
     sink.Emit(row);
     ReleaseSlabs(*c.client, run.slabs);
   }
