@@ -71,11 +71,11 @@ class TempFile;
 
 // A file written now and read later, a region at a time: the baseline for
 // reads of data written a while before, as a store's SSD objects are by
-// the time they are read. A virtual disk's host keeps what was just
+// the time they are read. A virtual disk's host may keep what was just
 // written in its cache: O_DIRECT reads of a file written a moment ago ran
-// at about twice the speed of reads of one written minutes before (1.2-1.3
+// at about twice the speed of reads of one written weeks before (1.2-1.3
 // against 0.6-0.74 GB/s with dd on the development VM), so a file written
-// right before it is read flatters the device.
+// right before it is read may flatter the device.
 //
 // Thread safety: one thread at a time.
 class RawReadFile {
