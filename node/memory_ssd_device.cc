@@ -151,11 +151,11 @@ void MemorySsdDevice::SetSpaceForTest(uint64_t bytes) {
   files_->space.limit.store(bytes);
 }
 
-Result<uint64_t> MemorySsdDevice::FreeSpace() const {
+Result<SsdDevice::Space> MemorySsdDevice::FreeSpace() const {
   const uint64_t limit = files_->space.limit.load();
   const uint64_t used = files_->space.used.load();
-  if (limit == UINT64_MAX) return limit;
-  return limit > used ? limit - used : 0;
+  if (limit == UINT64_MAX) return Space{};
+  return Space{limit > used ? limit - used : 0, limit};
 }
 
 Result<std::unique_ptr<SsdFile>> MemorySsdDevice::Open(const std::string& name,

@@ -42,7 +42,7 @@ class MemorySsdDevice final : public SsdDevice {
   Result<std::vector<std::string>> List() const override;
   Status Remove(const std::string& name) override;
   Status Sync() override { return Status::Ok(); }
-  Result<uint64_t> FreeSpace() const override;
+  Result<Space> FreeSpace() const override;
   bool direct_io() const override { return alignment_ > 1; }
   uint64_t alignment() const override { return alignment_; }
 

@@ -80,9 +80,13 @@ class SsdDevice {
   // Makes creations and removals of files durable (fsync of the directory).
   virtual Status Sync() = 0;
 
-  // Bytes the file system holding the files can still give them (what an
-  // unprivileged writer may use). UINT64_MAX when there is no such limit.
-  virtual Result<uint64_t> FreeSpace() const = 0;
+  // The room of the file system holding the files, as an unprivileged
+  // writer sees it: UINT64_MAX in both fields when there is no such limit.
+  struct Space {
+    uint64_t free = UINT64_MAX;   // what it can still give the files
+    uint64_t total = UINT64_MAX;  // all it can hold (used and free)
+  };
+  virtual Result<Space> FreeSpace() const = 0;
 
   // True when I/O bypasses the page cache; alignment() then applies.
   virtual bool direct_io() const = 0;

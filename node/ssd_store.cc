@@ -26,10 +26,6 @@ constexpr size_t kBufferPoolBytes = 64 << 20;
 uint64_t AlignDown(uint64_t n) { return n / kBlock * kBlock; }
 uint64_t AlignUp(uint64_t n) { return (n + kBlock - 1) / kBlock * kBlock; }
 
-// How often the file system's free space is looked at (more often after a
-// write found it full).
-constexpr auto kSpaceCheckInterval = std::chrono::seconds(1);
-
 uint64_t CappedFileBytes(const SsdStoreOptions& o, uint64_t capacity) {
   return std::max(kBlock, std::min(o.max_file_bytes,
                                    AlignDown(capacity / kFilesPerCapacity)));
@@ -82,11 +78,12 @@ Result<std::unique_ptr<SsdStore>> SsdStore::Open(
   if (device == nullptr || options.capacity_bytes == 0 ||
       options.max_file_bytes < kBlock ||
       !(options.compaction_min_dead_ratio > 0.0 &&
-        options.compaction_min_dead_ratio <= 1.0)) {
+        options.compaction_min_dead_ratio <= 1.0) ||
+      options.space_check_interval.count() < 0) {
     return Status(ErrorReason::kInvalidArgument,
                   "SsdStore needs a device, capacity_bytes > 0, "
-                  "max_file_bytes >= 4096 and compaction_min_dead_ratio in "
-                  "(0, 1]");
+                  "max_file_bytes >= 4096, compaction_min_dead_ratio in "
+                  "(0, 1] and space_check_interval >= 0");
   }
   std::unique_ptr<SsdStore> store(new SsdStore(std::move(device), options));
   MT_RETURN_IF_ERROR(store->Recover());
@@ -189,15 +186,18 @@ bool SsdStore::CompactForRoom(uint64_t bytes) {
 
 void SsdStore::RefreshSpaceLocked(bool force) {
   const auto now = std::chrono::steady_clock::now();
-  if (!force && now - space_checked_ < kSpaceCheckInterval) return;
+  if (!force && now - space_checked_ < options_.space_check_interval) return;
   space_checked_ = now;
-  Result<uint64_t> free = device_->FreeSpace();
-  filesystem_free_ = free.ok() ? *free : UINT64_MAX;
+  Result<SsdDevice::Space> space = device_->FreeSpace();
+  filesystem_free_ = space.ok() ? space->free : UINT64_MAX;
   // What the files hold plus what the file system can still give them,
-  // never more than configured.
-  const uint64_t reachable = filesystem_free_ >= options_.capacity_bytes
-                                 ? options_.capacity_bytes
-                                 : file_bytes_ + filesystem_free_;
+  // never more than configured, nor than the whole file system: file_bytes_
+  // also counts what the file system has not charged (writes placed but not
+  // yet landed, the holes failed writes leave).
+  const uint64_t reachable =
+      filesystem_free_ >= options_.capacity_bytes
+          ? options_.capacity_bytes
+          : std::min(file_bytes_ + filesystem_free_, space->total);
   capacity_ = std::min(options_.capacity_bytes, AlignDown(reachable));
   max_file_bytes_ = CappedFileBytes(options_, capacity_);
   put_limit_ = PutLimitBytes(options_, capacity_, max_file_bytes_);

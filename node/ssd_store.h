@@ -73,6 +73,9 @@ struct SsdStoreOptions {
   // bytes (tombstones count as live here: they may have to move).
   // Default: 0.5. REQUIRES: in (0, 1].
   double compaction_min_dead_ratio = 0.5;
+  // How often the store looks at its file system's free space (and after
+  // every write it refused for room). Default: 1 s.
+  std::chrono::milliseconds space_check_interval{1000};
 };
 
 struct SsdWrite {

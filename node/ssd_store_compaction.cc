@@ -53,7 +53,9 @@ std::optional<uint32_t> SsdStore::PickVictimLocked(
     const double ratio =
         static_cast<double>(f.size - need) / static_cast<double>(f.size);
     if (ratio < min_dead_ratio || need >= f.size) continue;
-    if (file_bytes_ + need > capacity_) continue;
+    // (A file with nothing to move is freed even when the store counts
+    // itself past its capacity.)
+    if (need > 0 && file_bytes_ + need > capacity_) continue;
     if (ratio > best_ratio) {
       best = number;
       best_ratio = ratio;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -114,6 +116,56 @@ TEST_F(SmallFileSystemTest, CapacityIsWhatTheFileSystemHolds) {
   EXPECT_LE(full.file_bytes, full.put_limit_bytes);
   EXPECT_EQ(full.write_errors, 0u);
   EXPECT_GE(full.no_space_refusals, 1u);
+}
+
+// A device whose file system charges nothing for what is written: what
+// it reports free stays its whole size, as a real one does for a moment
+// while writes are placed but not landed, and for the holes failed writes
+// leave.
+class UnchargedDevice final : public SsdDevice {
+ public:
+  UnchargedDevice(std::unique_ptr<SsdDevice> inner, uint64_t bytes)
+      : inner_(std::move(inner)), bytes_(bytes) {}
+  Result<std::unique_ptr<SsdFile>> Open(const std::string& name,
+                                        bool create) override {
+    return inner_->Open(name, create);
+  }
+  Result<std::vector<std::string>> List() const override {
+    return inner_->List();
+  }
+  Status Remove(const std::string& name) override {
+    return inner_->Remove(name);
+  }
+  Status Sync() override { return inner_->Sync(); }
+  Result<Space> FreeSpace() const override { return Space{bytes_, bytes_}; }
+  bool direct_io() const override { return inner_->direct_io(); }
+  uint64_t alignment() const override { return inner_->alignment(); }
+
+ private:
+  std::unique_ptr<SsdDevice> inner_;
+  uint64_t bytes_;
+};
+
+TEST(SsdStoreSpaceTest, CapacityNeverExceedsTheWholeFileSystem) {
+  MemorySsdDevice memory;
+  SsdStoreOptions options;
+  options.capacity_bytes = 1024 * kMiB;
+  options.max_file_bytes = 1 * kMiB;
+  options.space_check_interval = std::chrono::milliseconds(0);
+  Result<std::unique_ptr<SsdStore>> store = SsdStore::Open(
+      std::make_unique<UnchargedDevice>(memory.Reopen(), 8 * kMiB), options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  int stored = 0;
+  for (int i = 0; i < 1000; ++i) {
+    stored += (*store)->Put(Key(i), Value(16 << 10, i)).ok();
+  }
+  const SsdStoreStats stats = (*store)->stats();
+  EXPECT_GT(stats.file_bytes, 0u);
+  // Its files plus what is "free" would be more than the file system: the
+  // store counts no more than the file system holds, and stops short of it.
+  EXPECT_LE(stats.capacity_bytes, 8 * kMiB);
+  EXPECT_LE(stats.file_bytes, 8 * kMiB);
+  EXPECT_LT(stored, 8 * 64);
 }
 
 TEST_F(SmallFileSystemTest, AFileSystemFilledByOthersIsPressureNotAnError) {

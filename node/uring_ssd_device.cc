@@ -379,12 +379,16 @@ Status UringSsdDevice::Remove(const std::string& name) {
   return Status::Ok();
 }
 
-Result<uint64_t> UringSsdDevice::FreeSpace() const {
+Result<SsdDevice::Space> UringSsdDevice::FreeSpace() const {
   struct statvfs fs {};
   if (::fstatvfs(dir_fd_, &fs) != 0) {
     return ErrnoStatus("statvfs " + directory_, errno);
   }
-  return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  // Blocks kept for root (f_bfree - f_bavail) are no room of ours.
+  const uint64_t reserved = fs.f_bfree - std::min(fs.f_bfree, fs.f_bavail);
+  const uint64_t blocks = fs.f_blocks - std::min<uint64_t>(fs.f_blocks, reserved);
+  return Space{static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize,
+               blocks * fs.f_frsize};
 }
 
 Status UringSsdDevice::Sync() {

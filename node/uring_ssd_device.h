@@ -51,7 +51,7 @@ class UringSsdDevice final : public SsdDevice {
   Status Remove(const std::string& name) override;
   Status Sync() override;
   // statvfs of the directory: the blocks available to unprivileged users.
-  Result<uint64_t> FreeSpace() const override;
+  Result<Space> FreeSpace() const override;
   bool direct_io() const override { return options_.direct_io; }
   uint64_t alignment() const override {
     return options_.direct_io ? kDirectIoAlignment : 1;
