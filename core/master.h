@@ -246,8 +246,9 @@ class Master {
   Status NotifyOffloadSuccess(NodeId node, TaskId task);
   // The offload did not land; its object stays in DRAM as it was. NO_SPACE
   // (the node's SSD full) pauses offloads to that node, 0.5 s doubling up
-  // to 30 s while they keep failing, and SSD eviction there makes room
-  // meanwhile: offloads back off instead of failing in a loop.
+  // to 2 s while they keep failing, and SSD eviction there makes room
+  // meanwhile: offloads back off instead of failing in a loop. A heartbeat
+  // whose SSD report shows room again ends the pause early.
   Status NotifyOffloadFailure(NodeId node, TaskId task, const Status& cause);
   // SSD records a node found corrupt: their local_disk replicas are dropped.
   void ReportSsdCorruption(NodeId node, std::span<const std::string> keys);
@@ -755,7 +756,7 @@ class Master {
   // How long offloads to a node whose SSD refused a write for room wait,
   // at first and at most (doubling while it keeps refusing).
   static constexpr Duration kOffloadPause = std::chrono::milliseconds(500);
-  static constexpr Duration kMaxOffloadPause = std::chrono::seconds(30);
+  static constexpr Duration kMaxOffloadPause = std::chrono::seconds(2);
 
   // Start-time configuration. Its run-time knobs (RuntimeConfigChange) and
   // promotion options are the start values only: read knobs_ and

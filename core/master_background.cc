@@ -95,6 +95,10 @@ uint64_t Master::EvictSsd() {
     // Offloads on their way there land on it: room for them is made ahead,
     // so that no writeback fails for a full SSD.
     usage.used += tasks_.OffloadBytesOf(node.id).all;
+    // Dead records past what its capacity allows for take room as objects
+    // do: eviction makes it up, coldest first, which empties whole files
+    // that compaction then deletes without copying.
+    if (node.ssd_report) usage.used += SsdDeadBeyondAllowance(*node.ssd_report);
     dropped += EvictSsdOf(node.id, usage);
   }
   return dropped;

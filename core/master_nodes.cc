@@ -107,6 +107,20 @@ bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry,
   return true;
 }
 
+namespace {
+
+// Room enough in a node's SSD store to take offloads again: one pull's
+// worth of writes (32 MiB) or 1/32 of where its puts stop, whichever is
+// less.
+bool SsdReportShowsRoom(const SsdReport& report) {
+  constexpr uint64_t kBatchBytes = 32ull << 20;
+  const uint64_t room = report.put_limit_bytes -
+                        std::min(report.put_limit_bytes, report.file_bytes);
+  return room > 0 && room >= std::min(kBatchBytes, report.put_limit_bytes / 32);
+}
+
+}  // namespace
+
 Status Master::Heartbeat(NodeId node, const std::optional<SsdReport>& ssd) {
   MT_RETURN_IF_ERROR(nodes_.Heartbeat(node));
   if (!ssd) return Status::Ok();
@@ -114,11 +128,18 @@ Status Master::Heartbeat(NodeId node, const std::optional<SsdReport>& ssd) {
   nodes_.ReportSsd(node, *ssd);
   // Writes refused for room since the last report: offloads there wait,
   // and the next SSD eviction round makes room.
-  if (before && before->ssd_report &&
-      ssd->no_space_refusals > before->ssd_report->no_space_refusals &&
-      !nodes_.OffloadsPaused(node, clock_->Now())) {
+  const bool refused =
+      before && before->ssd_report &&
+      ssd->no_space_refusals > before->ssd_report->no_space_refusals;
+  const bool paused = nodes_.OffloadsPaused(node, clock_->Now());
+  if (refused && !paused) {
     nodes_.PauseOffloads(node, clock_->Now(), kOffloadPause, kMaxOffloadPause);
     counters_.offload_pauses.fetch_add(1, std::memory_order_relaxed);
+  } else if (!refused && paused && SsdReportShowsRoom(*ssd)) {
+    // SSD eviction and compaction made room: offloads go on now instead of
+    // when the pause runs out (up to kMaxOffloadPause; DRAM writers wait
+    // for them). Without room the pause runs its course.
+    nodes_.EndOffloadPause(node);
   }
   return Status::Ok();
 }

@@ -389,6 +389,70 @@ TEST(MasterTieringTest, TheSsdCapacityIsWhatTheNodesStoreCanHold) {
   EXPECT_EQ(h.master().GetStats().offload_pauses, 1u);
 }
 
+TEST(MasterTieringTest, AnOffloadPauseEndsWhenTheNodeReportsRoom) {
+  MasterHarness h(OnEvict());
+  const NodeId node = h.AddNode("n", kDram, kSsd);
+  SsdReport report;
+  report.capacity_bytes = kSsd;
+  report.put_limit_bytes = 1000 * kObj;
+  report.file_bytes = 999 * kObj;
+  ASSERT_TRUE(h.master().Heartbeat(node, report).ok());
+  Fill(h, 0, 90);
+  ASSERT_GT(h.master().WriteBack(), 0u);
+  Result<NodeTasks> work = h.master().PullTasks(node);
+  ASSERT_TRUE(work.ok());
+  ASSERT_FALSE(work->offloads.empty());
+  for (const Task& task : work->offloads) {
+    ASSERT_TRUE(h.master()
+                    .NotifyOffloadFailure(node, task.id,
+                                          Status(ErrorReason::kNoSpace, "full"))
+                    .ok());
+  }
+  ASSERT_TRUE(h.master().GetNode(node)->offloads_paused_until >
+              h.clock().Now());
+  // Still full (1 of 1000 blocks free): the pause holds.
+  ASSERT_TRUE(h.master().Heartbeat(node, report).ok());
+  EXPECT_TRUE(h.master().GetNode(node)->offloads_paused_until >
+              h.clock().Now());
+  EXPECT_EQ(h.master().WriteBack(), 0u);
+  // Eviction and compaction freed a tenth of it: offloads go on at once,
+  // long before the pause would have run out.
+  report.file_bytes = 900 * kObj;
+  ASSERT_TRUE(h.master().Heartbeat(node, report).ok());
+  EXPECT_FALSE(h.master().GetNode(node)->offloads_paused_until >
+               h.clock().Now());
+  EXPECT_GT(h.master().WriteBack(), 0u);
+  EXPECT_TRUE(h.master().Audit().consistent());
+}
+
+TEST(MasterTieringTest, DeadRecordsBeyondTheAllowanceAreEvictedFor) {
+  MasterHarness h(OnEvict());
+  const NodeId node = h.AddNode("n", kDram, kSsd);
+  Fill(h, 0, 40);
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(h.master().EvictObject(Key(i)).ok());
+  ASSERT_EQ(CompleteAll(h, node), 40u);  // 40 objects on SSD only
+  SsdReport report;
+  report.capacity_bytes = 200 * kObj;
+  report.put_limit_bytes = 100 * kObj;  // capacity: 90 objects
+  report.live_value_bytes = 40 * kObj;
+  report.live_record_bytes = 40 * kObj;
+  report.file_bytes = 50 * kObj;  // dead: 10, all within the allowance
+  ASSERT_TRUE(h.master().Heartbeat(node, report).ok());
+  ASSERT_EQ(h.master().GetNode(node)->ssd_capacity, 90 * kObj);
+  EXPECT_EQ(h.master().EvictSsd(), 0u);  // 40 of 90
+  // Compaction fell behind: 52 dead, 42 beyond the allowance, so the store
+  // is as full as 82 objects would make it (over 0.9 x 90): the coldest go
+  // until 0.85 of it (76.5).
+  report.file_bytes = 92 * kObj;
+  ASSERT_TRUE(h.master().Heartbeat(node, report).ok());
+  const uint64_t evicted = h.master().EvictSsd();
+  EXPECT_GE(evicted, 6 * kObj);
+  EXPECT_LT(evicted, 12 * kObj);
+  EXPECT_TRUE(h.Tiers(Key(0)).empty());  // the coldest went first
+  EXPECT_EQ(h.Tiers(Key(39)), std::vector<Tier>{Tier::kLocalDisk});
+  EXPECT_TRUE(h.master().Audit().consistent());
+}
+
 TEST(MasterTieringTest, PromotionNeverTakesTheRoomWritersNeed) {
   MasterHarness h(OnEvict());
   const NodeId node = h.AddNode("n", kDram, kSsd);

@@ -246,9 +246,8 @@ void NodeRegistry::ReportSsd(NodeId id, const SsdReport& report) {
   // for records deleted but not yet compacted away: an append-only store
   // always carries some, spread over its files below the share at which
   // compaction takes a file.
-  constexpr double kDeadAllowance = 0.1;
   uint64_t capacity = static_cast<uint64_t>(
-      static_cast<double>(report.put_limit_bytes) * (1 - kDeadAllowance));
+      static_cast<double>(report.put_limit_bytes) * (1 - kSsdDeadAllowance));
   if (report.live_record_bytes > 0 && report.live_value_bytes > 0) {
     capacity =
         static_cast<uint64_t>(static_cast<double>(capacity) *
@@ -288,6 +287,13 @@ void NodeRegistry::ResumeOffloads(NodeId id) {
   Node* node = Find(id);
   if (node == nullptr) return;
   node->pause_level.store(0, std::memory_order_relaxed);
+  node->offloads_paused_until_ns.store(0, std::memory_order_relaxed);
+}
+
+void NodeRegistry::EndOffloadPause(NodeId id) {
+  ReaderMutexLock lock(&map_mu_);
+  Node* node = Find(id);
+  if (node == nullptr) return;
   node->offloads_paused_until_ns.store(0, std::memory_order_relaxed);
 }
 
@@ -374,6 +380,20 @@ TierUsage NodeRegistry::SsdUsage() const {
     usage.used += node->ssd_used.load(std::memory_order_relaxed);
   }
   return usage;
+}
+
+uint64_t SsdDeadBeyondAllowance(const SsdReport& report) {
+  const uint64_t allowance = static_cast<uint64_t>(
+      static_cast<double>(report.put_limit_bytes) * kSsdDeadAllowance);
+  const uint64_t taken = report.live_record_bytes + allowance;
+  if (report.file_bytes <= taken) return 0;
+  const double per_record_byte =
+      report.live_record_bytes > 0 && report.live_value_bytes > 0
+          ? static_cast<double>(report.live_value_bytes) /
+                static_cast<double>(report.live_record_bytes)
+          : 1.0;
+  return static_cast<uint64_t>(
+      static_cast<double>(report.file_bytes - taken) * per_record_byte);
 }
 
 TierUsage NodeRegistry::SsdUsageOf(NodeId id) const {

@@ -55,6 +55,14 @@ struct SsdReport {
   uint64_t no_space_refusals = 0;  // writes refused for room so far
 };
 
+// The share of a node's SSD put limit its object capacity leaves for
+// records deleted but not yet compacted away.
+inline constexpr double kSsdDeadAllowance = 0.1;
+
+// What the node's store holds dead beyond that allowance, in object bytes:
+// room its objects cannot have until compaction reclaims it.
+uint64_t SsdDeadBeyondAllowance(const SsdReport& report);
+
 struct NodeView {
   NodeId id = kNoNode;
   NodeSpec spec;
@@ -140,6 +148,9 @@ class NodeRegistry {
   // ResumeOffloads resets that.
   void PauseOffloads(NodeId node, TimePoint now, Duration first, Duration max);
   void ResumeOffloads(NodeId node);
+  // Ends the pause in force now, keeping its length for the next: the node
+  // reports room again before the pause ran out.
+  void EndOffloadPause(NodeId node);
   bool OffloadsPaused(NodeId node, TimePoint now) const;
   // True once after each PauseOffloads: the node's SSD owes room beyond its
   // watermark (its files are fuller than the count of its objects says).
