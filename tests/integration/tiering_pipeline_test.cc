@@ -144,6 +144,7 @@ struct StreamOutcome {
   std::vector<Unit> units;  // every unit whose put succeeded
   uint64_t put_failed = 0;
   std::map<std::string, uint64_t> failed_by_reason;
+  std::string first_failure;  // the message of the first failed put
   uint64_t read_failed = 0;
   uint64_t wrong = 0;
 };
@@ -176,6 +177,7 @@ StreamOutcome RunStream(Client& client, const std::string& prefix,
           ok = false;
           ++out.put_failed;
           ++out.failed_by_reason[std::string(ReasonName(s.reason()))];
+          if (out.first_failure.empty()) out.first_failure = s.ToString();
         }
         if (ok) {
           stored += u.bytes();
@@ -197,6 +199,7 @@ StreamOutcome RunStream(Client& client, const std::string& prefix,
     all.put_failed += o.put_failed;
     all.read_failed += o.read_failed;
     all.wrong += o.wrong;
+    if (all.first_failure.empty()) all.first_failure = o.first_failure;
     for (const auto& [reason, n] : o.failed_by_reason) {
       all.failed_by_reason[reason] += n;
     }
@@ -212,6 +215,7 @@ std::string Describe(const StreamOutcome& o) {
   for (const auto& [reason, n] : o.failed_by_reason) {
     s += " " + reason + "=" + std::to_string(n);
   }
+  if (!o.first_failure.empty()) s += "; first: " + o.first_failure;
   return s;
 }
 
@@ -512,7 +516,10 @@ TEST_F(TieringPipelineTest, SsdOnATinyFileSystemIsAStateNotAWedge) {
 
   // Three times what the file system holds.
   const StreamOutcome out = RunStream(*client_, "tiny", 2, 120 * kMiB);
-  EXPECT_EQ(out.put_failed, 0u) << Describe(out);
+  EXPECT_EQ(out.put_failed, 0u)
+      << Describe(out) << "\n"
+      << AdminGet(admin, "/api/v1/nodes").dump() << "\n"
+      << tierd->OutputTail();
   EXPECT_EQ(out.wrong, 0u) << Describe(out);
   ASSERT_TRUE(Eventually([&] { return Quiet(admin); }, seconds(60)))
       << AdminGet(admin, "/api/v1/status").dump();
