@@ -95,10 +95,14 @@ uint64_t Master::EvictSsd() {
     // Offloads on their way there land on it: room for them is made ahead,
     // so that no writeback fails for a full SSD.
     usage.used += tasks_.OffloadBytesOf(node.id).all;
-    // Dead records past what its capacity allows for take room as objects
-    // do: eviction makes it up, coldest first, which empties whole files
-    // that compaction then deletes without copying.
-    if (node.ssd_report) usage.used += SsdDeadBeyondAllowance(*node.ssd_report);
+    // A store about to refuse writes: its dead records past what its
+    // capacity allows for take room as objects do, and eviction makes it
+    // up, coldest first, which empties whole files that compaction then
+    // deletes without copying. (Counted only then: compaction reclaims
+    // them meanwhile, and evicting for them costs hits.)
+    if (node.ssd_report && !SsdReportShowsRoom(*node.ssd_report)) {
+      usage.used += SsdDeadBeyondAllowance(*node.ssd_report);
+    }
     dropped += EvictSsdOf(node.id, usage);
   }
   return dropped;

@@ -107,20 +107,6 @@ bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry,
   return true;
 }
 
-namespace {
-
-// Room enough in a node's SSD store to take offloads again: one pull's
-// worth of writes (32 MiB) or 1/32 of where its puts stop, whichever is
-// less.
-bool SsdReportShowsRoom(const SsdReport& report) {
-  constexpr uint64_t kBatchBytes = 32ull << 20;
-  const uint64_t room = report.put_limit_bytes -
-                        std::min(report.put_limit_bytes, report.file_bytes);
-  return room > 0 && room >= std::min(kBatchBytes, report.put_limit_bytes / 32);
-}
-
-}  // namespace
-
 Status Master::Heartbeat(NodeId node, const std::optional<SsdReport>& ssd) {
   MT_RETURN_IF_ERROR(nodes_.Heartbeat(node));
   if (!ssd) return Status::Ok();

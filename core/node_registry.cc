@@ -382,6 +382,13 @@ TierUsage NodeRegistry::SsdUsage() const {
   return usage;
 }
 
+bool SsdReportShowsRoom(const SsdReport& report) {
+  constexpr uint64_t kBatchBytes = 32ull << 20;
+  const uint64_t room = report.put_limit_bytes -
+                        std::min(report.put_limit_bytes, report.file_bytes);
+  return room > 0 && room >= std::min(kBatchBytes, report.put_limit_bytes / 32);
+}
+
 uint64_t SsdDeadBeyondAllowance(const SsdReport& report) {
   const uint64_t allowance = static_cast<uint64_t>(
       static_cast<double>(report.put_limit_bytes) * kSsdDeadAllowance);

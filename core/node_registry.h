@@ -63,6 +63,10 @@ inline constexpr double kSsdDeadAllowance = 0.1;
 // room its objects cannot have until compaction reclaims it.
 uint64_t SsdDeadBeyondAllowance(const SsdReport& report);
 
+// Room enough in a node's SSD store to take offloads: one pull's worth of
+// writes (32 MiB) or 1/32 of where its puts stop, whichever is less.
+bool SsdReportShowsRoom(const SsdReport& report);
+
 struct NodeView {
   NodeId id = kNoNode;
   NodeSpec spec;
