@@ -25,6 +25,10 @@ Result<std::unique_ptr<RpcServer>> RpcServer::Start(
   if (options.address.empty()) {
     return Status(ErrorReason::kInvalidArgument, "RPC address is empty");
   }
+  if (options.min_pollers < 1 || options.max_pollers < options.min_pollers) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "RPC server needs 1 <= min_pollers <= max_pollers");
+  }
   if (services.empty()) {
     return Status(ErrorReason::kInvalidArgument, "no services to serve");
   }
@@ -37,6 +41,10 @@ Result<std::unique_ptr<RpcServer>> RpcServer::Start(
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS,
+                              options.min_pollers);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                              options.max_pollers);
   for (grpc::Service* service : services) builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {

@@ -5,9 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "rpc/grpc_master_api.h"
 #include "rpc/master_service.h"
@@ -56,6 +61,73 @@ TEST(RpcServerTest, BadAddressesAreRefused) {
             ErrorReason::kInvalidArgument);
 }
 
+// The thread ids of this process now.
+std::set<std::string> ThreadIds() {
+  std::set<std::string> ids;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/self/task")) {
+    ids.insert(entry.path().filename().string());
+  }
+  return ids;
+}
+
+TEST(RpcServerTest, CallsAreServedByLastingThreadsNotOneThreadEach) {
+  // Once more than two calls were in flight, gRPC's own poller limits (1
+  // and 2) started and ended a thread for nearly every call.
+  MasterHarness harness;
+  MasterService service(&harness.master(), {.clock = &harness.clock()});
+  RpcServerOptions server_options;
+  std::unique_ptr<RpcServer> server = std::move(
+      *RpcServer::Start(server_options, {service.grpc_service()}));
+  GrpcChannelOptions options;
+  options.target = server->address();
+  options.deadline = milliseconds(5000);
+  const std::set<std::string> before = ThreadIds();
+  std::atomic<bool> done{false};
+  std::set<std::string> seen;
+  std::thread sampler([&] {
+    while (!done.load()) {
+      for (const std::string& id : ThreadIds()) seen.insert(id);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 6; ++t) {
+    callers.emplace_back([&] {
+      std::unique_ptr<GrpcMasterApi> api =
+          std::move(*GrpcMasterApi::Create(options));
+      const std::string k = "k";
+      for (int i = 0; i < 300; ++i) EXPECT_TRUE(api->Exists({&k, 1})[0].ok());
+    });
+  }
+  for (std::thread& c : callers) c.join();
+  done = true;
+  sampler.join();
+  size_t started = 0;
+  for (const std::string& id : seen) started += before.count(id) == 0;
+  // The callers, the sampler, the channels' own threads and at most
+  // max_pollers server threads; 1,800 calls on a thread each would show
+  // hundreds.
+  EXPECT_LE(started, static_cast<size_t>(server_options.max_pollers) + 40)
+      << started << " threads started during 1800 calls";
+}
+
+TEST(RpcServerTest, PollerLimitsAreChecked) {
+  MasterHarness harness;
+  MasterService service(&harness.master());
+  RpcServerOptions options;
+  options.min_pollers = 0;
+  EXPECT_EQ(RpcServer::Start(options, {service.grpc_service()})
+                .status()
+                .reason(),
+            ErrorReason::kInvalidArgument);
+  options.min_pollers = 4;
+  options.max_pollers = 3;
+  EXPECT_EQ(RpcServer::Start(options, {service.grpc_service()})
+                .status()
+                .reason(),
+            ErrorReason::kInvalidArgument);
+}
 
 }  // namespace
 }  // namespace mooncake_tier::rpc
