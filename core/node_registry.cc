@@ -12,6 +12,17 @@ Status NodeGone(NodeId id) {
                     "again");
 }
 
+// `file_bytes` of a node's SSD store as object bytes, at the overhead its
+// live records measure (1:1 until it holds something to measure).
+uint64_t ToObjectBytes(const SsdReport& report, uint64_t file_bytes) {
+  if (report.live_record_bytes == 0 || report.live_value_bytes == 0) {
+    return file_bytes;
+  }
+  return static_cast<uint64_t>(static_cast<double>(file_bytes) *
+                               static_cast<double>(report.live_value_bytes) /
+                               static_cast<double>(report.live_record_bytes));
+}
+
 }  // namespace
 
 NodeRegistry::NodeRegistry(const Clock* clock, uint64_t dram_alignment,
@@ -246,14 +257,9 @@ void NodeRegistry::ReportSsd(NodeId id, const SsdReport& report) {
   // for records deleted but not yet compacted away: an append-only store
   // always carries some, spread over its files below the share at which
   // compaction takes a file.
-  uint64_t capacity = static_cast<uint64_t>(
-      static_cast<double>(report.put_limit_bytes) * (1 - kSsdDeadAllowance));
-  if (report.live_record_bytes > 0 && report.live_value_bytes > 0) {
-    capacity =
-        static_cast<uint64_t>(static_cast<double>(capacity) *
-                              static_cast<double>(report.live_value_bytes) /
-                              static_cast<double>(report.live_record_bytes));
-  }
+  const uint64_t capacity = ToObjectBytes(
+      report, static_cast<uint64_t>(static_cast<double>(report.put_limit_bytes) *
+                                    (1 - kSsdDeadAllowance)));
   // A node with an SSD tier keeps one, even a full one: with none, eviction
   // would drop its objects' only copies instead of waiting for room.
   node->ssd_capacity.store(std::max<uint64_t>(capacity, 1),
@@ -394,13 +400,7 @@ uint64_t SsdDeadBeyondAllowance(const SsdReport& report) {
       static_cast<double>(report.put_limit_bytes) * kSsdDeadAllowance);
   const uint64_t taken = report.live_record_bytes + allowance;
   if (report.file_bytes <= taken) return 0;
-  const double per_record_byte =
-      report.live_record_bytes > 0 && report.live_value_bytes > 0
-          ? static_cast<double>(report.live_value_bytes) /
-                static_cast<double>(report.live_record_bytes)
-          : 1.0;
-  return static_cast<uint64_t>(
-      static_cast<double>(report.file_bytes - taken) * per_record_byte);
+  return ToObjectBytes(report, report.file_bytes - taken);
 }
 
 TierUsage NodeRegistry::SsdUsageOf(NodeId id) const {
