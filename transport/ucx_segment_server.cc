@@ -24,6 +24,11 @@ constexpr uint32_t kMaxBudgetMs = 10 * 60 * 1000;
 constexpr size_t kKeptStagingBytes = size_t{8} << 20;
 // Staging ranges start on this boundary, so O_DIRECT reads land in them.
 constexpr uint64_t kStagingAlignment = 4096;
+// What one SSD thread takes from the queue for one pass (one call of the
+// handler, one submission to the device): requests, and the bytes they
+// name (a single larger request still goes alone).
+constexpr size_t kMaxRequestsPerPass = 16;
+constexpr uint64_t kMaxBytesPerPass = uint64_t{64} << 20;
 
 // Faults the staging area in before any request uses it: otherwise the
 // first reads into each page pay for allocating and zeroing it on the
@@ -175,6 +180,8 @@ UcxSegmentServerStats UcxSegmentServer::stats() const {
     MutexLock queue_lock(&queue_mu_);
     out.ssd_requests_served = served_;
     out.ssd_requests_rejected = rejected_;
+    out.ssd_passes = passes_;
+    out.ssd_requests_queued = queue_.size();
   }
   MutexLock staging_lock(&staging_mu_);
   out.ssd_staged_requests = staged_;
@@ -319,85 +326,173 @@ void UcxSegmentServer::QueueReply(const std::string& address,
                                     Clock::now() + options_.timeout});
 }
 
+uint64_t UcxSegmentServer::RequestBytes(const SsdReadRequest& request) {
+  uint64_t total = 0;
+  for (const SsdReadRequestOp& op : request.ops) {
+    total = op.length > UINT64_MAX - total ? UINT64_MAX : total + op.length;
+  }
+  return total;
+}
+
 void UcxSegmentServer::ServeLoop() {
   std::vector<std::byte> staging;
+  std::vector<QueuedRead> reads;
   for (;;) {
-    QueuedRead read;
+    reads.clear();
     {
       MutexLock lock(&queue_mu_);
       while (!stopping_ && queue_.empty()) queue_cv_.Wait();
       if (stopping_) return;
-      read = std::move(queue_.front());
-      queue_.pop_front();
+      // Everything waiting, up to a pass's limits: one submission to the
+      // device for all of it, so the device sees more than one read per
+      // thread (see the class comment).
+      uint64_t bytes = 0;
+      while (!queue_.empty() && reads.size() < kMaxRequestsPerPass) {
+        const uint64_t next = RequestBytes(queue_.front().request);
+        if (!reads.empty() && next > kMaxBytesPerPass - bytes) break;
+        bytes = next > UINT64_MAX - bytes ? UINT64_MAX : bytes + next;
+        reads.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+      ++passes_;
     }
-    Serve(read, staging);
+    ServePass(reads, staging);
     if (staging.capacity() > kKeptStagingBytes) {
       staging = std::vector<std::byte>();
     }
     MutexLock lock(&queue_mu_);
-    ++served_;
+    served_ += reads.size();
   }
 }
 
-void UcxSegmentServer::Serve(QueuedRead& read,
-                             std::vector<std::byte>& staging) {
-  const SsdReadRequest& request = read.request;
-  SsdReadReply reply;
-  reply.request_id = request.header.request_id;
-  if (request.header.staged()) {
-    ServeStaged(read, reply);
-    MutexLock lock(&ucx_mu_);
-    QueueReply(request.header.reply_address, reply);
-    worker_->Signal();
-    return;
-  }
-  uint64_t total = 0;
-  bool too_big = false;
-  for (const SsdReadRequestOp& op : request.ops) {
-    if (op.length > options_.max_ssd_request_bytes - total) too_big = true;
-    if (too_big) break;
-    total += op.length;
-  }
-  if (too_big) {
-    reply.status = Status(ErrorReason::kInvalidArgument,
-                          "SSD read request names more buffer bytes than the "
-                          "node's limit of " +
-                              std::to_string(options_.max_ssd_request_bytes));
-  } else if (ssd_ == nullptr) {
-    reply.status = Status(ErrorReason::kUnavailable,
-                          "segment '" + name_ + "' serves no SSD reads");
-  } else {
-    staging.resize(total);
-    std::vector<SsdReadTransfer> transfers;
-    transfers.reserve(request.ops.size());
-    uint64_t offset = 0;
-    for (const SsdReadRequestOp& op : request.ops) {
-      transfers.push_back(SsdReadTransfer{
-          op.key, std::span<std::byte>(staging.data() + offset, op.length)});
-      offset += op.length;
+void UcxSegmentServer::ServePass(std::span<QueuedRead> reads,
+                                 std::vector<std::byte>& staging) {
+  // Each request's part of the pass: its transfers are
+  // transfers[first, first + count); its staging ranges (staged) or its
+  // offset in `staging` (unstaged).
+  struct Part {
+    SsdReadReply reply;
+    bool active = false;
+    size_t first = 0;
+    size_t count = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    uint64_t at = 0;
+  };
+  std::vector<Part> parts(reads.size());
+  uint64_t unstaged_bytes = 0;
+  for (size_t r = 0; r < reads.size(); ++r) {
+    const SsdReadRequest& request = reads[r].request;
+    Part& part = parts[r];
+    part.reply.request_id = request.header.request_id;
+    if (ssd_ == nullptr) {
+      part.reply.status = Status(ErrorReason::kUnavailable,
+                                 "segment '" + name_ + "' serves no SSD reads");
+      continue;
     }
-    std::vector<Result<uint64_t>> results = ssd_->ServeSsdReads(transfers);
-    if (results.size() != transfers.size()) {
-      reply.status = Status(ErrorReason::kInternal,
-                            "SSD handler answered a different number of keys");
-    } else if (Clock::now() >= read.deadline) {
-      reply.status = Status(ErrorReason::kTimeout,
-                            "SSD read finished after the client's deadline");
-    } else {
-      for (size_t i = 0; i < results.size(); ++i) {
-        if (results[i].ok() && *results[i] > transfers[i].buffer.size()) {
-          results[i] = Status(ErrorReason::kInternal,
-                              "SSD handler reported more bytes than the "
-                              "buffer holds");
+    if (request.header.staged()) {
+      Result<std::vector<std::pair<uint64_t, uint64_t>>> ranges =
+          AllocateStaging(request);
+      if (!ranges.ok()) {
+        part.reply.status = ranges.status();
+        part.reply.staging_refused = true;
+        continue;
+      }
+      part.ranges = std::move(*ranges);
+      part.active = true;
+      continue;
+    }
+    const uint64_t total = RequestBytes(request);
+    if (total > options_.max_ssd_request_bytes) {
+      part.reply.status = Status(
+          ErrorReason::kInvalidArgument,
+          "SSD read request names more buffer bytes than the node's limit of " +
+              std::to_string(options_.max_ssd_request_bytes));
+      continue;
+    }
+    part.at = unstaged_bytes;
+    unstaged_bytes += total;  // at most kMaxRequestsPerPass times the limit
+    part.active = true;
+  }
+  // Sized once, before any span into it is taken.
+  staging.resize(unstaged_bytes);
+  std::vector<SsdReadTransfer> transfers;
+  for (size_t r = 0; r < reads.size(); ++r) {
+    Part& part = parts[r];
+    if (!part.active) continue;
+    const SsdReadRequest& request = reads[r].request;
+    part.first = transfers.size();
+    part.count = request.ops.size();
+    uint64_t offset = part.at;
+    for (size_t i = 0; i < request.ops.size(); ++i) {
+      const SsdReadRequestOp& op = request.ops[i];
+      std::span<std::byte> buffer;
+      if (request.header.staged()) {
+        // Ranges are allocated while this thread reads into them: nobody
+        // else touches them until the reply names them.
+        const auto& [range_at, length] = part.ranges[i];
+        buffer = std::span<std::byte>(base_ + staging_begin_ + range_at, length);
+      } else {
+        buffer = std::span<std::byte>(staging.data() + offset, op.length);
+        offset += op.length;
+      }
+      transfers.push_back(SsdReadTransfer{op.key, buffer});
+    }
+  }
+  std::vector<Result<uint64_t>> results;
+  if (!transfers.empty()) results = ssd_->ServeSsdReads(transfers);
+  const bool shaped = results.size() == transfers.size();
+  // Staged replies first: they only name ranges, while unstaged ones wait
+  // for their values to reach the client.
+  for (int staged = 1; staged >= 0; --staged) {
+    for (size_t r = 0; r < reads.size(); ++r) {
+      const QueuedRead& read = reads[r];
+      if (read.request.header.staged() != (staged == 1)) continue;
+      Part& part = parts[r];
+      if (part.active) {
+        std::span<Result<uint64_t>> mine;
+        if (shaped) mine = std::span(results).subspan(part.first, part.count);
+        const std::span<const SsdReadTransfer> theirs =
+            std::span<const SsdReadTransfer>(transfers).subspan(part.first,
+                                                                part.count);
+        if (staged == 1) {
+          FinishStaged(read, part.ranges, theirs, mine, shaped, part.reply);
+        } else {
+          FinishUnstaged(read, theirs, mine, shaped,
+                         std::span<const std::byte>(staging).subspan(
+                             part.at, RequestBytes(read.request)),
+                         part.reply);
         }
       }
-      PutValues(request, staging, results, read.deadline);
-      reply.results = std::move(results);
+      MutexLock lock(&ucx_mu_);
+      QueueReply(read.request.header.reply_address, part.reply);
+      worker_->Signal();
     }
   }
-  MutexLock lock(&ucx_mu_);
-  QueueReply(request.header.reply_address, reply);
-  worker_->Signal();
+}
+
+void UcxSegmentServer::FinishUnstaged(
+    const QueuedRead& read, std::span<const SsdReadTransfer> transfers,
+    std::span<Result<uint64_t>> results, bool shaped,
+    std::span<const std::byte> values, SsdReadReply& reply) {
+  if (!shaped) {
+    reply.status = Status(ErrorReason::kInternal,
+                          "SSD handler answered a different number of keys");
+    return;
+  }
+  if (Clock::now() >= read.deadline) {
+    reply.status = Status(ErrorReason::kTimeout,
+                          "SSD read finished after the client's deadline");
+    return;
+  }
+  std::vector<Result<uint64_t>> mine(results.begin(), results.end());
+  for (size_t i = 0; i < mine.size(); ++i) {
+    if (mine[i].ok() && *mine[i] > transfers[i].buffer.size()) {
+      mine[i] = Status(ErrorReason::kInternal,
+                       "SSD handler reported more bytes than the buffer holds");
+    }
+  }
+  PutValues(read.request, values, mine, read.deadline);
+  reply.results = std::move(mine);
 }
 
 Result<std::vector<std::pair<uint64_t, uint64_t>>>
@@ -476,34 +571,12 @@ void UcxSegmentServer::SweepLeases(Clock::time_point now) {
   }
 }
 
-void UcxSegmentServer::ServeStaged(const QueuedRead& read,
-                                   SsdReadReply& reply) {
-  const SsdReadRequest& request = read.request;
-  if (ssd_ == nullptr) {
-    reply.status = Status(ErrorReason::kUnavailable,
-                          "segment '" + name_ + "' serves no SSD reads");
-    return;
-  }
-  Result<std::vector<std::pair<uint64_t, uint64_t>>> ranges =
-      AllocateStaging(request);
-  if (!ranges.ok()) {
-    reply.status = ranges.status();
-    reply.staging_refused = true;
-    return;
-  }
-  // Ranges are allocated while this thread reads into them: nobody else
-  // touches them until the reply names them.
-  std::vector<SsdReadTransfer> transfers;
-  transfers.reserve(request.ops.size());
-  for (size_t i = 0; i < request.ops.size(); ++i) {
-    const auto& [offset, length] = (*ranges)[i];
-    transfers.push_back(SsdReadTransfer{
-        request.ops[i].key,
-        std::span<std::byte>(base_ + staging_begin_ + offset, length)});
-  }
-  std::vector<Result<uint64_t>> results = ssd_->ServeSsdReads(transfers);
+void UcxSegmentServer::FinishStaged(
+    const QueuedRead& read, std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+    std::span<const SsdReadTransfer> transfers,
+    std::span<Result<uint64_t>> results, bool shaped, SsdReadReply& reply) {
   bool keep = false;
-  if (results.size() != transfers.size()) {
+  if (!shaped) {
     reply.status = Status(ErrorReason::kInternal,
                           "SSD handler answered a different number of keys");
   } else if (Clock::now() >= read.deadline) {
@@ -512,22 +585,22 @@ void UcxSegmentServer::ServeStaged(const QueuedRead& read,
   } else {
     reply.staged = true;
     reply.offsets.assign(results.size(), 0);
+    reply.results.assign(results.begin(), results.end());
     for (size_t i = 0; i < results.size(); ++i) {
-      if (!results[i].ok()) continue;
-      if (*results[i] > transfers[i].buffer.size()) {
-        results[i] = Status(ErrorReason::kInternal,
-                            "SSD handler reported more bytes than the "
-                            "buffer holds");
+      Result<uint64_t>& result = reply.results[i];
+      if (!result.ok()) continue;
+      if (*result > transfers[i].buffer.size()) {
+        result = Status(ErrorReason::kInternal,
+                        "SSD handler reported more bytes than the buffer holds");
         continue;
       }
-      reply.offsets[i] = staging_begin_ + (*ranges)[i].first;
-      keep = keep || *results[i] > 0;
+      reply.offsets[i] = staging_begin_ + ranges[i].first;
+      keep = keep || *result > 0;
     }
-    reply.results = std::move(results);
   }
   MutexLock lock(&staging_mu_);
   if (!keep) {
-    FreeStaging(*ranges);  // nothing for the client to copy
+    FreeStaging(ranges);  // nothing for the client to copy
     return;
   }
   // The client copies only before its own deadline, which falls within
@@ -536,7 +609,7 @@ void UcxSegmentServer::ServeStaged(const QueuedRead& read,
   reply.lease_id = next_lease_id_++;
   reply.lease_ms = static_cast<uint32_t>(
       std::min<uint64_t>(read.budget_ms + ToMs(options_.timeout), UINT32_MAX));
-  leases_.emplace(reply.lease_id, StagingLease{std::move(*ranges), expires});
+  leases_.emplace(reply.lease_id, StagingLease{std::move(ranges), expires});
   next_expiry_ = std::min(next_expiry_, expires);
 }
 

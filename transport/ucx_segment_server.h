@@ -6,9 +6,12 @@
 //
 // SSD reads: the active-message callback (progress thread) only decodes a
 // request and queues it; `options.ssd_threads` threads take requests from
-// the bounded queue, call SsdReadHandler::ServeSsdReads into a staging
-// buffer, put each value into the client's registered buffer, flush, and
-// send the reply. A request that finds the queue full is answered
+// the bounded queue, each taking everything waiting (up to 16 requests or
+// 64 MiB) for one pass: one SsdReadHandler::ServeSsdReads call for all of
+// their keys, so that the device sees every waiting read at once rather
+// than one per thread. Values go into a staging buffer (or the staging
+// area, below), each is put into the client's registered buffer, flushed,
+// and the reply sent. A request that finds the queue full is answered
 // QUEUE_FULL; a malformed one INVALID_ARGUMENT when its header names where
 // to answer, else it is dropped and counted. Replies are sent without
 // waiting; the progress thread reaps them and force-closes the endpoint of
@@ -66,6 +69,10 @@ namespace mooncake_tier {
 struct UcxSegmentServerStats {
   uint64_t ssd_requests_served = 0;
   uint64_t ssd_requests_rejected = 0;  // queue full or shutting down
+  // Handler calls that served them (a pass serves every request waiting,
+  // within limits), and requests waiting now.
+  uint64_t ssd_passes = 0;
+  uint64_t ssd_requests_queued = 0;
   uint64_t malformed_requests = 0;
   // Staged requests whose values went through the staging area.
   uint64_t ssd_staged_requests = 0;
@@ -150,9 +157,22 @@ class UcxSegmentServer {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(ucx_mu_);
 
   void ServeLoop();
-  void Serve(QueuedRead& read, std::vector<std::byte>& staging);
-  // A staged request: values read into the staging area, offsets replied.
-  void ServeStaged(const QueuedRead& read, SsdReadReply& reply);
+  // Bytes a request's keys name (saturating).
+  static uint64_t RequestBytes(const SsdReadRequest& request);
+  // Serves `reads` with one handler call and sends their replies.
+  void ServePass(std::span<QueuedRead> reads, std::vector<std::byte>& staging);
+  // A staged request's reply: the ranges its values were read into (kept
+  // under a lease, or freed when there is nothing to copy).
+  void FinishStaged(const QueuedRead& read,
+                    std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+                    std::span<const SsdReadTransfer> transfers,
+                    std::span<Result<uint64_t>> results, bool shaped,
+                    SsdReadReply& reply);
+  // An unstaged request's reply, after its `values` reached the client.
+  void FinishUnstaged(const QueuedRead& read,
+                      std::span<const SsdReadTransfer> transfers,
+                      std::span<Result<uint64_t>> results, bool shaped,
+                      std::span<const std::byte> values, SsdReadReply& reply);
   // One staging range per key of `request` (offsets in the area; keys
   // whose client takes 0 bytes get none), or why there is no room.
   Result<std::vector<std::pair<uint64_t, uint64_t>>> AllocateStaging(
@@ -190,6 +210,7 @@ class UcxSegmentServer {
   std::deque<QueuedRead> queue_ ABSL_GUARDED_BY(queue_mu_);
   bool stopping_ ABSL_GUARDED_BY(queue_mu_) = false;
   uint64_t served_ ABSL_GUARDED_BY(queue_mu_) = 0;
+  uint64_t passes_ ABSL_GUARDED_BY(queue_mu_) = 0;
   uint64_t rejected_ ABSL_GUARDED_BY(queue_mu_) = 0;
 
   // The staging area; taken by SSD threads, the release handler and the
