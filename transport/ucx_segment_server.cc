@@ -343,16 +343,23 @@ void UcxSegmentServer::ServeLoop() {
       MutexLock lock(&queue_mu_);
       while (!stopping_ && queue_.empty()) queue_cv_.Wait();
       if (stopping_) return;
-      // Everything waiting, up to a pass's limits: one submission to the
-      // device for all of it, so the device sees more than one read per
-      // thread (see the class comment).
+      // The staged requests waiting at the front, up to a pass's limits:
+      // one submission to the device for all of them, so the device sees
+      // more than one read per thread (see the class comment). An unstaged
+      // request goes alone: its reply waits on the client's network.
       uint64_t bytes = 0;
       while (!queue_.empty() && reads.size() < kMaxRequestsPerPass) {
-        const uint64_t next = RequestBytes(queue_.front().request);
-        if (!reads.empty() && next > kMaxBytesPerPass - bytes) break;
+        const SsdReadRequest& next_request = queue_.front().request;
+        const uint64_t next = RequestBytes(next_request);
+        if (!reads.empty() &&
+            (!next_request.header.staged() || bytes >= kMaxBytesPerPass ||
+             next > kMaxBytesPerPass - bytes)) {
+          break;
+        }
         bytes = next > UINT64_MAX - bytes ? UINT64_MAX : bytes + next;
         reads.push_back(std::move(queue_.front()));
         queue_.pop_front();
+        if (!reads.back().request.header.staged()) break;
       }
       ++passes_;
     }
@@ -384,9 +391,23 @@ void UcxSegmentServer::ServePass(std::span<QueuedRead> reads,
     const SsdReadRequest& request = reads[r].request;
     Part& part = parts[r];
     part.reply.request_id = request.header.request_id;
+    const uint64_t total = RequestBytes(request);
+    if (!request.header.staged() && total > options_.max_ssd_request_bytes) {
+      part.reply.status = Status(
+          ErrorReason::kInvalidArgument,
+          "SSD read request names more buffer bytes than the node's limit of " +
+              std::to_string(options_.max_ssd_request_bytes));
+      continue;
+    }
     if (ssd_ == nullptr) {
       part.reply.status = Status(ErrorReason::kUnavailable,
                                  "segment '" + name_ + "' serves no SSD reads");
+      continue;
+    }
+    if (Clock::now() >= reads[r].deadline) {
+      // It waited in the queue past the client's budget: not worth a read.
+      part.reply.status = Status(ErrorReason::kTimeout,
+                                 "SSD read waited past the client's deadline");
       continue;
     }
     if (request.header.staged()) {
@@ -401,16 +422,8 @@ void UcxSegmentServer::ServePass(std::span<QueuedRead> reads,
       part.active = true;
       continue;
     }
-    const uint64_t total = RequestBytes(request);
-    if (total > options_.max_ssd_request_bytes) {
-      part.reply.status = Status(
-          ErrorReason::kInvalidArgument,
-          "SSD read request names more buffer bytes than the node's limit of " +
-              std::to_string(options_.max_ssd_request_bytes));
-      continue;
-    }
     part.at = unstaged_bytes;
-    unstaged_bytes += total;  // at most kMaxRequestsPerPass times the limit
+    unstaged_bytes += total;  // one unstaged request per pass: <= the limit
     part.active = true;
   }
   // Sized once, before any span into it is taken.

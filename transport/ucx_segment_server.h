@@ -6,12 +6,15 @@
 //
 // SSD reads: the active-message callback (progress thread) only decodes a
 // request and queues it; `options.ssd_threads` threads take requests from
-// the bounded queue, each taking everything waiting (up to 16 requests or
-// 64 MiB) for one pass: one SsdReadHandler::ServeSsdReads call for all of
-// their keys, so that the device sees every waiting read at once rather
-// than one per thread. Values go into a staging buffer (or the staging
-// area, below), each is put into the client's registered buffer, flushed,
-// and the reply sent. A request that finds the queue full is answered
+// the bounded queue in passes: one SsdReadHandler::ServeSsdReads call per
+// pass. A pass takes every staged request (below) waiting at the front of
+// the queue, up to 16 requests or 64 MiB, so that the device sees all of
+// their reads at once rather than one per thread; their replies only name
+// ranges, so nothing in the pass waits on a client. An unstaged request is
+// a pass of its own: its values go into a private staging buffer, are put
+// into the client's registered buffer and flushed before the reply, and a
+// slow client must not hold other requests' replies. A request that waited
+// past its deadline is answered TIMEOUT without being read. A request that finds the queue full is answered
 // QUEUE_FULL; a malformed one INVALID_ARGUMENT when its header names where
 // to answer, else it is dropped and counted. Replies are sent without
 // waiting; the progress thread reaps them and force-closes the endpoint of
@@ -69,8 +72,8 @@ namespace mooncake_tier {
 struct UcxSegmentServerStats {
   uint64_t ssd_requests_served = 0;
   uint64_t ssd_requests_rejected = 0;  // queue full or shutting down
-  // Handler calls that served them (a pass serves every request waiting,
-  // within limits), and requests waiting now.
+  // Passes that served them (a pass serves the staged requests waiting,
+  // within limits, or one unstaged request), and requests waiting now.
   uint64_t ssd_passes = 0;
   uint64_t ssd_requests_queued = 0;
   uint64_t malformed_requests = 0;
@@ -160,19 +163,21 @@ class UcxSegmentServer {
   // Bytes a request's keys name (saturating).
   static uint64_t RequestBytes(const SsdReadRequest& request);
   // Serves `reads` with one handler call and sends their replies.
-  void ServePass(std::span<QueuedRead> reads, std::vector<std::byte>& staging);
+  void ServePass(std::span<QueuedRead> reads, std::vector<std::byte>& staging)
+      ABSL_LOCKS_EXCLUDED(ucx_mu_, queue_mu_, staging_mu_);
   // A staged request's reply: the ranges its values were read into (kept
   // under a lease, or freed when there is nothing to copy).
   void FinishStaged(const QueuedRead& read,
                     std::vector<std::pair<uint64_t, uint64_t>>& ranges,
                     std::span<const SsdReadTransfer> transfers,
                     std::span<Result<uint64_t>> results, bool shaped,
-                    SsdReadReply& reply);
+                    SsdReadReply& reply) ABSL_LOCKS_EXCLUDED(staging_mu_);
   // An unstaged request's reply, after its `values` reached the client.
   void FinishUnstaged(const QueuedRead& read,
                       std::span<const SsdReadTransfer> transfers,
                       std::span<Result<uint64_t>> results, bool shaped,
-                      std::span<const std::byte> values, SsdReadReply& reply);
+                      std::span<const std::byte> values, SsdReadReply& reply)
+      ABSL_LOCKS_EXCLUDED(ucx_mu_);
   // One staging range per key of `request` (offsets in the area; keys
   // whose client takes 0 bytes get none), or why there is no room.
   Result<std::vector<std::pair<uint64_t, uint64_t>>> AllocateStaging(

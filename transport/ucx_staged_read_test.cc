@@ -129,6 +129,38 @@ class StagedSsdReadTest : public ::testing::Test {
     return replies[before];
   }
 
+  // Four reads through `client`, the first held in the handler until the
+  // other three wait in the node's queue; returns the handler calls it
+  // took to serve all four (-1 when they did not line up so), after
+  // checking every read's bytes.
+  int HandlerCallsForFourReads(UcxTransport& client) {
+    const std::vector<std::string> keys = {"q0", "q1", "q2", "q3"};
+    std::vector<std::vector<std::byte>> bufs(4, std::vector<std::byte>(70000));
+    std::vector<Result<uint64_t>> got(4, Status(ErrorReason::kInternal, ""));
+    for (int k = 0; k < 4; ++k) ssd_.Put(keys[k], Pattern(70000, 40 + k));
+    const int before = ssd_.entered();
+    ssd_.Block();
+    auto read = [&](int k) {
+      SsdReadTransfer op{keys[k], bufs[k]};
+      got[k] = client.ReadSsd(endpoint_, {&op, 1})[0];
+    };
+    std::vector<std::thread> threads;
+    threads.emplace_back(read, 0);
+    bool lined_up = Eventually([&] { return ssd_.entered() == before + 1; });
+    if (lined_up) {
+      for (int k = 1; k < 4; ++k) threads.emplace_back(read, k);
+      lined_up = Eventually([&] { return NodeStats().ssd_requests_queued == 3; });
+    }
+    ssd_.Release();
+    for (std::thread& t : threads) t.join();
+    if (!lined_up) return -1;
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_TRUE(got[k].ok()) << k << ": " << got[k].status().ToString();
+      EXPECT_EQ(bufs[k], Pattern(70000, 40 + k)) << k;
+    }
+    return ssd_.entered() - before;
+  }
+
   std::unique_ptr<SharedMemoryFile> file_;
   FakeSsd ssd_;
   std::unique_ptr<UcxSegmentExporter> exporter_;
@@ -153,6 +185,29 @@ TEST_F(StagedSsdReadTest, StagingTailIsNotPublished) {
           .status()
           .reason(),
       ErrorReason::kInvalidArgument);
+}
+
+TEST_F(StagedSsdReadTest, WaitingStagedReadsAreServedTogetherInOnePass) {
+  // One SSD thread: three requests wait behind the first, then go together.
+  UcxExporterOptions options;
+  options.ssd_threads = 1;
+  StartNode(options);
+  EXPECT_EQ(HandlerCallsForFourReads(*client_), 2);
+  EXPECT_TRUE(Eventually([&] { return NodeStats().ssd_requests_served == 4; }));
+  EXPECT_EQ(NodeStats().ssd_passes, 2u);
+  EXPECT_EQ(NodeStats().ssd_staged_requests, 4u);
+}
+
+TEST_F(StagedSsdReadTest, UnstagedReadsAreServedOneAPass) {
+  // Their replies wait on the client's network: one slow client must not
+  // hold the others', so each is a pass of its own.
+  UcxExporterOptions options;
+  options.ssd_threads = 1;
+  StartNode(options);
+  std::unique_ptr<UcxTransport> remote = MakeClient(false);
+  EXPECT_EQ(HandlerCallsForFourReads(*remote), 4);
+  EXPECT_TRUE(Eventually([&] { return NodeStats().ssd_requests_served == 4; }));
+  EXPECT_EQ(NodeStats().ssd_passes, 4u);
 }
 
 TEST_F(StagedSsdReadTest, StagedReadsReturnTheRightBytes) {

@@ -321,54 +321,6 @@ TEST_F(UcxTransportTest, FullSsdQueueIsRefusedWithQueueFull) {
   EXPECT_EQ(stats->ssd_requests_rejected, 1u);
 }
 
-TEST_F(UcxTransportTest, WaitingSsdReadsAreServedTogetherInOnePass) {
-  exporter_.reset();
-  UcxExporterOptions options;
-  options.ssd_threads = 1;
-  StartNode(options);
-  for (int k = 0; k < 4; ++k) {
-    ssd_.Put("k" + std::to_string(k), Pattern(4096, k));
-  }
-  ssd_.Block();
-  std::vector<Result<uint64_t>> got(4, Status(ErrorReason::kInternal, "unset"));
-  std::vector<std::vector<std::byte>> bufs(4, std::vector<std::byte>(4096));
-  const std::vector<std::string> keys = {"k0", "k1", "k2", "k3"};
-  auto read = [&](int k) {
-    std::vector<SsdReadTransfer> ops = {{keys[k], bufs[k]}};
-    got[k] = client_->ReadSsd(endpoint_, ops)[0];
-  };
-  std::vector<std::thread> threads;
-  threads.emplace_back(read, 0);
-  while (ssd_.entered() == 0) std::this_thread::sleep_for(milliseconds(1));
-  // The only thread is busy with the first; three more wait in the queue.
-  for (int k = 1; k < 4; ++k) threads.emplace_back(read, k);
-  for (;;) {
-    Result<UcxSegmentServerStats> stats = exporter_->StatsFor("node-1");
-    ASSERT_TRUE(stats.ok());
-    if (stats->ssd_requests_queued == 3) break;
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  ssd_.Release();
-  for (std::thread& t : threads) t.join();
-  for (int k = 0; k < 4; ++k) {
-    ASSERT_TRUE(got[k].ok()) << k << ": " << got[k].status().ToString();
-    EXPECT_EQ(bufs[k], Pattern(4096, k)) << k;
-  }
-  // One pass for the first, one for the three that waited behind it.
-  EXPECT_EQ(ssd_.entered(), 2);
-  // A pass counts its requests served just after sending their replies.
-  Result<UcxSegmentServerStats> stats = exporter_->StatsFor("node-1");
-  for (int i = 0; i < 2000 && stats.ok() && stats->ssd_requests_served < 4;
-       ++i) {
-    std::this_thread::sleep_for(milliseconds(1));
-    stats = exporter_->StatsFor("node-1");
-  }
-  ASSERT_TRUE(stats.ok());
-  EXPECT_EQ(stats->ssd_passes, 2u);
-  EXPECT_EQ(stats->ssd_requests_served, 4u);
-  EXPECT_EQ(stats->ssd_requests_queued, 0u);
-}
-
 TEST_F(UcxTransportTest, SlowSsdReadTimesOutInsteadOfHanging) {
   client_ = MakeClient(milliseconds(500));
   ssd_.Put("k", Pattern(10, 1));
