@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/group_table.h"
 #include "core/master.h"
 #include "core/master_config.h"

@@ -6,7 +6,7 @@
 // Thread safety: thread-safe (Master is).
 
 #include "admin_server/admin_facade.h"
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/master.h"
 
 namespace mooncake_tier::admin {

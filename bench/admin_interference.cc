@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 
 namespace mooncake_tier::bench::admin_bench {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "admin_server/route_table.h"
 #include "bench/bench_util.h"
-#include "core/clock.h"
+#include "base/clock.h"
 
 namespace mooncake_tier::bench::admin_bench {
 namespace {

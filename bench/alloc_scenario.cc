@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/space_allocator.h"
+#include "base/space_allocator.h"
 
 namespace mooncake_tier::bench {
 namespace {

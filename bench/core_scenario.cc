@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/master.h"
 #include "core/master_config.h"
 #include "core/node_registry.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/master.h"
 #include "core/master_config.h"
 #include "core/node_registry.h"

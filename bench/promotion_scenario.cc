@@ -21,7 +21,7 @@
 
 #include "bench/bench_util.h"
 #include "client/embedded_cluster.h"
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/master.h"
 #include "core/master_config.h"
 #include "core/promotion_options.h"

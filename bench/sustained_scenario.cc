@@ -18,8 +18,8 @@
 #include "bench/bench_util.h"
 #include "bench/raw_device.h"
 #include "bench/remote_store.h"
-#include "core/byte_units.h"
-#include "core/mutex.h"
+#include "base/byte_units.h"
+#include "base/mutex.h"
 
 namespace mooncake_tier::bench {
 namespace {

@@ -20,7 +20,7 @@
 #include "bench/bench_util.h"
 #include "bench/remote_store.h"
 #include "bench/trace_sim.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/byte_units.h"
+#include "base/byte_units.h"
 
 namespace mooncake_tier::cli {
 

@@ -14,7 +14,7 @@
 
 namespace mooncake_tier::cli {
 
-// "512 B", "4.0 KiB", "1.5 GiB", up to PiB (core/byte_units.h).
+// "512 B", "4.0 KiB", "1.5 GiB", up to PiB (base/byte_units.h).
 std::string HumanBytes(uint64_t bytes);
 // Milliseconds as "250ms", "2.5s", "3m20s", "2h05m", "3d04h".
 std::string HumanMillis(int64_t ms);

@@ -16,7 +16,7 @@
 #include "core/master.h"
 #include "core/master_api.h"
 #include "core/master_link.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "mooncake_tier/client.h"
 #include "node/memory_ssd_device.h"
 #include "node/storage_node.h"

@@ -20,7 +20,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "core/master_api.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 
 namespace mooncake_tier {
 

@@ -17,7 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "client/lease_releaser.h"
 #include "core/master_api.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "mooncake_tier/client.h"
 #include "transport/transport.h"
 

@@ -11,7 +11,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "core/types.h"
 
 namespace mooncake_tier {

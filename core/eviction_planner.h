@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/clock.h"
+#include "base/clock.h"
 
 namespace mooncake_tier {
 

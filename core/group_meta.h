@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/group_record.h"
 #include "core/types.h"
 #include "mooncake_tier/status.h"

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/clock.h"
+#include "base/clock.h"
 
 namespace mooncake_tier {
 namespace {

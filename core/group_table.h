@@ -26,7 +26,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "core/group_meta.h"
 #include "core/hashed_key.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "mooncake_tier/types.h"
 
 namespace mooncake_tier {

@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/clock.h"
-#include "core/mutex.h"
+#include "base/clock.h"
+#include "base/mutex.h"
 
 namespace mooncake_tier {
 namespace {

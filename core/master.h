@@ -29,7 +29,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/detached_replicas.h"
 #include "core/dram_pressure.h"
 #include "core/eviction_planner.h"

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/promotion_options.h"
 #include "core/types.h"
 

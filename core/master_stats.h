@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/dram_pressure.h"
 #include "core/group_table.h"
 #include "core/node_registry.h"

@@ -14,7 +14,7 @@
 
 #include <algorithm>
 
-#include "core/byte_units.h"
+#include "base/byte_units.h"
 #include "core/master.h"
 #include "core/memory_round.h"
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/dram_pressure.h"
 #include "core/eviction_planner.h"
 #include "core/node_registry.h"

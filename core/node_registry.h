@@ -23,9 +23,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "core/allocation_strategy.h"
-#include "core/clock.h"
-#include "core/mutex.h"
-#include "core/space_allocator.h"
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "base/space_allocator.h"
 #include "core/types.h"
 #include "mooncake_tier/status.h"
 

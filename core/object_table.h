@@ -22,10 +22,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/group_record.h"
 #include "core/hashed_key.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "core/types.h"
 
 namespace mooncake_tier {

@@ -16,7 +16,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "core/admission_sketch.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "core/promotion_admission.h"
 #include "core/promotion_options.h"
 #include "mooncake_tier/status.h"

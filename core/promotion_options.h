@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/clock.h"
+#include "base/clock.h"
 
 namespace mooncake_tier {
 

@@ -17,9 +17,9 @@
 #include <cstdint>
 
 #include "absl/base/thread_annotations.h"
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/master_config.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 
 namespace mooncake_tier {
 

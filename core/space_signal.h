@@ -18,8 +18,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "core/clock.h"
-#include "core/mutex.h"
+#include "base/clock.h"
+#include "base/mutex.h"
 
 namespace mooncake_tier {
 

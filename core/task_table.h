@@ -19,8 +19,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "core/clock.h"
-#include "core/mutex.h"
+#include "base/clock.h"
+#include "base/mutex.h"
 #include "core/types.h"
 #include "mooncake_tier/status.h"
 

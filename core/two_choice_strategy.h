@@ -10,7 +10,7 @@
 #include <random>
 
 #include "absl/base/thread_annotations.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "core/allocation_strategy.h"
 
 namespace mooncake_tier {

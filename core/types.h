@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "mooncake_tier/types.h"
 
 namespace mooncake_tier {

@@ -16,10 +16,10 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/master.h"
 #include "core/master_config.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 
 namespace mooncake_tier::rpc {
 class CallRecorder;

@@ -21,7 +21,7 @@
 #include <memory>
 #include <string>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "mooncake_tier/status.h"
 #include "node/storage_node.h"
 

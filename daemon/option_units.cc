@@ -4,7 +4,7 @@
 #include <cctype>
 #include <map>
 
-#include "core/byte_units.h"
+#include "base/byte_units.h"
 
 namespace mooncake_tier::daemon {
 namespace {

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "core/clock.h"
+#include "base/clock.h"
 
 namespace mooncake_tier::daemon {
 
@@ -41,7 +41,7 @@ extern const char* const kUnitsHelp;
 // A size as a flag takes it, exact: "1GiB", "1536MiB", "1000".
 std::string FormatSizeFlag(uint64_t bytes);
 // A size for people: "1.0 GiB", "512.0 MiB", "100 B", up to TiB
-// (core/byte_units.h).
+// (base/byte_units.h).
 std::string FormatSizeHuman(uint64_t bytes);
 // A duration as a flag takes it, exact: "10s", "100ms", "2m".
 std::string FormatDurationFlag(Duration duration);

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "core/latency_histogram.h"
+#include "base/latency_histogram.h"
 #include "core/master_link.h"
 #include "metrics/metric_catalog.h"
 #include "metrics/text_exposition.h"

@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "absl/base/thread_annotations.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 
 namespace mooncake_tier {
 

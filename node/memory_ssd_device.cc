@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "absl/container/flat_hash_map.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 
 namespace mooncake_tier {
 namespace {

@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/master_link.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "core/task_table.h"
 #include "node/dram_segment.h"
 #include "node/log_limiter.h"

@@ -24,8 +24,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/clock.h"
-#include "core/latency_histogram.h"
+#include "base/clock.h"
+#include "base/latency_histogram.h"
 
 namespace mooncake_tier::rpc {
 

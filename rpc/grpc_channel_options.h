@@ -5,7 +5,7 @@
 #include <chrono>
 #include <string>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "rpc/call_recorder.h"
 
 namespace mooncake_tier::rpc {

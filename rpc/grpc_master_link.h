@@ -16,7 +16,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "core/master_link.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "rpc/call_recorder.h"
 #include "rpc/grpc_channel_options.h"
 

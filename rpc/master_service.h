@@ -17,7 +17,7 @@
 
 #include <memory>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/master.h"
 #include "rpc/call_recorder.h"
 

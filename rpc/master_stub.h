@@ -13,7 +13,7 @@
 #include <string>
 #include <utility>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/node_registry.h"
 #include "core/types.h"
 #include "grpcpp/client_context.h"

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "core/clock.h"
-#include "core/mutex.h"
+#include "base/clock.h"
+#include "base/mutex.h"
 #include "mooncake_tier/status.h"
 
 namespace grpc {

@@ -14,7 +14,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "transport/transport.h"
 
 namespace mooncake_tier {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/mutex.h"
+#include "base/mutex.h"
 
 namespace mooncake_tier {
 namespace {

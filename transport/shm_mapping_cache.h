@@ -37,7 +37,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "transport/shm_locator.h"
 #include "transport/transport.h"
 

@@ -15,7 +15,7 @@
 #include <span>
 
 #include "absl/base/thread_annotations.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "mooncake_tier/status.h"
 #include "transport/ucx_registered_memory.h"
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "transport/transport.h"
 #include "transport/ucx_context.h"
 #include "transport/ucx_options.h"

@@ -56,8 +56,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "core/mutex.h"
-#include "core/space_allocator.h"
+#include "base/mutex.h"
+#include "base/space_allocator.h"
 #include "transport/shm_export.h"
 #include "transport/transport.h"
 #include "transport/ucx_options.h"

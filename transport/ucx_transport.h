@@ -45,7 +45,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "transport/shm_mapping_cache.h"
 #include "transport/transport.h"
 #include "transport/ucx_buffer_registry.h"

@@ -21,7 +21,7 @@
 #include <string>
 #include <thread>
 
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "mooncake_tier/status.h"
 
 namespace mooncake_tier {

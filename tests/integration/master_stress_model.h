@@ -22,7 +22,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "core/master.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "tests/support/master_harness.h"
 #include "tests/support/violations.h"
 

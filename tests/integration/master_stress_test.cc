@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "core/master.h"
 #include "tests/support/master_harness.h"
 #include "tests/support/round_barrier.h"

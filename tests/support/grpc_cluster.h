@@ -20,7 +20,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "core/master.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 #include "mooncake_tier/client.h"
 #include "mooncake_tier/status.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/clock.h"
+#include "base/clock.h"
 #include "core/master.h"
 
 namespace mooncake_tier::testing {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "core/mutex.h"
+#include "base/mutex.h"
 
 namespace mooncake_tier::testing {
 

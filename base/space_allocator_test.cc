@@ -1,4 +1,4 @@
-#include "core/space_allocator.h"
+#include "base/space_allocator.h"
 
 #include <random>
 #include <vector>

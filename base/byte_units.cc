@@ -1,4 +1,4 @@
-#include "core/byte_units.h"
+#include "base/byte_units.h"
 
 #include <cstddef>
 #include <cstdio>
