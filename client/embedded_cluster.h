@@ -14,8 +14,7 @@
 #include <vector>
 
 #include "core/master.h"
-#include "core/master_api.h"
-#include "core/master_link.h"
+#include "core/local_master.h"
 #include "base/mutex.h"
 #include "mooncake_tier/client.h"
 #include "node/memory_ssd_device.h"

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "core/master_api.h"
+#include "protocol/master_api.h"
 #include "base/mutex.h"
 
 namespace mooncake_tier {

@@ -16,7 +16,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "client/lease_releaser.h"
-#include "core/master_api.h"
+#include "protocol/master_api.h"
 #include "base/mutex.h"
 #include "mooncake_tier/client.h"
 #include "transport/transport.h"

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "core/types.h"
+#include "protocol/types.h"
 
 namespace mooncake_tier {
 

@@ -12,7 +12,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "base/mutex.h"
-#include "core/types.h"
+#include "protocol/types.h"
 
 namespace mooncake_tier {
 

@@ -20,7 +20,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "base/clock.h"
 #include "base/mutex.h"
-#include "core/types.h"
+#include "protocol/types.h"
 
 namespace mooncake_tier {
 

@@ -107,17 +107,6 @@ void SetState(GroupMeta& group, GroupState next, TimePoint now) {
 
 }  // namespace
 
-std::string_view BreakCauseName(BreakCause cause) {
-  switch (cause) {
-    case BreakCause::kRemoved:
-      return "removed";
-    case BreakCause::kNodeLost:
-      return "node_lost";
-    case BreakCause::kCorrupt:
-      return "corrupt";
-  }
-  return "unknown";
-}
 
 Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
                           TimePoint now, size_t id_hash,

@@ -30,20 +30,12 @@
 
 #include "base/clock.h"
 #include "core/group_record.h"
-#include "core/types.h"
+#include "protocol/types.h"
 #include "mooncake_tier/status.h"
 #include "mooncake_tier/types.h"
 
 namespace mooncake_tier {
 
-// Why a group became broken.
-enum class BreakCause : uint8_t {
-  kRemoved = 0,   // a member was removed (group_remove_policy = member)
-  kNodeLost = 1,  // a member's last replica went with its node
-  kCorrupt = 2,   // a member's SSD record was found corrupt
-};
-// "removed" | "node_lost" | "corrupt"
-std::string_view BreakCauseName(BreakCause cause);
 
 // One member index's slot (16 bytes): a group costs its members' slots,
 // and a put pays for them in memory (docs/design/groups.md, "Cost").

@@ -42,36 +42,15 @@
 #include "core/runtime_knobs.h"
 #include "core/space_signal.h"
 #include "core/task_table.h"
-#include "core/types.h"
+#include "protocol/messages.h"
+#include "protocol/types.h"
 #include "mooncake_tier/status.h"
 #include "mooncake_tier/types.h"
 
 namespace mooncake_tier {
 
-struct PutStartRequest {
-  std::string key;
-  uint64_t size = 0;
-  PutOptions options;
-  ClientId client;  // makes a repeated PutStart by the same client idempotent
-};
 
-// What a reader needs: complete replicas, DRAM first, and its lease.
-struct ObjectReplicas {
-  uint64_t size = 0;
-  std::vector<ReplicaDescriptor> replicas;
-  // The lease protects the replicas from eviction and non-forced removal
-  // until the reader releases it (Master::ReleaseLeases, naming lease_id)
-  // or until lease_deadline, whichever comes first.
-  TimePoint lease_deadline;
-  uint64_t lease_id = 0;
-  std::optional<GroupSpec> group;
-};
 
-// A reader is done with the replicas a GetReplicaList gave it.
-struct LeaseRelease {
-  std::string key;
-  uint64_t lease_id = 0;  // ObjectReplicas::lease_id
-};
 
 // A full view of one object for operators (admin API), no lease granted.
 struct ObjectDescription {
@@ -84,26 +63,7 @@ struct ObjectDescription {
   bool hard_pin = false;
 };
 
-// A group as operators and engines see it: state, counts, and each member
-// with the tiers of its complete replicas.
-struct GroupDescription {
-  GroupStatus status;
-  std::optional<BreakCause> break_cause;
-  struct Member {
-    uint32_t index = 0;
-    std::string key;
-    bool present = false;     // its put completed
-    std::vector<Tier> tiers;  // complete replicas, DRAM first
-  };
-  std::vector<Member> members;
-};
 
-// One live record in a node's SSD store, reported on (re-)registration.
-struct SsdInventoryEntry {
-  std::string key;
-  uint64_t size = 0;
-  std::optional<GroupSpec> group;
-};
 
 // What a forced eviction (Master::EvictObject, EvictGroup) did.
 struct ForcedEviction {
@@ -123,12 +83,6 @@ struct NodeMemoryView {
 struct MemoryRound;
 enum class DramUse : uint8_t;
 
-// Work handed to a node (Master::PullTasks).
-struct NodeTasks {
-  std::vector<Task> offloads;
-  std::vector<std::string> ssd_deletes;  // apply before the tasks
-  std::vector<Task> promotions;
-};
 
 class Master {
  public:

@@ -12,7 +12,7 @@
 
 #include "base/clock.h"
 #include "core/promotion_options.h"
-#include "core/types.h"
+#include "protocol/types.h"
 
 namespace mooncake_tier {
 

@@ -18,7 +18,7 @@
 #include "core/dram_pressure.h"
 #include "core/eviction_planner.h"
 #include "core/node_registry.h"
-#include "core/types.h"
+#include "protocol/types.h"
 
 namespace mooncake_tier {
 

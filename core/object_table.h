@@ -26,7 +26,7 @@
 #include "core/group_record.h"
 #include "core/hashed_key.h"
 #include "base/mutex.h"
-#include "core/types.h"
+#include "protocol/types.h"
 
 namespace mooncake_tier {
 

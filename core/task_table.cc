@@ -127,17 +127,6 @@ Result<Task> TaskTable::Complete(NodeId node, TaskId id) {
   return task;
 }
 
-std::string_view TaskStateName(TaskState state) {
-  switch (state) {
-    case TaskState::kQueued:
-      return "queued";
-    case TaskState::kDispatched:
-      return "dispatched";
-    case TaskState::kStaged:
-      return "staged";
-  }
-  return "unknown";
-}
 
 std::optional<Task> TaskTable::FindByKey(TaskKind kind,
                                          std::string_view key) const {

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "base/latency_histogram.h"
-#include "core/master_link.h"
+#include "core/local_master.h"
 #include "metrics/metric_catalog.h"
 #include "metrics/text_exposition.h"
 #include "node/memory_ssd_device.h"

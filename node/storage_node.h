@@ -25,9 +25,9 @@
 
 #include "absl/base/thread_annotations.h"
 #include "base/clock.h"
-#include "core/master_link.h"
+#include "protocol/master_link.h"
 #include "base/mutex.h"
-#include "core/task_table.h"
+#include "protocol/task.h"
 #include "node/dram_segment.h"
 #include "node/log_limiter.h"
 #include "node/ssd_store.h"

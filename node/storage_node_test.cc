@@ -6,6 +6,7 @@
 #include <cstring>
 #include <span>
 
+#include "core/local_master.h"
 #include "node/memory_ssd_device.h"
 #include "transport/in_process_transport.h"
 

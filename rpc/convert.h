@@ -18,8 +18,9 @@
 //
 // Thread safety: pure functions.
 
-#include "core/master.h"
-#include "core/types.h"
+#include "protocol/messages.h"
+#include "protocol/node.h"
+#include "protocol/types.h"
 #include "mooncake_tier/status.h"
 #include "mooncake_tier/types.h"
 #include "rpc/proto/master.pb.h"

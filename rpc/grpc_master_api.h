@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/master_api.h"
+#include "protocol/master_api.h"
 #include "rpc/call_recorder.h"
 #include "rpc/grpc_channel_options.h"
 

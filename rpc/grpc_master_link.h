@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
-#include "core/master_link.h"
+#include "protocol/master_link.h"
 #include "base/mutex.h"
 #include "rpc/call_recorder.h"
 #include "rpc/grpc_channel_options.h"

@@ -15,7 +15,7 @@
 
 #include "base/clock.h"
 #include "core/node_registry.h"
-#include "core/types.h"
+#include "protocol/types.h"
 #include "grpcpp/client_context.h"
 #include "mooncake_tier/status.h"
 #include "rpc/call_recorder.h"

@@ -21,6 +21,15 @@ using TaskId = uint64_t;
 // Opaque identity of a client, used to make a repeated PutStart idempotent.
 using ClientId = std::string;
 
+// Why a group became broken.
+enum class BreakCause : uint8_t {
+  kRemoved = 0,   // a member was removed (group_remove_policy = member)
+  kNodeLost = 1,  // a member's last replica went with its node
+  kCorrupt = 2,   // a member's SSD record was found corrupt
+};
+// "removed" | "node_lost" | "corrupt"
+std::string_view BreakCauseName(BreakCause cause);
+
 // Where a replica's bytes are, and what a reader may do with them.
 struct ReplicaDescriptor {
   ReplicaId id = 0;

@@ -1,68 +1,70 @@
 #pragma once
 
-// MasterLink: the calls a storage node makes to the master, as an interface
-// with one implementation per way of reaching it. LocalMasterLink (below)
-// calls a Master in the same process; rpc/grpc_master_link.h reaches a
-// remote one. It lives in core, next to the Master it mirrors, so that
-// node/ (which calls it) and rpc/ (which implements it) both depend on core
-// alone. It names no transport and stays header-only.
+// MasterApi and MasterLink onto a Master in the same process: what the
+// embedded cluster, the standalone daemon's node and tests use instead of
+// gRPC. The interfaces themselves are in protocol/.
 //
-// Thread safety: implementations are safe to call from many threads.
+// Thread safety: as the Master's methods.
 
-#include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/master.h"
-#include "mooncake_tier/status.h"
+#include "protocol/master_api.h"
+#include "protocol/master_link.h"
 
 namespace mooncake_tier {
 
-// A task a node reports as failed, and why.
-struct TaskFailure {
-  TaskId task = 0;
-  Status cause;
+class LocalMasterApi final : public MasterApi {
+ public:
+  explicit LocalMasterApi(Master* master) : master_(master) {}
+  // Waits for room as the master's put_wait_timeout says.
+  std::vector<Result<ReplicaDescriptor>> PutStart(
+      std::span<const PutStartRequest> requests) override {
+    return master_->PutStart(
+        requests, master_->clock()->Now() + master_->put_wait_timeout());
+  }
+  std::vector<Status> PutEnd(const ClientId& client,
+                             std::span<const std::string> keys) override {
+    return master_->PutEnd(client, keys);
+  }
+  std::vector<Status> PutRevoke(const ClientId& client,
+                                std::span<const std::string> keys) override {
+    return master_->PutRevoke(client, keys);
+  }
+  std::vector<Result<ObjectReplicas>> GetReplicaList(
+      std::span<const std::string> keys) override {
+    return master_->GetReplicaList(keys);
+  }
+  Status ReleaseLeases(std::span<const LeaseRelease> releases) override {
+    master_->ReleaseLeases(releases);
+    return Status::Ok();
+  }
+  std::vector<Result<ExistsInfo>> Exists(
+      std::span<const std::string> keys) override {
+    return master_->Exists(keys);
+  }
+  std::vector<Status> Remove(std::span<const std::string> keys,
+                             RemoveOptions options) override {
+    return master_->Remove(keys, options);
+  }
+  std::vector<Result<GroupDescription>> GetGroup(
+      std::span<const std::string> group_ids) override {
+    return master_->GetGroup(group_ids);
+  }
+  std::vector<Status> RemoveGroup(std::span<const std::string> group_ids,
+                                  RemoveOptions options) override {
+    return master_->RemoveGroup(group_ids, options);
+  }
+  Result<NodeView> GetNode(NodeId node) override {
+    return master_->FindNode(node);
+  }
+
+ private:
+  Master* const master_;
 };
 
-class MasterLink {
- public:
-  virtual ~MasterLink() = default;
-  virtual Result<NodeId> RegisterNode(
-      const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory) = 0;
-  // Liveness, and the node's SSD report (Master::Heartbeat).
-  virtual Status Heartbeat(NodeId node,
-                           const std::optional<SsdReport>& ssd) = 0;
-  // The node's work (Master::PullTasks): at most `max_tasks` tasks; with
-  // none queued, waits up to `wait` for some.
-  virtual Result<NodeTasks> PullTasks(NodeId node, uint32_t max_tasks,
-                                      Duration wait) = 0;
-  // Ends a PullTasks of `node` in flight from another thread (it returns
-  // at once, with no tasks or an error): the node is stopping. Default:
-  // nothing (the pull ends within its wait).
-  virtual void InterruptPull(NodeId node) {}
-  // The node is stopping cleanly: the master drops it now rather than after
-  // node_ttl (Master::DeregisterNode). NODE_NOT_FOUND when the master no
-  // longer knows it.
-  virtual Status DeregisterNode(NodeId node) = 0;
-  // Task results, a batch per call; one status per task, in order.
-  virtual std::vector<Status> NotifyOffloadSuccess(
-      NodeId node, std::span<const TaskId> tasks) = 0;
-  virtual std::vector<Status> NotifyOffloadFailure(
-      NodeId node, std::span<const TaskFailure> failures) = 0;
-  virtual Status ReportSsdCorruption(NodeId node,
-                                     std::span<const std::string> keys) = 0;
-  // Promotion: stage DRAM for tasks, then report how they went.
-  virtual std::vector<Result<ReplicaDescriptor>> PromotionAllocStart(
-      NodeId node, std::span<const TaskId> tasks) = 0;
-  virtual std::vector<Status> NotifyPromotionSuccess(
-      NodeId node, std::span<const TaskId> tasks) = 0;
-  virtual std::vector<Status> NotifyPromotionFailure(
-      NodeId node, std::span<const TaskFailure> failures) = 0;
-  // How to reach another node's segment (a promotion staged there).
-  virtual Result<NodeView> GetNode(NodeId node) = 0;
-};
 
 // MasterLink onto a Master in the same process.
 class LocalMasterLink final : public MasterLink {

@@ -1,7 +1,8 @@
 // String forms of the engine's enums: the names operators see in the admin
 // API, the CLI and metric labels. Never rename one.
 
-#include "core/types.h"
+#include "protocol/task.h"
+#include "protocol/types.h"
 
 namespace mooncake_tier {
 
@@ -71,6 +72,30 @@ std::optional<GroupRemovePolicy> ParseGroupRemovePolicy(std::string_view name) {
 
 std::string_view TaskKindName(TaskKind kind) {
   return kind == TaskKind::kOffload ? "offload" : "promotion";
+}
+
+std::string_view BreakCauseName(BreakCause cause) {
+  switch (cause) {
+    case BreakCause::kRemoved:
+      return "removed";
+    case BreakCause::kNodeLost:
+      return "node_lost";
+    case BreakCause::kCorrupt:
+      return "corrupt";
+  }
+  return "unknown";
+}
+
+std::string_view TaskStateName(TaskState state) {
+  switch (state) {
+    case TaskState::kQueued:
+      return "queued";
+    case TaskState::kDispatched:
+      return "dispatched";
+    case TaskState::kStaged:
+      return "staged";
+  }
+  return "unknown";
 }
 
 }  // namespace mooncake_tier

@@ -1,0 +1,56 @@
+#pragma once
+
+// What a node publishes of itself and what the master knows of it: shared
+// by the master, the node, the client and the wire.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "base/clock.h"
+#include "protocol/types.h"
+
+namespace mooncake_tier {
+
+// What a node publishes when it registers.
+struct NodeSpec {
+  std::string name;               // stable identity across restarts
+  std::string rpc_address;        // node service (L2 reads); may be empty
+  std::string transport_address;  // data-plane worker address (opaque bytes)
+  uint64_t dram_base = 0;         // address of the segment on the node
+  uint64_t dram_size = 0;         // bytes the node contributes; may be 0
+  std::string dram_remote_key;    // packed remote key (opaque bytes)
+  uint64_t ssd_capacity = 0;      // bytes of SSD tier; 0 means none
+};
+
+// What a node says of its SSD store with each heartbeat. The master counts
+// object bytes; the store knows what they take in its files (headers,
+// alignment, dead records awaiting compaction) and how much room its file
+// system really has.
+struct SsdReport {
+  uint64_t capacity_bytes = 0;     // what the store may fill now
+  uint64_t put_limit_bytes = 0;    // file bytes where its writes stop
+  uint64_t file_bytes = 0;         // what its files take now
+  uint64_t live_value_bytes = 0;   // value bytes of its live records
+  uint64_t live_record_bytes = 0;  // what those records take in the files
+  uint64_t no_space_refusals = 0;  // writes refused for room so far
+};
+
+struct NodeView {
+  NodeId id = kNoNode;
+  NodeSpec spec;
+  NodeState state = NodeState::kAlive;
+  TimePoint registered_at;
+  TimePoint last_heartbeat;
+  uint64_t dram_used = 0;
+  uint64_t ssd_used = 0;  // logical bytes of local_disk replicas here
+  // The object bytes its SSD can hold (spec.ssd_capacity until the node
+  // reports; then what fits under its store's put limit at its measured
+  // overhead), and its last report.
+  uint64_t ssd_capacity = 0;
+  std::optional<SsdReport> ssd_report;
+  // Offloads to it wait until then (its SSD refused writes for room).
+  TimePoint offloads_paused_until;
+};
+
+}  // namespace mooncake_tier
