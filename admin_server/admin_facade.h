@@ -23,7 +23,8 @@
 
 #include "base/clock.h"
 #include "core/group_table.h"
-#include "core/master.h"
+#include "core/master_views.h"
+#include "protocol/messages.h"
 #include "core/master_config.h"
 #include "core/master_stats.h"
 #include "core/node_registry.h"
@@ -48,7 +49,6 @@ using EvictionOutcome = ForcedEviction;
 using RuntimeConfigChange = ::mooncake_tier::RuntimeConfigChange;
 using RuntimeConfigUpdate = ::mooncake_tier::RuntimeConfigUpdate;
 // Edits promotion options in place; an error leaves them unchanged.
-using PromotionEdit = Master::PromotionEdit;
 
 class AdminFacade {
  public:

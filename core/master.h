@@ -35,6 +35,7 @@
 #include "core/eviction_planner.h"
 #include "core/group_table.h"
 #include "core/master_config.h"
+#include "core/master_views.h"
 #include "core/master_stats.h"
 #include "core/node_registry.h"
 #include "core/object_table.h"
@@ -52,33 +53,10 @@ namespace mooncake_tier {
 
 
 
-// A full view of one object for operators (admin API), no lease granted.
-struct ObjectDescription {
-  uint64_t size = 0;
-  std::vector<Replica> replicas;
-  std::optional<GroupSpec> group;
-  TimePoint lease_deadline;
-  uint32_t leases = 0;  // readers holding a lease now
-  TimePoint last_access;
-  bool hard_pin = false;
-};
 
 
 
-// What a forced eviction (Master::EvictObject, EvictGroup) did.
-struct ForcedEviction {
-  uint64_t bytes_freed = 0;      // DRAM freed now
-  std::vector<TaskId> offloads;  // offloads queued first (offload on)
-};
 
-// One node's DRAM as the last memory round saw it, and its reserve now.
-struct NodeMemoryView {
-  NodeId node = kNoNode;
-  MemoryBreakdown bytes;
-  uint64_t reserve_bytes = 0;  // clean units a put may drop at once
-  size_t reserve_units = 0;
-  OffloadBytes offload;  // offload tasks queued or in flight
-};
 
 struct MemoryRound;
 enum class DramUse : uint8_t;
@@ -104,8 +82,7 @@ class Master {
 
   // ---- Run-time configuration ----
 
-  // Edits promotion options in place; an error leaves them unchanged.
-  using PromotionEdit = std::function<Status(PromotionOptions&)>;
+  using PromotionEdit = ::mooncake_tier::PromotionEdit;
   // Applies `change` and then, when given, `edit_promotion` to the
   // promotion options as they are at that moment, in one step: changes are
   // applied one after another, each over the last (no lost update between

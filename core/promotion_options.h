@@ -6,12 +6,14 @@
 // sketch's size is fixed at start.
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "base/clock.h"
+#include "mooncake_tier/status.h"
 
 namespace mooncake_tier {
 
@@ -54,5 +56,9 @@ struct PromotionOptions {
   // Empty when valid, otherwise what is wrong.
   std::string Validate() const;
 };
+
+// Edits promotion options in place; an error leaves them unchanged
+// (Master::UpdateRuntimeConfig).
+using PromotionEdit = std::function<Status(PromotionOptions&)>;
 
 }  // namespace mooncake_tier

@@ -3,6 +3,8 @@
 // start-up failures.
 
 #include <chrono>
+
+#include "core/master.h"
 #include <memory>
 #include <thread>
 

@@ -1,5 +1,7 @@
 #include "daemon/master_process.h"
 
+#include "core/master.h"
+
 #include <chrono>
 #include <utility>
 

@@ -17,9 +17,12 @@
 
 #include "absl/base/thread_annotations.h"
 #include "base/clock.h"
-#include "core/master.h"
 #include "core/master_config.h"
 #include "base/mutex.h"
+
+namespace mooncake_tier {
+class Master;  // core/master.h
+}  // namespace mooncake_tier
 
 namespace mooncake_tier::rpc {
 class CallRecorder;

@@ -1,5 +1,7 @@
 #include "metrics/master_metrics.h"
 
+#include "core/master.h"
+
 #include <array>
 #include <chrono>
 #include <string_view>

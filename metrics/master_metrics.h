@@ -12,10 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "core/master.h"
+#include "core/master_stats.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
 #include "rpc/call_recorder.h"
+
+namespace mooncake_tier {
+class Master;  // core/master.h
+}  // namespace mooncake_tier
 
 namespace mooncake_tier::metrics {
 

@@ -1,5 +1,7 @@
 #include "rpc/master_service.h"
 
+#include "core/master.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>

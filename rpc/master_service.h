@@ -18,8 +18,11 @@
 #include <memory>
 
 #include "base/clock.h"
-#include "core/master.h"
 #include "rpc/call_recorder.h"
+
+namespace mooncake_tier {
+class Master;  // core/master.h
+}  // namespace mooncake_tier
 
 namespace grpc {
 class Service;
