@@ -1,6 +1,43 @@
 #include "admin_server/master_admin_facade.h"
 
+#include "core/master.h"
+
 namespace mooncake_tier::admin {
+
+TimePoint MasterAdminFacade::Now() const { return clock_->Now(); }
+MasterStats MasterAdminFacade::Stats() const { return master_->GetStats(); }
+std::vector<NodeView> MasterAdminFacade::Nodes() const {
+  return master_->ListNodes();
+}
+std::vector<NodeMemoryView> MasterAdminFacade::Memory() const {
+  return master_->MemoryByNode();
+}
+std::vector<Task> MasterAdminFacade::Tasks(TaskKind kind) const {
+  return master_->ListTasks(kind);
+}
+Result<ObjectDescription> MasterAdminFacade::DescribeObject(
+    const std::string& key) const {
+  return master_->DescribeObject(key);
+}
+Result<std::vector<TaskId>> MasterAdminFacade::PromoteObject(
+    const std::string& key) {
+  return master_->PromoteObject(key);
+}
+Result<std::vector<TaskId>> MasterAdminFacade::PromoteGroup(
+    const std::string& group_id) {
+  return master_->PromoteGroup(group_id);
+}
+Result<EvictionOutcome> MasterAdminFacade::EvictObject(const std::string& key) {
+  return master_->EvictObject(key);
+}
+Result<EvictionOutcome> MasterAdminFacade::EvictGroup(
+    const std::string& group_id) {
+  return master_->EvictGroup(group_id);
+}
+Result<RuntimeConfigUpdate> MasterAdminFacade::UpdateConfig(
+    const RuntimeConfigChange& change, const PromotionEdit& edit_promotion) {
+  return master_->UpdateRuntimeConfig(change, edit_promotion);
+}
 
 bool MasterAdminFacade::Supports(FacadeOp op) const {
   switch (op) {

@@ -7,7 +7,10 @@
 
 #include "admin_server/admin_facade.h"
 #include "base/clock.h"
-#include "core/master.h"
+
+namespace mooncake_tier {
+class Master;  // core/master.h
+}  // namespace mooncake_tier
 
 namespace mooncake_tier::admin {
 
@@ -18,20 +21,14 @@ class MasterAdminFacade final : public AdminFacade {
       : master_(master), clock_(clock) {}
 
   bool Supports(FacadeOp op) const override;
-  TimePoint Now() const override { return clock_->Now(); }
+  TimePoint Now() const override;
 
-  MasterStats Stats() const override { return master_->GetStats(); }
-  std::vector<NodeView> Nodes() const override { return master_->ListNodes(); }
-  std::vector<NodeMemoryView> Memory() const override {
-    return master_->MemoryByNode();
-  }
-  std::vector<Task> Tasks(TaskKind kind) const override {
-    return master_->ListTasks(kind);
-  }
+  MasterStats Stats() const override;
+  std::vector<NodeView> Nodes() const override;
+  std::vector<NodeMemoryView> Memory() const override;
+  std::vector<Task> Tasks(TaskKind kind) const override;
   Result<ObjectDescription> DescribeObject(
-      const std::string& key) const override {
-    return master_->DescribeObject(key);
-  }
+      const std::string& key) const override;
   Result<GroupDescription> DescribeGroup(
       const std::string& group_id) const override;
   Result<GroupPage> ListGroups(std::optional<GroupState> filter, size_t limit,
@@ -40,24 +37,14 @@ class MasterAdminFacade final : public AdminFacade {
 
   Status RemoveObject(const std::string& key, bool force) override;
   Status RemoveGroup(const std::string& group_id, bool force) override;
-  Result<std::vector<TaskId>> PromoteObject(const std::string& key) override {
-    return master_->PromoteObject(key);
-  }
+  Result<std::vector<TaskId>> PromoteObject(const std::string& key) override;
   Result<std::vector<TaskId>> PromoteGroup(
-      const std::string& group_id) override {
-    return master_->PromoteGroup(group_id);
-  }
-  Result<EvictionOutcome> EvictObject(const std::string& key) override {
-    return master_->EvictObject(key);
-  }
-  Result<EvictionOutcome> EvictGroup(const std::string& group_id) override {
-    return master_->EvictGroup(group_id);
-  }
+      const std::string& group_id) override;
+  Result<EvictionOutcome> EvictObject(const std::string& key) override;
+  Result<EvictionOutcome> EvictGroup(const std::string& group_id) override;
   Result<RuntimeConfigUpdate> UpdateConfig(
       const RuntimeConfigChange& change,
-      const PromotionEdit& edit_promotion) override {
-    return master_->UpdateRuntimeConfig(change, edit_promotion);
-  }
+      const PromotionEdit& edit_promotion) override;
 
  private:
   Master* const master_;

@@ -1,5 +1,8 @@
 #include "client/embedded_cluster.h"
 
+#include "core/local_master.h"
+#include "core/master.h"
+
 #include "client/store_client.h"
 #include "node/uring_ssd_device.h"
 #include "spdlog/spdlog.h"

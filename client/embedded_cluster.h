@@ -13,8 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/master.h"
-#include "core/local_master.h"
+#include "core/master_config.h"
+#include "protocol/master_api.h"
+#include "protocol/master_link.h"
 #include "base/mutex.h"
 #include "mooncake_tier/client.h"
 #include "node/memory_ssd_device.h"
@@ -22,6 +23,9 @@
 #include "transport/in_process_transport.h"
 
 namespace mooncake_tier {
+
+class Master;  // core/master.h
+
 
 struct EmbeddedNodeOptions {
   StorageNodeOptions node;
@@ -82,8 +86,8 @@ class EmbeddedCluster {
   const Clock* const clock_;
   std::unique_ptr<Master> master_;
   InProcessTransport transport_;
-  std::unique_ptr<LocalMasterLink> link_;
-  std::unique_ptr<LocalMasterApi> api_;
+  std::unique_ptr<MasterLink> link_;
+  std::unique_ptr<MasterApi> api_;
   std::vector<NodeSlot> nodes_;
   Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -3,6 +3,8 @@
 
 #include "client/embedded_cluster.h"
 
+#include "core/master.h"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
