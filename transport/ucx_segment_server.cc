@@ -454,32 +454,28 @@ void UcxSegmentServer::ServePass(std::span<QueuedRead> reads,
   std::vector<Result<uint64_t>> results;
   if (!transfers.empty()) results = ssd_->ServeSsdReads(transfers);
   const bool shaped = results.size() == transfers.size();
-  // Staged replies first: they only name ranges, while unstaged ones wait
-  // for their values to reach the client.
-  for (int staged = 1; staged >= 0; --staged) {
-    for (size_t r = 0; r < reads.size(); ++r) {
-      const QueuedRead& read = reads[r];
-      if (read.request.header.staged() != (staged == 1)) continue;
-      Part& part = parts[r];
-      if (part.active) {
-        std::span<Result<uint64_t>> mine;
-        if (shaped) mine = std::span(results).subspan(part.first, part.count);
-        const std::span<const SsdReadTransfer> theirs =
-            std::span<const SsdReadTransfer>(transfers).subspan(part.first,
-                                                                part.count);
-        if (staged == 1) {
-          FinishStaged(read, part.ranges, theirs, mine, shaped, part.reply);
-        } else {
-          FinishUnstaged(read, theirs, mine, shaped,
-                         std::span<const std::byte>(staging).subspan(
-                             part.at, RequestBytes(read.request)),
-                         part.reply);
-        }
+  // A pass is staged requests only, or one unstaged request (ServeLoop).
+  for (size_t r = 0; r < reads.size(); ++r) {
+    const QueuedRead& read = reads[r];
+    Part& part = parts[r];
+    if (part.active) {
+      std::span<Result<uint64_t>> mine;
+      if (shaped) mine = std::span(results).subspan(part.first, part.count);
+      const std::span<const SsdReadTransfer> theirs =
+          std::span<const SsdReadTransfer>(transfers).subspan(part.first,
+                                                              part.count);
+      if (read.request.header.staged()) {
+        FinishStaged(read, part.ranges, theirs, mine, shaped, part.reply);
+      } else {
+        FinishUnstaged(read, theirs, mine, shaped,
+                       std::span<const std::byte>(staging).subspan(
+                           part.at, RequestBytes(read.request)),
+                       part.reply);
       }
-      MutexLock lock(&ucx_mu_);
-      QueueReply(read.request.header.reply_address, part.reply);
-      worker_->Signal();
     }
+    MutexLock lock(&ucx_mu_);
+    QueueReply(read.request.header.reply_address, part.reply);
+    worker_->Signal();
   }
 }
 
