@@ -4,15 +4,14 @@
 // (power-of-two stripes chosen by the top bits of the id's hash, one mutex
 // each), plus the group counters the Master owns.
 //
-// Lock order (docs/design/groups.md): a group stripe ranks before every
-// object stripe. A caller holds at most one group stripe; with it held it
-// may lock object stripes in ascending stripe index. A path that holds an
-// object stripe never locks a group stripe.
+// A layout, not an interface, for the master: only the ObjectIndex
+// (core/object_index.h) locks a stripe or reaches into one, and keeps the
+// lock order (docs/design/groups.md: a group stripe before object stripes,
+// one group stripe at a time). Its own tests use it directly.
 //
-// Thread safety: thread-safe through the stripe locks. Callers that change
-// a group lock its stripe (ShardFor(id).mu) themselves; Find, CountsByState,
-// ListPage and Size lock internally and must be called with no group stripe
-// held.
+// Thread safety: the stripe maps are guarded by their stripe's mutex; Find,
+// CountsByState, ListPage and Size lock internally and must be called with
+// no group stripe held.
 
 #include <atomic>
 #include <cstdint>
@@ -116,6 +115,9 @@ class GroupTable {
   Shard& ShardFor(const HashedKey& id) { return *shards_[ShardIndex(id)]; }
   Shard& shard(uint32_t index) { return *shards_[index]; }
   const Shard& ShardFor(std::string_view id) const {
+    return *shards_[ShardIndex(id)];
+  }
+  const Shard& ShardFor(const HashedKey& id) const {
     return *shards_[ShardIndex(id)];
   }
   const Shard& shard(uint32_t index) const { return *shards_[index]; }

@@ -39,11 +39,10 @@ Master::Master(MasterConfig config, const Clock* clock)
     : config_(CheckedConfig(std::move(config))),
       knobs_(config_),
       clock_(clock),
-      objects_(config_.shard_count),
+      index_(config_.shard_count, config_.group_shard_count),
       nodes_(clock, config_.dram_alignment,
              std::make_unique<TwoChoiceStrategy>(), config_.first_node_id),
       tasks_(clock),
-      groups_(config_.group_shard_count),
       promotion_(config_.promotion) {}
 
 MasterConfig Master::config() const {
@@ -281,17 +280,15 @@ void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
   const std::string& group_id = run.front().options.group->group_id;
   const Status id_valid = ValidateGroupId(group_id);
   const HashedKey id(group_id);
-  GroupTable::Shard& gshard = groups_.ShardFor(id);
   // As PutStartOne, room is made once for a member that finds none, and no
   // lock is held meanwhile: the run leaves the group stripe for it and
   // comes back to the member that asked.
   bool tried_room = false;  // run[i] already had its try
   for (size_t i = 0; i < run.size();) {
     uint64_t make_room = 0;
-    {
-      MutexLock group_lock(&gshard.mu);
-      // One lookup for the run's members (one hash for stripe and lookup).
-      auto group = gshard.groups.find(id.view(), id.hash);
+    // One lookup for the run's members (one hash for stripe and lookup).
+    index_.UpdateGroup(id, [&](GroupSlot& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                               group_stripe_role) {
       for (; i < run.size(); ++i, tried_room = false) {
         // Checked here rather than before the lock: the checks take no
         // lock and cost less than keeping their answers.
@@ -302,7 +299,7 @@ void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
         }
         const HashedKey key(run[i].key);
         Result<ReplicaDescriptor> placed =
-            PutStartMemberLocked(gshard, group, id, run[i], key, clock_->Now());
+            PutStartMemberLocked(group, run[i], key, clock_->Now());
         const bool full =
             !placed.ok() && placed.status().reason() == ErrorReason::kNoSpace;
         if (full && !tried_room) {
@@ -316,7 +313,7 @@ void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
         }
         out.push_back(std::move(placed));
       }
-    }
+    });
     if (make_room != 0) {
       MakeRoom(make_room);
       tried_room = true;
@@ -328,82 +325,88 @@ Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request,
                                                  const HashedKey& key,
                                                  TimePoint now,
                                                  GroupRef group) {
-  Shard& shard = objects_.ShardFor(key);
-  MutexLock lock(&shard.mu);
-  if (auto it = shard.objects.find(key.view(), key.hash);
-      it != shard.objects.end()) {
-    ObjectMeta& meta = it->second;
-    Replica* staged = meta.StagedPut();
-    if (staged != nullptr && !request.client.empty() &&
-        meta.put_owner == request.client && meta.size == request.size &&
-        meta.HasGroup(request.options.group)) {
-      return staged->desc;  // the same client retrying the same put
-    }
-    return Status(ErrorReason::kObjectExists,
-                  "key already stored or being put");
-  }
-  MT_ASSIGN_OR_RETURN(
-      ReplicaDescriptor desc,
-      nodes_.AllocateMemory(request.size, request.options.preferred_node));
-  desc.id = NextReplicaId();
-  desc.state = ReplicaState::kProcessing;
-  ObjectMeta meta;
-  meta.size = request.size;
-  meta.replicas.push_back(Replica{desc, 0});
-  if (group != nullptr) {
-    meta.group = std::move(group);
-    meta.group_index = request.options.group->group_index;
-  }
-  meta.put_owner = request.client;
-  meta.put_started = now;
-  meta.last_access = now;
-  meta.hard_pin = request.options.hard_pin;
-  shard.objects.emplace(request.key, std::move(meta));
-  shard.pending_puts.emplace(request.key, now);
-  return desc;
+  return index_.Update(
+      key, [&](ObjectSlot& object) -> Result<ReplicaDescriptor> {
+        if (object) {
+          ObjectMeta& meta = *object;
+          Replica* staged = meta.StagedPut();
+          if (staged != nullptr && !request.client.empty() &&
+              meta.put_owner == request.client && meta.size == request.size &&
+              meta.HasGroup(request.options.group)) {
+            return staged->desc;  // the same client retrying the same put
+          }
+          return Status(ErrorReason::kObjectExists,
+                        "key already stored or being put");
+        }
+        MT_ASSIGN_OR_RETURN(ReplicaDescriptor desc,
+                            nodes_.AllocateMemory(
+                                request.size, request.options.preferred_node));
+        desc.id = NextReplicaId();
+        desc.state = ReplicaState::kProcessing;
+        ObjectMeta meta;
+        meta.size = request.size;
+        meta.replicas.push_back(Replica{desc, 0});
+        if (group != nullptr) {
+          meta.group = std::move(group);
+          meta.group_index = request.options.group->group_index;
+        }
+        meta.put_owner = request.client;
+        meta.put_started = now;
+        meta.last_access = now;
+        meta.hard_pin = request.options.hard_pin;
+        object.Insert(std::move(meta));
+        object.MarkPutPending(now);
+        return desc;
+      });
 }
 
 Status Master::CompletePut(const ClientId& client, const std::string& key,
                            CompletedMembers* members) {
-  const HashedKey hashed(key);
-  Shard& shard = objects_.ShardFor(hashed);
-  MutexLock lock(&shard.mu);
-  auto it = shard.objects.find(hashed.view(), hashed.hash);
-  if (it == shard.objects.end()) {
-    return Status(ErrorReason::kObjectNotFound,
-                  "no put in flight for key (revoked or timed out?)");
-  }
-  ObjectMeta& meta = it->second;
-  Replica* staged = meta.StagedPut();
-  if (staged == nullptr) {
-    if (meta.HasComplete(Tier::kMemory)) return Status::Ok();  // repeated end
-    return Status(ErrorReason::kObjectNotFound, "no put in flight for key");
-  }
-  if (!client.empty() && !meta.put_owner.empty() && meta.put_owner != client) {
-    return Status(ErrorReason::kObjectBusy,
-                  "the put in flight belongs to another client");
-  }
-  staged->desc.state = ReplicaState::kComplete;
-  meta.put_owner.clear();
-  const TimePoint now = clock_->Now();
-  meta.last_access = now;
-  shard.pending_puts.erase(key);
-  counters_.put_completed.fetch_add(1, std::memory_order_relaxed);
-  // A member counts itself present here, under its own stripe; only the
-  // put that every other member's has preceded goes on to the group
-  // stripe, to complete the group.
-  if (meta.group && meta.group->CountPresent(meta.group_index)) {
-    members->push_back(CompletedMember{meta.group, meta.group_index, now});
-  }
-  if (config_.offload_mode == OffloadMode::kWriteThrough &&
-      NodeHasSsd(staged->desc.node)) {
-    // Written back at once. Not queued (QUEUE_FULL, counted): a memory
-    // round writes it back later, as every dirty unit under write_through.
-    QueueOffloadLocked(shard, key, meta, *staged, OffloadIntent::kCopy)
-        .status()
-        .IgnoreError();
-  }
-  return Status::Ok();
+  return index_.Update(
+      key,
+      [&](ObjectSlot& object)
+          ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) -> Status {
+            if (!object) {
+              return Status(ErrorReason::kObjectNotFound,
+                            "no put in flight for key (revoked or timed out?)");
+            }
+            ObjectMeta& meta = *object;
+            Replica* staged = meta.StagedPut();
+            if (staged == nullptr) {
+              if (meta.HasComplete(Tier::kMemory))
+                return Status::Ok();  // repeated end
+              return Status(ErrorReason::kObjectNotFound,
+                            "no put in flight for key");
+            }
+            if (!client.empty() && !meta.put_owner.empty() &&
+                meta.put_owner != client) {
+              return Status(ErrorReason::kObjectBusy,
+                            "the put in flight belongs to another client");
+            }
+            staged->desc.state = ReplicaState::kComplete;
+            meta.put_owner.clear();
+            const TimePoint now = clock_->Now();
+            meta.last_access = now;
+            object.ClearPutPending();
+            counters_.put_completed.fetch_add(1, std::memory_order_relaxed);
+            // A member counts itself present here, under its own stripe; only
+            // the put that every other member's has preceded goes on to the
+            // group stripe, to complete the group.
+            if (meta.group && meta.group->CountPresent(meta.group_index)) {
+              members->push_back(
+                  CompletedMember{meta.group, meta.group_index, now});
+            }
+            if (config_.offload_mode == OffloadMode::kWriteThrough &&
+                NodeHasSsd(staged->desc.node)) {
+              // Written back at once. Not queued (QUEUE_FULL, counted): a
+              // memory round writes it back later, as every dirty unit under
+              // write_through.
+              QueueOffloadLocked(key, meta, *staged, OffloadIntent::kCopy)
+                  .status()
+                  .IgnoreError();
+            }
+            return Status::Ok();
+          });
 }
 
 Status Master::PutRevokeOne(const ClientId& client, const std::string& key) {
@@ -416,53 +419,54 @@ Status Master::RevokeStaged(const std::string& key,
                             const std::optional<GroupSpec>& group,
                             const ClientId* client,
                             std::optional<uint64_t>* revoked_bytes) {
-  Shard& shard = objects_.ShardFor(key);
-  MutexLock lock(&shard.mu);
-  auto it = shard.objects.find(key);
-  Replica* staged = it == shard.objects.end() || !it->second.HasGroup(group)
-                        ? nullptr
-                        : it->second.StagedPut();
-  if (staged == nullptr) {
-    return Status(ErrorReason::kObjectNotFound, "no put in flight for key");
-  }
-  ObjectMeta& meta = it->second;
-  if (client == nullptr) {
-    // The put timeout: only a put that is still stalled.
-    auto pending = shard.pending_puts.find(key);
-    if (pending == shard.pending_puts.end() ||
-        clock_->Now() - pending->second < config_.put_timeout) {
-      return Status(ErrorReason::kObjectBusy, "the put is no longer stalled");
-    }
-  } else if (!client->empty() && !meta.put_owner.empty() &&
-             meta.put_owner != *client) {
-    return Status(ErrorReason::kObjectBusy,
-                  "the put in flight belongs to another client");
-  }
-  const Replica replica = *staged;
-  meta.Erase(replica.desc.id);
-  ReleaseReplicaLocked(shard, key, replica, /*node_alive=*/true);
-  meta.put_owner.clear();
-  shard.pending_puts.erase(key);
-  if (meta.replicas.empty()) {
-    shard.objects.erase(it);
-  } else if (meta.group != nullptr) {
-    // The object outlives its put (it had another copy) but no longer
-    // holds its index: it leaves the group's incarnation, so the group
-    // completing never makes it readable.
-    meta.group =
-        GroupRecord::Make(meta.group->group_id(), meta.group->group_size());
-  }
-  (client == nullptr ? counters_.put_timed_out : counters_.put_revoked)
-      .fetch_add(1, std::memory_order_relaxed);
-  if (revoked_bytes != nullptr) *revoked_bytes = replica.desc.size;
-  return Status::Ok();
+  return index_.Update(
+      key,
+      [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+          object_stripe_role) -> Status {
+        Replica* staged =
+            !object || !object->HasGroup(group) ? nullptr : object->StagedPut();
+        if (staged == nullptr) {
+          return Status(ErrorReason::kObjectNotFound,
+                        "no put in flight for key");
+        }
+        ObjectMeta& meta = *object;
+        if (client == nullptr) {
+          // The put timeout: only a put that is still stalled.
+          const std::optional<TimePoint> pending = object.PutPendingSince();
+          if (!pending || clock_->Now() - *pending < config_.put_timeout) {
+            return Status(ErrorReason::kObjectBusy,
+                          "the put is no longer stalled");
+          }
+        } else if (!client->empty() && !meta.put_owner.empty() &&
+                   meta.put_owner != *client) {
+          return Status(ErrorReason::kObjectBusy,
+                        "the put in flight belongs to another client");
+        }
+        const Replica replica = *staged;
+        meta.Erase(replica.desc.id);
+        ReleaseReplicaLocked(key, replica, /*node_alive=*/true);
+        meta.put_owner.clear();
+        object.ClearPutPending();
+        if (meta.replicas.empty()) {
+          object.Erase();
+        } else if (meta.group != nullptr) {
+          // The object outlives its put (it had another copy) but no longer
+          // holds its index: it leaves the group's incarnation, so the group
+          // completing never makes it readable.
+          meta.group = GroupRecord::Make(meta.group->group_id(),
+                                         meta.group->group_size());
+        }
+        (client == nullptr ? counters_.put_timed_out : counters_.put_revoked)
+            .fetch_add(1, std::memory_order_relaxed);
+        if (revoked_bytes != nullptr) *revoked_bytes = replica.desc.size;
+        return Status::Ok();
+      });
 }
 
 std::optional<GroupSpec> Master::GroupOf(const std::string& key) {
-  Shard& shard = objects_.ShardFor(key);
-  MutexLock lock(&shard.mu);
-  auto it = shard.objects.find(key);
-  return it == shard.objects.end() ? std::nullopt : it->second.group_spec();
+  return index_.Read(key, [](const ObjectMeta* meta) {
+    return meta == nullptr ? std::nullopt : meta->group_spec();
+  });
 }
 
 Result<ObjectReplicas> Master::GetReplicaListOne(const std::string& key) {
@@ -482,50 +486,49 @@ Result<ObjectReplicas> Master::GetReplicaListOne(const std::string& key) {
 
 Result<ObjectReplicas> Master::ReadReplicas(
     const std::string& key, std::optional<PromotionCandidate>* candidate) {
-  Shard& shard = objects_.ShardFor(key);
-  MutexLock lock(&shard.mu);
-  auto it = shard.objects.find(key);
-  if (it == shard.objects.end()) {
-    counters_.get_miss.fetch_add(1, std::memory_order_relaxed);
-    return Status(ErrorReason::kObjectNotFound, "no object with this key");
-  }
-  ObjectMeta& meta = it->second;
-  if (meta.group && !meta.GroupReadable() &&
-      config_.group_visibility == GroupVisibility::kAllOrNothing &&
-      meta.HasComplete()) {
-    counters_.get_group_incomplete.fetch_add(1, std::memory_order_relaxed);
-    return Status(ErrorReason::kGroupIncomplete,
-                  "group '" + std::string(meta.group->group_id()) +
-                      "' is not complete; its members are not readable yet");
-  }
-  ObjectReplicas out;
-  out.size = meta.size;
-  out.group = meta.group_spec();
-  for (Tier tier : {Tier::kMemory, Tier::kLocalDisk}) {
-    for (const Replica& r : meta.replicas) {
-      if (r.desc.tier == tier && r.desc.state == ReplicaState::kComplete) {
-        out.replicas.push_back(r.desc);
+  return index_.Update(key, [&](ObjectSlot& object) -> Result<ObjectReplicas> {
+    if (!object) {
+      counters_.get_miss.fetch_add(1, std::memory_order_relaxed);
+      return Status(ErrorReason::kObjectNotFound, "no object with this key");
+    }
+    ObjectMeta& meta = *object;
+    if (meta.group && !meta.GroupReadable() &&
+        config_.group_visibility == GroupVisibility::kAllOrNothing &&
+        meta.HasComplete()) {
+      counters_.get_group_incomplete.fetch_add(1, std::memory_order_relaxed);
+      return Status(ErrorReason::kGroupIncomplete,
+                    "group '" + std::string(meta.group->group_id()) +
+                        "' is not complete; its members are not readable yet");
+    }
+    ObjectReplicas out;
+    out.size = meta.size;
+    out.group = meta.group_spec();
+    for (Tier tier : {Tier::kMemory, Tier::kLocalDisk}) {
+      for (const Replica& r : meta.replicas) {
+        if (r.desc.tier == tier && r.desc.state == ReplicaState::kComplete) {
+          out.replicas.push_back(r.desc);
+        }
       }
     }
-  }
-  if (out.replicas.empty()) {
-    counters_.get_miss.fetch_add(1, std::memory_order_relaxed);
-    return Status(ErrorReason::kObjectNotReady,
-                  "the object's put has not completed");
-  }
-  const TimePoint now = clock_->Now();
-  GrantLeaseLocked(meta, now);
-  meta.last_access = now;
-  out.lease_deadline = meta.lease_deadline;
-  out.lease_id = meta.lease_id;
-  const bool ssd_only = out.replicas.front().tier == Tier::kLocalDisk;
-  (ssd_only ? counters_.get_local_disk_hit : counters_.get_memory_hit)
-      .fetch_add(1, std::memory_order_relaxed);
-  if (ssd_only) {
-    candidate->emplace(PromotionCandidate{key, meta.group_spec(), meta.size,
-                                          out.replicas.front().node});
-  }
-  return out;
+    if (out.replicas.empty()) {
+      counters_.get_miss.fetch_add(1, std::memory_order_relaxed);
+      return Status(ErrorReason::kObjectNotReady,
+                    "the object's put has not completed");
+    }
+    const TimePoint now = clock_->Now();
+    GrantLeaseLocked(meta, now);
+    meta.last_access = now;
+    out.lease_deadline = meta.lease_deadline;
+    out.lease_id = meta.lease_id;
+    const bool ssd_only = out.replicas.front().tier == Tier::kLocalDisk;
+    (ssd_only ? counters_.get_local_disk_hit : counters_.get_memory_hit)
+        .fetch_add(1, std::memory_order_relaxed);
+    if (ssd_only) {
+      candidate->emplace(PromotionCandidate{key, meta.group_spec(), meta.size,
+                                            out.replicas.front().node});
+    }
+    return out;
+  });
 }
 
 void Master::GrantLeaseLocked(ObjectMeta& meta, TimePoint now) {
@@ -546,14 +549,13 @@ size_t Master::ReleaseLeases(std::span<const LeaseRelease> releases) {
   const TimePoint now = clock_->Now();
   for (const LeaseRelease& release : releases) {
     if (release.lease_id == 0) continue;
-    Shard& shard = objects_.ShardFor(release.key);
-    MutexLock lock(&shard.mu);
-    auto it = shard.objects.find(release.key);
-    if (it == shard.objects.end()) continue;
-    ObjectMeta& meta = it->second;
-    if (meta.lease_id != release.lease_id || !meta.Leased(now)) continue;
-    if (--meta.leases == 0) meta.lease_deadline = now;  // the period ends
-    ++released;
+    index_.Update(release.key, [&](ObjectSlot& object) {
+      if (!object) return;
+      ObjectMeta& meta = *object;
+      if (meta.lease_id != release.lease_id || !meta.Leased(now)) return;
+      if (--meta.leases == 0) meta.lease_deadline = now;  // the period ends
+      ++released;
+    });
   }
   if (released > 0) {
     counters_.leases_released.fetch_add(released, std::memory_order_relaxed);
@@ -566,26 +568,21 @@ Result<ExistsInfo> Master::ExistsOne(const std::string& key) {
   MT_RETURN_IF_ERROR(ValidateKey(key));
   counters_.exists_calls.fetch_add(1, std::memory_order_relaxed);
   ExistsInfo info;
-  GroupRef group;
-  {
-    Shard& shard = objects_.ShardFor(key);
-    MutexLock lock(&shard.mu);
-    auto it = shard.objects.find(key);
-    if (it == shard.objects.end()) return info;
-    const ObjectMeta& meta = it->second;
-    info.exists = meta.HasComplete();
-    info.size = meta.size;
-    if (meta.GroupReadable()) {
+  const GroupRef group = index_.Read(key, [&](const ObjectMeta* meta) {
+    if (meta == nullptr) return GroupRef();
+    info.exists = meta->HasComplete();
+    info.size = meta->size;
+    if (meta->GroupReadable()) {
       // Readable means complete: every member present. No second lookup,
       // and no copy of the id: the answer shares the record's.
-      info.group = meta.group->CompleteStatus();
-      return info;
+      info.group = meta->group->CompleteStatus();
+      return GroupRef();
     }
-    group = meta.group;
-  }
+    return meta->group;
+  });
   // Read after the object's stripe is released (groups rank first); the two
   // halves may be a moment apart, which a probe tolerates.
-  if (group) info.group = groups_.Find(group->hashed_id());
+  if (group) info.group = index_.FindGroup(group->hashed_id());
   return info;
 }
 
@@ -607,30 +604,33 @@ Status Master::RemoveOne(const std::string& key, RemoveOptions options) {
 Status Master::RemoveObject(const std::string& key,
                             const std::optional<GroupSpec>& group,
                             RemoveOptions options) {
-  Shard& shard = objects_.ShardFor(key);
-  MutexLock lock(&shard.mu);
-  auto it = shard.objects.find(key);
-  if (it == shard.objects.end() || !it->second.HasGroup(group)) {
-    return Status(ErrorReason::kObjectNotFound, "no object with this key");
-  }
-  const ObjectMeta& meta = it->second;
-  if (meta.PutInFlight()) {
-    return Status(ErrorReason::kObjectBusy,
-                  "a put of this key is in flight; revoke it or wait for "
-                  "the put timeout");
-  }
-  if (!options.force && meta.Leased(clock_->Now())) {
-    return Status(ErrorReason::kObjectLeased,
-                  "a reader holds a lease on this object; retry later or "
-                  "force");
-  }
-  DropObjectLocked(shard, it);
-  counters_.removes.fetch_add(1, std::memory_order_relaxed);
-  return Status::Ok();
+  return index_.Update(
+      key,
+      [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+          object_stripe_role) -> Status {
+        if (!object || !object->HasGroup(group)) {
+          return Status(ErrorReason::kObjectNotFound,
+                        "no object with this key");
+        }
+        const ObjectMeta& meta = *object;
+        if (meta.PutInFlight()) {
+          return Status(ErrorReason::kObjectBusy,
+                        "a put of this key is in flight; revoke it or wait for "
+                        "the put timeout");
+        }
+        if (!options.force && meta.Leased(clock_->Now())) {
+          return Status(ErrorReason::kObjectLeased,
+                        "a reader holds a lease on this object; retry later or "
+                        "force");
+        }
+        DropObjectLocked(object);
+        counters_.removes.fetch_add(1, std::memory_order_relaxed);
+        return Status::Ok();
+      });
 }
 
-void Master::ReleaseReplicaLocked(Shard& shard, const std::string& key,
-                                  const Replica& replica, bool node_alive) {
+void Master::ReleaseReplicaLocked(std::string_view key, const Replica& replica,
+                                  bool node_alive) {
   const ReplicaDescriptor& d = replica.desc;
   if (d.tier == Tier::kMemory) {
     if (!node_alive) return;  // the segment is gone with the node
@@ -643,19 +643,14 @@ void Master::ReleaseReplicaLocked(Shard& shard, const std::string& key,
     return;
   }
   nodes_.AddSsdUsed(d.node, -static_cast<int64_t>(d.size));
-  if (node_alive) tasks_.EnqueueSsdDelete(d.node, key);
+  if (node_alive) tasks_.EnqueueSsdDelete(d.node, std::string(key));
 }
 
-void Master::DropObjectLocked(Shard& shard, ObjectMap::iterator it) {
-  for (const Replica& r : it->second.replicas) {
-    ReleaseReplicaLocked(shard, it->first, r, /*node_alive=*/true);
+void Master::DropObjectLocked(ObjectSlot& object) {
+  for (const Replica& r : object->replicas) {
+    ReleaseReplicaLocked(object.key(), r, /*node_alive=*/true);
   }
-  shard.pending_puts.erase(it->first);
-  shard.objects.erase(it);
-}
-
-void Master::EraseIfEmptyLocked(Shard& shard, ObjectMap::iterator it) {
-  if (it->second.replicas.empty()) shard.objects.erase(it);
+  object.Erase();
 }
 
 bool Master::NodeHasSsd(NodeId node) const {

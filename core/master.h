@@ -12,10 +12,12 @@
 // daemon thread calls periodically and a test calls directly under a
 // ManualClock.
 //
-// Lock order (see docs/design/core.md): eviction round -> object shard ->
-// node registry -> task table -> detached replicas. At most one shard lock
-// is held at once. The configuration-change mutex is taken alone, before
-// the run-time knobs and the promotion options (leaves).
+// Lock order (see docs/design/core.md): eviction round -> group stripe ->
+// object stripe(s) -> node registry -> task table -> detached replicas. The
+// stripes are the ObjectIndex's, which takes them and checks their order;
+// the master reaches objects and groups only through its slots. The
+// configuration-change mutex is taken alone, before the run-time knobs and the
+// promotion options (leaves).
 //
 // Thread safety: every public method is thread-safe.
 
@@ -35,18 +37,19 @@
 #include "core/eviction_planner.h"
 #include "core/group_table.h"
 #include "core/master_config.h"
-#include "core/master_views.h"
 #include "core/master_stats.h"
+#include "core/master_views.h"
 #include "core/node_registry.h"
+#include "core/object_index.h"
 #include "core/object_table.h"
 #include "core/promotion_gate.h"
 #include "core/runtime_knobs.h"
 #include "core/space_signal.h"
 #include "core/task_table.h"
-#include "protocol/messages.h"
-#include "protocol/types.h"
 #include "mooncake_tier/status.h"
 #include "mooncake_tier/types.h"
+#include "protocol/messages.h"
+#include "protocol/types.h"
 
 namespace mooncake_tier {
 
@@ -263,7 +266,7 @@ class Master {
   // holding an object stripe).
   GroupPage ListGroups(std::optional<GroupState> filter, size_t limit,
                        std::string_view cursor) const {
-    return groups_.ListPage(filter, limit, cursor);
+    return index_.ListGroups(filter, limit, cursor);
   }
 
   // ---- Background steps ----
@@ -298,9 +301,6 @@ class Master {
   AuditReport Audit() const;
 
  private:
-  using Shard = ObjectTable::Shard;
-  using ObjectMap = decltype(Shard::objects);
-
   // Why `request` cannot be put at all (OK when it may be tried).
   // `group_id_valid`, if given, is ValidateGroupId of the request's group
   // id, checked once for a run of members sharing it.
@@ -331,14 +331,14 @@ class Master {
   Result<ReplicaDescriptor> PutStartObject(const PutStartRequest& request,
                                            const HashedKey& key, TimePoint now,
                                            GroupRef group = nullptr);
-  // Reserves the member's index, then starts the object. `id` is the
-  // request's group id with its hash. `group` is gshard.groups.find(id),
-  // looked up once for a run of members: the call keeps it so (it points
-  // at the group it creates, and is end() after it drops one).
-  Result<ReplicaDescriptor> PutStartMemberLocked(
-      GroupTable::Shard& gshard, GroupTable::GroupMap::iterator& group,
-      const HashedKey& id, const PutStartRequest& request, const HashedKey& key,
-      TimePoint now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(gshard.mu);
+  // Reserves the member's index, then starts the object. `group` is the
+  // slot of the request's group id, looked up once for a run of members:
+  // the call may create or erase its entry.
+  Result<ReplicaDescriptor> PutStartMemberLocked(GroupSlot& group,
+                                                 const PutStartRequest& request,
+                                                 const HashedKey& key,
+                                                 TimePoint now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role);
   // A group member whose put this call completed.
   struct CompletedMember {
     GroupRef group;
@@ -376,20 +376,11 @@ class Master {
                         const std::string* member = nullptr,
                         uint32_t member_index = 0);
 
-  // Locks the stripes of every member of `group` (ascending, each once) and
-  // calls fn(shard, iterator) for each member object that still belongs to
-  // it. REQUIRES: the group's stripe is held.
-  using MemberFn = absl::FunctionRef<void(Shard&, ObjectMap::iterator)>;
-  void ForEachMemberLocked(const GroupMeta& group, MemberFn fn);
-  // The same over member keys, whether or not their objects exist, plus
-  // `extra` (a key that may have left the member list).
-  using MemberKeyFn = absl::FunctionRef<void(Shard&, std::string_view)>;
-  void ForEachMemberKeyLocked(const GroupMeta& group, const std::string& extra,
-                              MemberKeyFn fn);
   // Removes every member object of `group` (leases and pins as Remove
   // with `force`); returns OBJECT_LEASED / OBJECT_BUSY without changing
   // anything when a member blocks it.
-  Status RemoveMembersLocked(GroupMeta& group, bool force);
+  Status RemoveMembersLocked(GroupSlot& group, bool force)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role);
   // Records that members of groups lost their last replica or were found
   // corrupt: their groups turn broken.
   void LoseMembers(const std::vector<std::pair<GroupSpec, std::string>>& lost,
@@ -417,16 +408,12 @@ class Master {
                       RemoveOptions options);
 
   // Releases one replica's resources (DRAM space, SSD accounting, pins).
-  void ReleaseReplicaLocked(Shard& shard, const std::string& key,
-                            const Replica& replica, bool node_alive)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  void ReleaseReplicaLocked(std::string_view key, const Replica& replica,
+                            bool node_alive)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   // Removes an object and releases all its replicas.
-  void DropObjectLocked(Shard& shard, ObjectMap::iterator it)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
-  // Removes an object once its last replica is gone.
-  void EraseIfEmptyLocked(Shard& shard, ObjectMap::iterator it)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
-
+  void DropObjectLocked(ObjectSlot& object)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   // What happens to the DRAM copy after an offload.
   enum class OffloadIntent : uint8_t {
     kCopy,       // stays (write_through)
@@ -436,51 +423,52 @@ class Master {
   // Queues an offload of `replica`'s bytes to its node's SSD, pinning it.
   // `forced`: by an operator's group eviction (Task::forced). QUEUE_FULL or
   // NODE_NOT_FOUND when it cannot be queued.
-  Result<TaskId> QueueOffloadLocked(Shard& shard, const std::string& key,
-                                    ObjectMeta& meta, Replica& replica,
-                                    OffloadIntent intent, bool forced = false)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  Result<TaskId> QueueOffloadLocked(std::string_view key, ObjectMeta& meta,
+                                    Replica& replica, OffloadIntent intent,
+                                    bool forced = false)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   // Every offload leaves the task table under its object's stripe lock, so
   // its exit (unpin, SSD copy kept or deleted) is ordered with any later
   // offload of the same key. Returns the task if it was still booked.
-  Result<Task> CompleteOffloadLocked(Shard& shard, NodeId node, TaskId id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  Result<Task> CompleteOffloadLocked(NodeId node, TaskId id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   // Drops one pin of a task's source replica, wherever it now lives.
-  void UnpinLocked(Shard& shard, const Task& task)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // `object` is the slot of the task's key.
+  void UnpinLocked(ObjectSlot& object, const Task& task)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   // Ends an offload that did not commit: unpins, and when the node may hold
   // a copy no replica points at (`delete_copy`), tells it to drop it.
-  void SettleUncommittedLocked(Shard& shard, const Task& task, bool delete_copy)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  void SettleUncommittedLocked(ObjectSlot& object, const Task& task,
+                               bool delete_copy)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   // The stripe half of NotifyOffloadSuccess: adds the SSD replica; names
   // in *finish_group the group of a forced eviction the task belongs to.
   Status CommitOffload(NodeId node, TaskId task_id,
                        std::optional<std::string>* finish_group);
-  // Runs `fn(shard, task)` for a booked offload under its stripe lock after
-  // removing it from the table; TASK_NOT_FOUND if it is no longer booked.
-  // (The analysis cannot map the stripe onto the callback's parameter; the
-  // callbacks declare the requirement themselves.)
+  // Runs `fn(object, task)` for a booked offload with the slot of its key,
+  // after removing it from the table; TASK_NOT_FOUND if it is no longer
+  // booked.
   template <typename Fn>
-  Status WithCompletedOffload(NodeId node, TaskId id,
-                              Fn&& fn) ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  Status WithCompletedOffload(NodeId node, TaskId id, Fn&& fn);
 
   bool MemoryEvictable(const ObjectMeta& meta, TimePoint now) const;
   // Frees (or schedules the freeing of) an object's DRAM copy. Returns the
   // bytes freed or scheduled; 0 if nothing happened.
-  uint64_t EvictMemoryLocked(Shard& shard, ObjectMap::iterator it)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  uint64_t EvictMemoryLocked(ObjectSlot& object)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   // Drops an object's complete DRAM copy now (the object too when it was
-  // its last replica; `it` is then invalid). Returns the bytes freed.
-  uint64_t DropMemoryCopyLocked(Shard& shard, ObjectMap::iterator it)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // its last replica; the slot is then empty). Returns the bytes freed.
+  uint64_t DropMemoryCopyLocked(ObjectSlot& object)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   uint64_t EvictSsdOf(NodeId node, TierUsage usage);
   // Offloads to the node of `memory` (a DRAM replica) wait: its SSD is full.
   bool OffloadsPausedFor(NodeId node) const {
     return nodes_.OffloadsPaused(node, clock_->Now());
   }
   // Whether a member without an SSD copy sits on a node whose offloads
-  // wait. REQUIRES: the group's stripe is held.
-  bool GroupOffloadPausedLocked(const GroupMeta& group);
+  // wait.
+  bool GroupOffloadPausedLocked(const GroupSlot& group)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role);
 
   // ---- Groups as eviction units (master_group_eviction.cc) ----
   struct GroupUnit {
@@ -506,26 +494,29 @@ class Master {
   };
   // What evicting `group` from `tier` (for local_disk: on `node`) means.
   // With `memory_view`, also filling groups, and where the DRAM copies are
-  // (the memory round's view). REQUIRES: the group's stripe is held.
-  GroupUnit InspectGroupLocked(const GroupMeta& group, Tier tier, NodeId node,
-                               TimePoint now, bool memory_view = false);
+  // (the memory round's view).
+  GroupUnit InspectGroupLocked(const GroupSlot& group, Tier tier, NodeId node,
+                               TimePoint now, bool memory_view = false)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role);
   // Pass 1: every evictable group as one candidate.
   void PlanGroups(EvictionPlanner& planner, Tier tier, NodeId node);
   // Pass 2: evicts groups not used after `cutoff` until `need` bytes.
   uint64_t EvictGroups(Tier tier, NodeId node, TimePoint cutoff, uint64_t need);
   // Evicts one group from `tier`; true when the group left the store (the
   // caller drops its entry).
-  bool EvictGroupLocked(GroupMeta& group, Tier tier, const GroupUnit& unit);
+  bool EvictGroupLocked(GroupSlot& group, Tier tier, const GroupUnit& unit)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role);
   // on_evict: queues offloads for the members without an SSD copy; false
   // when a member's node has no SSD tier. With `forced` (an operator's
   // eviction) the tasks are marked so that the last to land finishes the
   // eviction, their ids go to *queued, and the first that cannot be queued
   // is returned in *failed (the others stay queued: their copies are
   // harmless and a retry queues only what is missing).
-  bool QueueGroupOffloadLocked(GroupMeta& group, OffloadIntent intent,
+  bool QueueGroupOffloadLocked(GroupSlot& group, OffloadIntent intent,
                                bool forced = false,
                                std::vector<TaskId>* queued = nullptr,
-                               Status* failed = nullptr);
+                               Status* failed = nullptr)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role);
   void CountEviction(Tier tier, uint64_t bytes);
 
   // ---- Promotion (master_promotion.cc) ----
@@ -535,15 +526,12 @@ class Master {
   // estimates (tinylfu); empty when DRAM has room for it.
   std::vector<AdmissionVictim> VictimEstimates(uint64_t bytes);
   // Calls fn(key, meta) for up to `per_stripe` objects of each of the next
-  // few stripes in turn, one stripe lock at a time (a bounded sample).
-  using SampleFn =
-      absl::FunctionRef<void(const std::string&, const ObjectMeta&)>;
-  void SampleObjects(uint32_t per_stripe, SampleFn fn);
+  // few stripes in turn (a bounded sample: ObjectIndex::SampleObjects).
+  void SampleObjects(uint32_t per_stripe, ObjectIndex::SampleFn fn);
   // Pins the SSD copy of an SSD-only object and queues its task. `reason`
   // receives why not (NOT_APPLICABLE, OBJECT_BUSY, QUEUE_FULL...).
-  Result<TaskId> QueuePromotionLocked(Shard& shard, ObjectMap::iterator it,
-                                      bool forced)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  Result<TaskId> QueuePromotionLocked(ObjectSlot& object, bool forced)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   Result<std::vector<TaskId>> QueueObjectPromotion(const std::string& key,
                                                    bool forced);
   Result<std::vector<TaskId>> QueueGroupPromotion(const std::string& group_id,
@@ -561,12 +549,13 @@ class Master {
   // room, else on a node that has; NO_SPACE when none has.
   Result<ReplicaDescriptor> StagePromotionSpace(NodeId holder, uint64_t size);
   // Frees a promotion's staged replica (if any) and unpins its source.
-  void AbandonPromotionLocked(Shard& shard, const Task& task)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // `object` is the slot of the task's key.
+  void AbandonPromotionLocked(ObjectSlot& object, const Task& task)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   // Commits a promotion's staged replica and unpins its source; with
   // drop_source, drops the SSD copy. False if there was nothing to commit.
-  bool CommitPromotionLocked(Shard& shard, const Task& task)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  bool CommitPromotionLocked(ObjectSlot& object, const Task& task)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   // Ends a failed promotion (and, for a group member, its group's others),
   // counting `failure` once per task. A sibling whose bytes the node may
   // still be writing (dispatched, DRAM staged, not reported) is only
@@ -677,7 +666,7 @@ class Master {
 
   // Why `meta`'s DRAM copy cannot be evicted by an operator now (OK when
   // it can).
-  Status ForcedEvictable(const std::string& key, const ObjectMeta& meta,
+  Status ForcedEvictable(std::string_view key, const ObjectMeta& meta,
                          TimePoint now) const;
   // A forced eviction of a group whose offloads were queued ends here when
   // its last offload lands: with every member on SSD and none leased or
@@ -698,11 +687,11 @@ class Master {
   // options), so a partial change is applied over the one before it.
   Mutex config_update_mu_;
   const Clock* const clock_;
-  ObjectTable objects_;
+  // Every object and group, with their stripe locks.
+  ObjectIndex index_;
   NodeRegistry nodes_;
   TaskTable tasks_;
   DetachedReplicas detached_;
-  GroupTable groups_;
   mutable GroupCounters group_counters_;
   // One eviction round at a time (Tick and PutStart may both start one);
   // taken before any stripe lock.
@@ -720,9 +709,6 @@ class Master {
   PromotionGate promotion_;
   // DRAM held by groups still filling (sum of FillingDramBytes()).
   std::atomic<int64_t> filling_group_bytes_{0};
-  // Where the next sampling pass (tinylfu victims, proactive candidates)
-  // starts, so passes cover the stripes in turn.
-  std::atomic<uint32_t> sample_cursor_{0};
   Mutex proactive_mu_;
   TimePoint last_proactive_ ABSL_GUARDED_BY(proactive_mu_);
   mutable MasterCounters counters_;

@@ -28,17 +28,12 @@ size_t Master::ReapStalledPuts() {
   // which ranks before the object stripes.
   const TimePoint now = clock_->Now();
   std::vector<std::pair<std::string, std::optional<GroupSpec>>> stalled;
-  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
-    Shard& shard = objects_.shard(s);
-    MutexLock lock(&shard.mu);
-    for (const auto& [key, started] : shard.pending_puts) {
-      if (now - started < config_.put_timeout) continue;
-      auto it = shard.objects.find(key);
-      stalled.emplace_back(key, it == shard.objects.end()
-                                    ? std::nullopt
-                                    : it->second.group_spec());
-    }
-  }
+  index_.ForEachPendingPut(
+      [&](const std::string& key, TimePoint started, const ObjectMeta* object) {
+        if (now - started < config_.put_timeout) return;
+        stalled.emplace_back(
+            key, object == nullptr ? std::nullopt : object->group_spec());
+      });
   size_t reaped = 0;
   for (const auto& [key, group] : stalled) {
     const Status s = group ? RevokeGrouped(key, *group, nullptr)
@@ -53,36 +48,36 @@ bool Master::MemoryEvictable(const ObjectMeta& meta, TimePoint now) const {
          !meta.PutInFlight() && !meta.AnyPinned() && !meta.Leased(now);
 }
 
-uint64_t Master::EvictMemoryLocked(Shard& shard, ObjectMap::iterator it) {
-  ObjectMeta& meta = it->second;
+uint64_t Master::EvictMemoryLocked(ObjectSlot& object) {
+  ObjectMeta& meta = *object;
   Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
   if (memory == nullptr) return 0;
   if (Offloads() && !meta.HasComplete(Tier::kLocalDisk) &&
       NodeHasSsd(memory->desc.node)) {
     // Write to SSD first; the DRAM copy goes when the node reports success
     // (under write_through too: this object's own offload failed).
-    const bool queued = QueueOffloadLocked(shard, it->first, meta, *memory,
-                                           OffloadIntent::kMove)
-                            .ok();
+    const bool queued =
+        QueueOffloadLocked(object.key(), meta, *memory, OffloadIntent::kMove)
+            .ok();
     return queued ? meta.size : 0;
   }
-  return DropMemoryCopyLocked(shard, it);
+  return DropMemoryCopyLocked(object);
 }
 
-uint64_t Master::DropMemoryCopyLocked(Shard& shard, ObjectMap::iterator it) {
-  ObjectMeta& meta = it->second;
+uint64_t Master::DropMemoryCopyLocked(ObjectSlot& object) {
+  ObjectMeta& meta = *object;
   Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
   if (memory == nullptr) return 0;
   const uint64_t size = meta.size;
   const Replica dropped = *memory;
   meta.Erase(dropped.desc.id);
-  ReleaseReplicaLocked(shard, it->first, dropped, /*node_alive=*/true);
+  ReleaseReplicaLocked(object.key(), dropped, /*node_alive=*/true);
   counters_.evicted_memory_objects.fetch_add(1, std::memory_order_relaxed);
   counters_.evicted_memory_bytes.fetch_add(size, std::memory_order_relaxed);
   if (meta.replicas.empty()) {
     counters_.objects_evicted.fetch_add(1, std::memory_order_relaxed);
   }
-  EraseIfEmptyLocked(shard, it);
+  object.EraseIfEmpty();
   return size;
 }
 
@@ -132,40 +127,35 @@ uint64_t Master::EvictSsdOf(NodeId node, TierUsage usage) {
   };
 
   EvictionPlanner planner;
-  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
-    Shard& shard = objects_.shard(s);
-    MutexLock lock(&shard.mu);
-    for (auto& [key, meta] : shard.objects) {
-      if (evictable(meta) != nullptr) planner.Add(meta.last_access, meta.size);
+  index_.ForEachObject([&](ObjectSlot& object) {
+    if (evictable(*object) != nullptr) {
+      planner.Add(object->last_access, object->size);
     }
-  }
+  });
   PlanGroups(planner, Tier::kLocalDisk, node);
   const TimePoint cutoff = planner.Cutoff(need);
 
   uint64_t dropped = 0;
-  for (uint32_t s = 0; s < objects_.shard_count() && dropped < need; ++s) {
-    Shard& shard = objects_.shard(s);
-    MutexLock lock(&shard.mu);
-    for (auto it = shard.objects.begin();
-         it != shard.objects.end() && dropped < need;) {
-      auto current = it++;
-      ObjectMeta& meta = current->second;
-      if (meta.last_access > cutoff) continue;
-      Replica* disk = evictable(meta);
-      if (disk == nullptr) continue;
-      const Replica replica = *disk;
-      meta.Erase(replica.desc.id);
-      ReleaseReplicaLocked(shard, current->first, replica, /*node_alive=*/true);
-      dropped += replica.desc.size;
-      counters_.evicted_disk_objects.fetch_add(1, std::memory_order_relaxed);
-      counters_.evicted_disk_bytes.fetch_add(replica.desc.size,
-                                             std::memory_order_relaxed);
-      if (meta.replicas.empty()) {
-        counters_.objects_evicted.fetch_add(1, std::memory_order_relaxed);
-      }
-      EraseIfEmptyLocked(shard, current);
+  index_.ForEachObject([&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                           object_stripe_role) {
+    if (dropped >= need) return false;
+    ObjectMeta& meta = *object;
+    if (meta.last_access > cutoff) return true;
+    Replica* disk = evictable(meta);
+    if (disk == nullptr) return true;
+    const Replica replica = *disk;
+    meta.Erase(replica.desc.id);
+    ReleaseReplicaLocked(object.key(), replica, /*node_alive=*/true);
+    dropped += replica.desc.size;
+    counters_.evicted_disk_objects.fetch_add(1, std::memory_order_relaxed);
+    counters_.evicted_disk_bytes.fetch_add(replica.desc.size,
+                                           std::memory_order_relaxed);
+    if (meta.replicas.empty()) {
+      counters_.objects_evicted.fetch_add(1, std::memory_order_relaxed);
     }
-  }
+    object.EraseIfEmpty();
+    return true;
+  });
   if (dropped < need) {
     dropped += EvictGroups(Tier::kLocalDisk, node, cutoff, need - dropped);
   }

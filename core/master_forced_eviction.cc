@@ -10,8 +10,9 @@
 
 namespace mooncake_tier {
 
-Status Master::ForcedEvictable(const std::string& key, const ObjectMeta& meta,
+Status Master::ForcedEvictable(std::string_view name, const ObjectMeta& meta,
                                TimePoint now) const {
+  const std::string key(name);
   if (meta.PutInFlight()) {
     return Status(ErrorReason::kObjectBusy,
                   "a put of '" + key + "' is in flight");
@@ -41,102 +42,114 @@ Result<ForcedEviction> Master::EvictObject(const std::string& key) {
   if (std::optional<GroupSpec> group = GroupOf(key)) {
     return EvictGroup(group->group_id);
   }
-  Shard& shard = objects_.ShardFor(key);
-  MutexLock lock(&shard.mu);
-  auto it = shard.objects.find(key);
-  if (it == shard.objects.end()) {
-    return Status(ErrorReason::kObjectNotFound, "no object '" + key + "'");
-  }
-  ObjectMeta& meta = it->second;
-  if (meta.group) {  // re-put as a member since GroupOf
-    return Status(ErrorReason::kObjectBusy,
-                  "'" + key + "' changed meanwhile; retry");
-  }
-  MT_RETURN_IF_ERROR(ForcedEvictable(key, meta, clock_->Now()));
-  ForcedEviction out;
-  Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
-  if (config_.offload_mode != OffloadMode::kOff &&
-      !meta.HasComplete(Tier::kLocalDisk) && NodeHasSsd(memory->desc.node)) {
-    // SSD first; the DRAM copy goes when the node reports success.
-    MT_ASSIGN_OR_RETURN(
-        TaskId task,
-        QueueOffloadLocked(shard, key, meta, *memory, OffloadIntent::kMove));
-    out.offloads.push_back(task);
-    return out;
-  }
-  out.bytes_freed = DropMemoryCopyLocked(shard, it);
-  return out;
+  return index_.Update(
+      key,
+      [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+          object_stripe_role) -> Result<ForcedEviction> {
+        if (!object) {
+          return Status(ErrorReason::kObjectNotFound,
+                        "no object '" + key + "'");
+        }
+        ObjectMeta& meta = *object;
+        if (meta.group) {  // re-put as a member since GroupOf
+          return Status(ErrorReason::kObjectBusy,
+                        "'" + key + "' changed meanwhile; retry");
+        }
+        MT_RETURN_IF_ERROR(ForcedEvictable(key, meta, clock_->Now()));
+        ForcedEviction out;
+        Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
+        if (config_.offload_mode != OffloadMode::kOff &&
+            !meta.HasComplete(Tier::kLocalDisk) &&
+            NodeHasSsd(memory->desc.node)) {
+          // SSD first; the DRAM copy goes when the node reports success.
+          MT_ASSIGN_OR_RETURN(
+              TaskId task,
+              QueueOffloadLocked(key, meta, *memory, OffloadIntent::kMove));
+          out.offloads.push_back(task);
+          return out;
+        }
+        out.bytes_freed = DropMemoryCopyLocked(object);
+        return out;
+      });
 }
 
 Result<ForcedEviction> Master::EvictGroup(const std::string& group_id) {
-  GroupTable::Shard& gshard = groups_.ShardFor(group_id);
-  MutexLock group_lock(&gshard.mu);
-  auto g = gshard.groups.find(group_id);
-  if (g == gshard.groups.end()) {
-    return Status(ErrorReason::kGroupNotFound, "no group '" + group_id + "'");
-  }
-  GroupMeta& group = g->second;
-  if (group.state == GroupState::kFilling) {
-    // No half group may leave DRAM, and the other half is not there yet.
-    return Status(ErrorReason::kNotApplicable,
-                  "group '" + group_id + "' is still filling");
-  }
-  const TimePoint now = clock_->Now();
-  // Every member that has a DRAM copy must be free to lose it; members
-  // only on SSD stay as they are, unless a task is moving one (a
-  // promotion would bring it back alone).
-  Status blocked;
-  ForEachMemberLocked(group, [&](Shard&, ObjectMap::iterator it) {
-    const ObjectMeta& meta = it->second;
-    if (!blocked.ok()) return;
-    if (!meta.PutInFlight() && !meta.AnyPinned() &&
-        !meta.HasComplete(Tier::kMemory)) {
-      return;
-    }
-    blocked = ForcedEvictable(it->first, meta, now);
-  });
-  MT_RETURN_IF_ERROR(blocked);
-  const GroupUnit unit = InspectGroupLocked(group, Tier::kMemory, kNoNode, now);
-  if (unit.bytes == 0) {
-    return Status(ErrorReason::kNotApplicable,
-                  "no member of group '" + group_id + "' is in DRAM");
-  }
-  ForcedEviction out;
-  if (!unit.all_on_disk && Offloads() && GroupOffloadPausedLocked(group)) {
-    return Status(ErrorReason::kQueueFull,
-                  "a member's node has its SSD full: offloads wait while SSD "
-                  "eviction makes room; retry later");
-  }
-  if (!unit.all_on_disk && config_.offload_mode != OffloadMode::kOff) {
-    Status failed;
-    if (QueueGroupOffloadLocked(group, OffloadIntent::kGroupMove,
-                                /*forced=*/true, &out.offloads, &failed)) {
-      MT_RETURN_IF_ERROR(failed);
-      return out;
-    }
-    // A member's node has no SSD tier: the group cannot move, so it goes
-    // whole, as an eviction round would do.
-  }
-  out.bytes_freed = unit.bytes;
-  if (EvictGroupLocked(group, Tier::kMemory, unit)) {
-    gshard.groups.erase(g);  // no copy left anywhere: it left the store
-  }
-  return out;
+  return index_.UpdateGroup(
+      group_id,
+      [&](GroupSlot& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+          group_stripe_role) -> Result<ForcedEviction> {
+        if (!entry) {
+          return Status(ErrorReason::kGroupNotFound,
+                        "no group '" + group_id + "'");
+        }
+        GroupMeta& group = *entry;
+        if (group.state == GroupState::kFilling) {
+          // No half group may leave DRAM, and the other half is not there yet.
+          return Status(ErrorReason::kNotApplicable,
+                        "group '" + group_id + "' is still filling");
+        }
+        const TimePoint now = clock_->Now();
+        // Every member that has a DRAM copy must be free to lose it; members
+        // only on SSD stay as they are, unless a task is moving one (a
+        // promotion would bring it back alone).
+        Status blocked;
+        entry.ForEachMember([&](ObjectSlot& member) {
+          const ObjectMeta& meta = *member;
+          if (!blocked.ok()) return;
+          if (!meta.PutInFlight() && !meta.AnyPinned() &&
+              !meta.HasComplete(Tier::kMemory)) {
+            return;
+          }
+          blocked = ForcedEvictable(member.key(), meta, now);
+        });
+        MT_RETURN_IF_ERROR(blocked);
+        const GroupUnit unit =
+            InspectGroupLocked(entry, Tier::kMemory, kNoNode, now);
+        if (unit.bytes == 0) {
+          return Status(ErrorReason::kNotApplicable,
+                        "no member of group '" + group_id + "' is in DRAM");
+        }
+        ForcedEviction out;
+        if (!unit.all_on_disk && Offloads() &&
+            GroupOffloadPausedLocked(entry)) {
+          return Status(
+              ErrorReason::kQueueFull,
+              "a member's node has its SSD full: offloads wait while SSD "
+              "eviction makes room; retry later");
+        }
+        if (!unit.all_on_disk && config_.offload_mode != OffloadMode::kOff) {
+          Status failed;
+          if (QueueGroupOffloadLocked(entry, OffloadIntent::kGroupMove,
+                                      /*forced=*/true, &out.offloads,
+                                      &failed)) {
+            MT_RETURN_IF_ERROR(failed);
+            return out;
+          }
+          // A member's node has no SSD tier: the group cannot move, so it goes
+          // whole, as an eviction round would do.
+        }
+        out.bytes_freed = unit.bytes;
+        if (EvictGroupLocked(entry, Tier::kMemory, unit)) {
+          entry.Erase();  // no copy left anywhere: it left the store
+        }
+        return out;
+      });
 }
 
 void Master::FinishForcedGroupEviction(const std::string& group_id) {
-  GroupTable::Shard& gshard = groups_.ShardFor(group_id);
-  MutexLock group_lock(&gshard.mu);
-  auto g = gshard.groups.find(group_id);
-  if (g == gshard.groups.end()) return;
-  const GroupUnit unit =
-      InspectGroupLocked(g->second, Tier::kMemory, kNoNode, clock_->Now());
-  // Another member's offload is still in flight (its source is pinned), a
-  // reader holds a lease, or a member failed to reach SSD: the DRAM copies
-  // stay; the last landing, the next round or another forced eviction
-  // takes them.
-  if (!unit.evictable || !unit.all_on_disk) return;
-  EvictGroupLocked(g->second, Tier::kMemory, unit);
+  index_.UpdateGroup(
+      group_id,
+      [&](GroupSlot& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role) {
+        if (!entry) return;
+        const GroupUnit unit =
+            InspectGroupLocked(entry, Tier::kMemory, kNoNode, clock_->Now());
+        // Another member's offload is still in flight (its source is pinned), a
+        // reader holds a lease, or a member failed to reach SSD: the DRAM
+        // copies stay; the last landing, the next round or another forced
+        // eviction takes them.
+        if (!unit.evictable || !unit.all_on_disk) return;
+        EvictGroupLocked(entry, Tier::kMemory, unit);
+      });
 }
 
 }  // namespace mooncake_tier

@@ -8,9 +8,10 @@
 
 namespace mooncake_tier {
 
-Master::GroupUnit Master::InspectGroupLocked(const GroupMeta& group, Tier tier,
+Master::GroupUnit Master::InspectGroupLocked(const GroupSlot& entry, Tier tier,
                                              NodeId node, TimePoint now,
                                              bool memory_view) {
+  const GroupMeta& group = *entry;
   GroupUnit unit;
   unit.filling = group.state == GroupState::kFilling;
   if (unit.filling && !memory_view) return unit;
@@ -24,8 +25,8 @@ Master::GroupUnit Master::InspectGroupLocked(const GroupMeta& group, Tier tier,
     }
     per_node.emplace_back(id, bytes);
   };
-  ForEachMemberLocked(group, [&](Shard&, ObjectMap::iterator it) {
-    const ObjectMeta& meta = it->second;
+  entry.ForEachMember([&](ObjectSlot& member) {
+    const ObjectMeta& meta = *member;
     ++unit.members;
     unit.last_access = std::max(unit.last_access, meta.last_access);
     unit.hard_pinned |= meta.hard_pin;
@@ -58,53 +59,45 @@ Master::GroupUnit Master::InspectGroupLocked(const GroupMeta& group, Tier tier,
 
 void Master::PlanGroups(EvictionPlanner& planner, Tier tier, NodeId node) {
   const TimePoint now = clock_->Now();
-  for (uint32_t g = 0; g < groups_.shard_count(); ++g) {
-    GroupTable::Shard& gshard = groups_.shard(g);
-    MutexLock group_lock(&gshard.mu);
-    for (const auto& entry : gshard.groups) {
-      const GroupUnit unit = InspectGroupLocked(entry.second, tier, node, now);
-      if (unit.evictable) planner.Add(unit.last_access, unit.bytes);
-    }
-  }
+  index_.ForEachGroup(
+      [&](GroupSlot& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role) {
+        const GroupUnit unit = InspectGroupLocked(group, tier, node, now);
+        if (unit.evictable) planner.Add(unit.last_access, unit.bytes);
+      });
 }
 
 uint64_t Master::EvictGroups(Tier tier, NodeId node, TimePoint cutoff,
                              uint64_t need) {
   const TimePoint now = clock_->Now();
   uint64_t freed = 0;
-  for (uint32_t g = 0; g < groups_.shard_count() && freed < need; ++g) {
-    GroupTable::Shard& gshard = groups_.shard(g);
-    MutexLock group_lock(&gshard.mu);
-    for (auto it = gshard.groups.begin();
-         it != gshard.groups.end() && freed < need;) {
-      auto current = it++;
-      const GroupUnit unit =
-          InspectGroupLocked(current->second, tier, node, now);
-      if (!unit.evictable || unit.last_access > cutoff) continue;
-      freed += unit.bytes;
-      if (EvictGroupLocked(current->second, tier, unit)) {
-        gshard.groups.erase(current);  // the group left the store whole
-      }
-    }
-  }
+  index_.ForEachGroup(
+      [&](GroupSlot& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role) {
+        if (freed >= need) return false;
+        const GroupUnit unit = InspectGroupLocked(group, tier, node, now);
+        if (!unit.evictable || unit.last_access > cutoff) return true;
+        freed += unit.bytes;
+        if (EvictGroupLocked(group, tier, unit)) {
+          group.Erase();  // the group left the store whole
+        }
+        return true;
+      });
   return freed;
 }
 
-bool Master::EvictGroupLocked(GroupMeta& group, Tier tier,
+bool Master::EvictGroupLocked(GroupSlot& group, Tier tier,
                               const GroupUnit& unit) {
   // Another copy of every member exists: drop this tier's copies together.
   const bool other_tier_whole =
       tier == Tier::kMemory ? unit.all_on_disk : unit.all_in_memory;
   if (other_tier_whole) {
-    ForEachMemberLocked(group,
-                        [&](Shard& shard, ObjectMap::iterator it)
-                            ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-                              ObjectMeta& meta = it->second;
+    group.ForEachMember([&](ObjectSlot& member)
+                            ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
+                              ObjectMeta& meta = *member;
                               for (size_t i = meta.replicas.size(); i-- > 0;) {
                                 const Replica r = meta.replicas[i];
                                 if (r.desc.tier != tier) continue;
                                 meta.replicas.erase(meta.replicas.begin() + i);
-                                ReleaseReplicaLocked(shard, it->first, r,
+                                ReleaseReplicaLocked(member.key(), r,
                                                      /*node_alive=*/true);
                                 CountEviction(tier, r.desc.size);
                               }
@@ -124,16 +117,15 @@ bool Master::EvictGroupLocked(GroupMeta& group, Tier tier,
     return false;
   }
   // No tier holds the whole group afterwards: it leaves the store whole.
-  ForEachMemberLocked(group,
-                      [&](Shard& shard, ObjectMap::iterator it)
-                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-                            for (const Replica& r : it->second.replicas) {
+  group.ForEachMember([&](ObjectSlot& member)
+                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
+                            for (const Replica& r : member->replicas) {
                               if (r.desc.tier == tier)
                                 CountEviction(tier, r.desc.size);
                             }
                             counters_.objects_evicted.fetch_add(
                                 1, std::memory_order_relaxed);
-                            DropObjectLocked(shard, it);
+                            DropObjectLocked(member);
                           });
   (tier == Tier::kMemory ? group_counters_.groups_evicted_memory
                          : group_counters_.groups_evicted_disk)
@@ -142,12 +134,12 @@ bool Master::EvictGroupLocked(GroupMeta& group, Tier tier,
   return true;
 }
 
-bool Master::GroupOffloadPausedLocked(const GroupMeta& group) {
+bool Master::GroupOffloadPausedLocked(const GroupSlot& group) {
   bool paused = false;
-  ForEachMemberLocked(group, [&](Shard&, ObjectMap::iterator it) {
+  group.ForEachMember([&](ObjectSlot& member) {
     const Replica* memory =
-        it->second.FindTier(Tier::kMemory, ReplicaState::kComplete);
-    if (memory != nullptr && !it->second.HasComplete(Tier::kLocalDisk) &&
+        member->FindTier(Tier::kMemory, ReplicaState::kComplete);
+    if (memory != nullptr && !member->HasComplete(Tier::kLocalDisk) &&
         OffloadsPausedFor(memory->desc.node)) {
       paused = true;
     }
@@ -155,39 +147,37 @@ bool Master::GroupOffloadPausedLocked(const GroupMeta& group) {
   return paused;
 }
 
-bool Master::QueueGroupOffloadLocked(GroupMeta& group, OffloadIntent intent,
+bool Master::QueueGroupOffloadLocked(GroupSlot& group, OffloadIntent intent,
                                      bool forced, std::vector<TaskId>* queued,
                                      Status* failed) {
   bool possible = true;
-  ForEachMemberLocked(group, [&](Shard&, ObjectMap::iterator it) {
+  group.ForEachMember([&](ObjectSlot& member) {
     const Replica* memory =
-        it->second.FindTier(Tier::kMemory, ReplicaState::kComplete);
-    if (!it->second.HasComplete(Tier::kLocalDisk) &&
+        member->FindTier(Tier::kMemory, ReplicaState::kComplete);
+    if (!member->HasComplete(Tier::kLocalDisk) &&
         (memory == nullptr || !NodeHasSsd(memory->desc.node) ||
          OffloadsPausedFor(memory->desc.node))) {
       possible = false;
     }
   });
   if (!possible) return false;
-  ForEachMemberLocked(
-      group, [&](Shard& shard, ObjectMap::iterator it)
-                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-                   ObjectMeta& meta = it->second;
-                   if (meta.HasComplete(Tier::kLocalDisk)) return;
-                   Replica* memory =
-                       meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
-                   // Already on its way (a writeback before this eviction):
-                   // that task counts; a second one for the key would be
-                   // refused anyway.
-                   if (memory->refcnt > 0) return;
-                   Result<TaskId> task = QueueOffloadLocked(
-                       shard, it->first, meta, *memory, intent, forced);
-                   if (task.ok()) {
-                     if (queued != nullptr) queued->push_back(*task);
-                   } else if (failed != nullptr && failed->ok()) {
-                     *failed = task.status();
-                   }
-                 });
+  group.ForEachMember([&](ObjectSlot& member) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                          object_stripe_role) {
+    ObjectMeta& meta = *member;
+    if (meta.HasComplete(Tier::kLocalDisk)) return;
+    Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
+    // Already on its way (a writeback before this eviction):
+    // that task counts; a second one for the key would be
+    // refused anyway.
+    if (memory->refcnt > 0) return;
+    Result<TaskId> task =
+        QueueOffloadLocked(member.key(), meta, *memory, intent, forced);
+    if (task.ok()) {
+      if (queued != nullptr) queued->push_back(*task);
+    } else if (failed != nullptr && failed->ok()) {
+      *failed = task.status();
+    }
+  });
   return true;
 }
 

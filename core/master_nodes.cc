@@ -40,71 +40,69 @@ void Master::RestoreInventoryEntry(NodeId node,
   }
   // The member rejoins its group: group stripe first, then the object.
   const GroupSpec& spec = *entry.group;
-  const HashedKey id(spec.group_id);
-  GroupTable::Shard& gshard = groups_.ShardFor(id);
-  MutexLock group_lock(&gshard.mu);
-  const auto [it, created] = gshard.groups.try_emplace(GroupKey(id));
-  const GroupTable::GroupMap::iterator entry_it = it;  // a lambda captures it
-  GroupMeta& group = it->second;
-  const TimePoint now = clock_->Now();
-  bool reserved = false;
-  const bool restored = RestoreObject(node, entry, [&] {
-    // Fails harmlessly when the member is already known (another copy).
-    reserved =
-        GroupTable::Reserve(entry_it, spec, entry.key, now, id.hash).ok();
-    return reserved ? group.record : GroupRef();
+  index_.UpdateGroup(spec.group_id, [&](GroupSlot& slot) {
+    const bool created = !slot;
+    GroupMeta& group = created ? slot.Create() : *slot;
+    const TimePoint now = clock_->Now();
+    bool reserved = false;
+    const bool restored = RestoreObject(node, entry, [&] {
+      // Fails harmlessly when the member is already known (another copy).
+      reserved = slot.Reserve(spec, entry.key, now).ok();
+      return reserved ? group.record : GroupRef();
+    });
+    if (reserved) {
+      if (created) {
+        group_counters_.groups_created.fetch_add(1, std::memory_order_relaxed);
+      }
+      // The last member makes the group complete and every member readable.
+      if (group.MarkPresent(spec.group_index, now)) {
+        group_counters_.groups_completed.fetch_add(1,
+                                                   std::memory_order_relaxed);
+      }
+    } else if (group.Empty() && (created || restored)) {
+      // Nothing joined: drop an entry made for this copy, or one that a
+      // failed reservation left empty (a stale copy leaves a kept record,
+      // such as an expired group's, alone).
+      slot.Erase();
+    }
   });
-  if (reserved) {
-    if (created) {
-      group_counters_.groups_created.fetch_add(1, std::memory_order_relaxed);
-    }
-    // The last member makes the group complete and every member readable.
-    if (group.MarkPresent(spec.group_index, now)) {
-      group_counters_.groups_completed.fetch_add(1, std::memory_order_relaxed);
-    }
-  } else if (group.Empty() && (created || restored)) {
-    // Nothing joined: drop an entry made for this copy, or one that a
-    // failed reservation left empty (a stale copy leaves a kept record,
-    // such as an expired group's, alone).
-    gshard.groups.erase(it);
-  }
 }
 
 bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry,
                            JoinFn join) {
-  Shard& shard = objects_.ShardFor(entry.key);
-  MutexLock lock(&shard.mu);
-  auto [it, inserted] = shard.objects.try_emplace(entry.key);
-  ObjectMeta& meta = it->second;
-  if (inserted) {
-    meta.size = entry.size;
-    if (entry.group) meta.group_index = entry.group->group_index;
-    meta.last_access = clock_->Now();
-  } else if (meta.size != entry.size || !meta.HasGroup(entry.group) ||
-             meta.FindDisk(node) != nullptr) {
-    // A different object now owns the key (or it is already known here):
-    // the node's copy is stale.
-    if (meta.FindDisk(node) == nullptr) {
-      tasks_.EnqueueSsdDelete(node, entry.key);
+  return index_.Update(entry.key, [&](ObjectSlot& object) {
+    const bool inserted = !object;
+    ObjectMeta& meta = inserted ? object.Insert(ObjectMeta()) : *object;
+    if (inserted) {
+      meta.size = entry.size;
+      if (entry.group) meta.group_index = entry.group->group_index;
+      meta.last_access = clock_->Now();
+    } else if (meta.size != entry.size || !meta.HasGroup(entry.group) ||
+               meta.FindDisk(node) != nullptr) {
+      // A different object now owns the key (or it is already known here):
+      // the node's copy is stale.
+      if (meta.FindDisk(node) == nullptr) {
+        tasks_.EnqueueSsdDelete(node, entry.key);
+      }
+      return false;
     }
-    return false;
-  }
-  if (entry.group) {
-    // The copy is restored: the object joins its group's incarnation if the
-    // group takes it. A new copy the group does not take (its index is
-    // someone else's, or the group is not filling) gets a record of its
-    // own that never completes, so it never reads as a member; a known
-    // object keeps its own.
-    if (GroupRef record = join()) {
-      meta.group = std::move(record);
-    } else if (inserted) {
-      meta.group =
-          GroupRecord::Make(entry.group->group_id, entry.group->group_size);
+    if (entry.group) {
+      // The copy is restored: the object joins its group's incarnation if the
+      // group takes it. A new copy the group does not take (its index is
+      // someone else's, or the group is not filling) gets a record of its
+      // own that never completes, so it never reads as a member; a known
+      // object keeps its own.
+      if (GroupRef record = join()) {
+        meta.group = std::move(record);
+      } else if (inserted) {
+        meta.group =
+            GroupRecord::Make(entry.group->group_id, entry.group->group_size);
+      }
     }
-  }
-  AddDiskReplica(meta, node);
-  counters_.inventory_restored.fetch_add(1, std::memory_order_relaxed);
-  return true;
+    AddDiskReplica(meta, node);
+    counters_.inventory_restored.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  });
 }
 
 Status Master::Heartbeat(NodeId node, const std::optional<SsdReport>& ssd) {
@@ -172,21 +170,20 @@ void Master::ReportSsdCorruption(NodeId node,
   std::vector<std::pair<GroupSpec, std::string>> lost;
   for (const std::string& key : keys) {
     counters_.ssd_corruptions.fetch_add(1, std::memory_order_relaxed);
-    Shard& shard = objects_.ShardFor(key);
-    MutexLock lock(&shard.mu);
-    auto it = shard.objects.find(key);
-    if (it == shard.objects.end()) continue;
-    Replica* disk = it->second.FindDisk(node);
-    if (disk == nullptr) continue;
-    const Replica replica = *disk;
-    it->second.Erase(replica.desc.id);
-    // The node already dropped the record; only the accounting remains.
-    nodes_.AddSsdUsed(node, -static_cast<int64_t>(replica.desc.size));
-    if (it->second.replicas.empty()) {
-      counters_.objects_lost.fetch_add(1, std::memory_order_relaxed);
-      if (it->second.group) lost.emplace_back(*it->second.group_spec(), key);
-    }
-    EraseIfEmptyLocked(shard, it);
+    index_.Update(key, [&](ObjectSlot& object) {
+      if (!object) return;
+      Replica* disk = object->FindDisk(node);
+      if (disk == nullptr) return;
+      const Replica replica = *disk;
+      object->Erase(replica.desc.id);
+      // The node already dropped the record; only the accounting remains.
+      nodes_.AddSsdUsed(node, -static_cast<int64_t>(replica.desc.size));
+      if (object->replicas.empty()) {
+        counters_.objects_lost.fetch_add(1, std::memory_order_relaxed);
+        if (object->group) lost.emplace_back(*object->group_spec(), key);
+      }
+      object.EraseIfEmpty();
+    });
   }
   LoseMembers(lost, BreakCause::kCorrupt);
 }
@@ -215,17 +212,20 @@ void Master::DropNodeReplicas(NodeId node) {
   // The node is gone: its copies need no deletion.
   std::vector<Task> grouped_promotions;
   for (const Task& task : tasks_.ReapNode(node)) {
-    Shard& shard = objects_.ShardFor(task.key);
-    MutexLock lock(&shard.mu);
-    if (task.kind == TaskKind::kPromotion) {
-      counters_.promotion_node_lost.fetch_add(1, std::memory_order_relaxed);
-      promotion_.Release(1);
-      AbandonPromotionLocked(shard, task);
-      if (task.group) grouped_promotions.push_back(task);
-      continue;
-    }
-    counters_.offload_node_lost.fetch_add(1, std::memory_order_relaxed);
-    UnpinLocked(shard, task);
+    index_.Update(
+        task.key, [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                      object_stripe_role) {
+          if (task.kind == TaskKind::kPromotion) {
+            counters_.promotion_node_lost.fetch_add(1,
+                                                    std::memory_order_relaxed);
+            promotion_.Release(1);
+            AbandonPromotionLocked(object, task);
+            if (task.group) grouped_promotions.push_back(task);
+            return;
+          }
+          counters_.offload_node_lost.fetch_add(1, std::memory_order_relaxed);
+          UnpinLocked(object, task);
+        });
   }
   // Their groups' other members go too (group stripes first: no stripe is
   // held here).
@@ -234,31 +234,27 @@ void Master::DropNodeReplicas(NodeId node) {
   }
   detached_.DropNode(node);
   std::vector<std::pair<GroupSpec, std::string>> lost;
-  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
-    Shard& shard = objects_.shard(s);
-    MutexLock lock(&shard.mu);
-    for (auto it = shard.objects.begin(); it != shard.objects.end();) {
-      auto current = it++;
-      ObjectMeta& meta = current->second;
-      bool touched = false;
-      for (size_t i = meta.replicas.size(); i-- > 0;) {
-        if (meta.replicas[i].desc.node != node) continue;
-        const Replica replica = meta.replicas[i];
-        meta.replicas.erase(meta.replicas.begin() + i);
-        ReleaseReplicaLocked(shard, current->first, replica,
-                             /*node_alive=*/false);
-        touched = true;
-      }
-      if (!touched) continue;
-      if (!meta.PutInFlight()) shard.pending_puts.erase(current->first);
-      if (meta.replicas.empty()) {
-        counters_.objects_lost.fetch_add(1, std::memory_order_relaxed);
-        if (meta.group) lost.emplace_back(*meta.group_spec(), current->first);
-        shard.pending_puts.erase(current->first);
-        shard.objects.erase(current);
-      }
+  index_.ForEachObject([&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                           object_stripe_role) {
+    ObjectMeta& meta = *object;
+    bool touched = false;
+    for (size_t i = meta.replicas.size(); i-- > 0;) {
+      if (meta.replicas[i].desc.node != node) continue;
+      const Replica replica = meta.replicas[i];
+      meta.replicas.erase(meta.replicas.begin() + i);
+      ReleaseReplicaLocked(object.key(), replica, /*node_alive=*/false);
+      touched = true;
     }
-  }
+    if (!touched) return;
+    if (!meta.PutInFlight()) object.ClearPutPending();
+    if (meta.replicas.empty()) {
+      counters_.objects_lost.fetch_add(1, std::memory_order_relaxed);
+      if (meta.group) {
+        lost.emplace_back(*meta.group_spec(), std::string(object.key()));
+      }
+      object.Erase();  // with its put mark
+    }
+  });
   // Group stripes rank before object stripes: after the walk.
   LoseMembers(lost, BreakCause::kNodeLost);
 }

@@ -4,7 +4,7 @@
 
 namespace mooncake_tier {
 
-Result<TaskId> Master::QueueOffloadLocked(Shard& shard, const std::string& key,
+Result<TaskId> Master::QueueOffloadLocked(std::string_view key,
                                           ObjectMeta& meta, Replica& replica,
                                           OffloadIntent intent, bool forced) {
   if (OffloadsPausedFor(replica.desc.node)) {
@@ -15,7 +15,7 @@ Result<TaskId> Master::QueueOffloadLocked(Shard& shard, const std::string& key,
   Task task;
   task.kind = TaskKind::kOffload;
   task.node = replica.desc.node;
-  task.key = key;
+  task.key = std::string(key);
   task.group = meta.group_spec();
   task.source = replica.desc;
   task.drop_source_on_success = intent == OffloadIntent::kMove;
@@ -37,8 +37,7 @@ Result<TaskId> Master::QueueOffloadLocked(Shard& shard, const std::string& key,
   return *queued;
 }
 
-Result<Task> Master::CompleteOffloadLocked(Shard& shard, NodeId node,
-                                           TaskId id) {
+Result<Task> Master::CompleteOffloadLocked(NodeId node, TaskId id) {
   return tasks_.Complete(node, id);
 }
 
@@ -60,18 +59,21 @@ Status Master::WithCompletedOffload(NodeId node, TaskId id, Fn&& fn) {
                       std::string(TaskKindName(booked->kind)) +
                       " task, not an offload");
   }
-  Shard& shard = objects_.ShardFor(booked->key);
-  MutexLock lock(&shard.mu);
-  // Reaped between the lookup and the lock: its reaper settled it.
-  MT_ASSIGN_OR_RETURN(const Task task, CompleteOffloadLocked(shard, node, id));
-  fn(shard, task);
-  return Status::Ok();
+  return index_.Update(booked->key,
+                       [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                           object_stripe_role) -> Status {
+                         // Reaped between the lookup and the lock: its reaper
+                         // settled it.
+                         MT_ASSIGN_OR_RETURN(const Task task,
+                                             CompleteOffloadLocked(node, id));
+                         fn(object, task);
+                         return Status::Ok();
+                       });
 }
 
-void Master::UnpinLocked(Shard& shard, const Task& task) {
-  auto it = shard.objects.find(task.key);
-  if (it != shard.objects.end()) {
-    if (Replica* r = it->second.Find(task.source.id)) {
+void Master::UnpinLocked(ObjectSlot& object, const Task& task) {
+  if (object) {
+    if (Replica* r = object->Find(task.source.id)) {
       if (r->refcnt > 0) --r->refcnt;
       return;
     }
@@ -84,13 +86,11 @@ void Master::UnpinLocked(Shard& shard, const Task& task) {
   }
 }
 
-void Master::SettleUncommittedLocked(Shard& shard, const Task& task,
+void Master::SettleUncommittedLocked(ObjectSlot& object, const Task& task,
                                      bool delete_copy) {
-  UnpinLocked(shard, task);
+  UnpinLocked(object, task);
   if (!delete_copy) return;
-  auto it = shard.objects.find(task.key);
-  const bool replica_there =
-      it != shard.objects.end() && it->second.FindDisk(task.node) != nullptr;
+  const bool replica_there = object && object->FindDisk(task.node) != nullptr;
   // Queued under the stripe lock: it reaches the node before any later
   // offload of this key, so it can only drop this task's copy.
   if (!replica_there) tasks_.EnqueueSsdDelete(task.node, task.key);
@@ -109,19 +109,16 @@ Status Master::CommitOffload(NodeId node, TaskId task_id,
                              std::optional<std::string>* finish_group) {
   return WithCompletedOffload(
       node, task_id,
-      [&](Shard& shard,
-          const Task& task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-        auto it = shard.objects.find(task.key);
-        Replica* source = it == shard.objects.end()
-                              ? nullptr
-                              : it->second.Find(task.source.id);
+      [&](ObjectSlot& object,
+          const Task& task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
+        Replica* source = !object ? nullptr : object->Find(task.source.id);
         if (source == nullptr || !nodes_.IsAlive(node)) {
           // Removed meanwhile: nothing is committed and the node's copy goes.
           counters_.offload_discarded.fetch_add(1, std::memory_order_relaxed);
-          SettleUncommittedLocked(shard, task, /*delete_copy=*/true);
+          SettleUncommittedLocked(object, task, /*delete_copy=*/true);
           return;
         }
-        ObjectMeta& meta = it->second;
+        ObjectMeta& meta = *object;
         if (source->refcnt > 0) --source->refcnt;
         if (meta.FindDisk(node) == nullptr) AddDiskReplica(meta, node);
         nodes_.ResumeOffloads(node);  // its SSD takes writes again
@@ -140,7 +137,7 @@ Status Master::CommitOffload(NodeId node, TaskId task_id,
             !meta.Leased(clock_->Now()) && !meta.hard_pin) {
           const Replica dropped = *source;
           meta.Erase(dropped.desc.id);
-          ReleaseReplicaLocked(shard, task.key, dropped, /*node_alive=*/true);
+          ReleaseReplicaLocked(task.key, dropped, /*node_alive=*/true);
           counters_.evicted_memory_objects.fetch_add(1,
                                                      std::memory_order_relaxed);
           counters_.evicted_memory_bytes.fetch_add(dropped.desc.size,
@@ -153,12 +150,12 @@ Status Master::NotifyOffloadFailure(NodeId node, TaskId task_id,
                                     const Status& cause) {
   return WithCompletedOffload(
       node, task_id,
-      [&](Shard& shard, const Task& task)
-          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+      [&](ObjectSlot& object, const Task& task)
+          ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
             counters_.offload_failed.fetch_add(1, std::memory_order_relaxed);
             // A failed SSD write stores nothing, but an older copy the master
             // wanted deleted may still be there.
-            SettleUncommittedLocked(shard, task, task.delete_copy_on_failure);
+            SettleUncommittedLocked(object, task, task.delete_copy_on_failure);
             if (cause.reason() == ErrorReason::kNoSpace &&
                 !nodes_.OffloadsPaused(node, clock_->Now())) {
               // Its SSD is full: the object stays dirty, offloads there wait
@@ -176,11 +173,11 @@ size_t Master::ReapOffloadTasks() {
        tasks_.ListExpired(TaskKind::kOffload, config_.offload_task_timeout)) {
     Status s = WithCompletedOffload(
         expired.node, expired.id,
-        [&](Shard& shard,
-            const Task& task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
+        [&](ObjectSlot& object, const Task& task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+            object_stripe_role) {
           counters_.offload_timed_out.fetch_add(1, std::memory_order_relaxed);
           // The node may still write its copy; the delete follows it.
-          SettleUncommittedLocked(shard, task, /*delete_copy=*/true);
+          SettleUncommittedLocked(object, task, /*delete_copy=*/true);
           ++reaped;
         });
     s.IgnoreError();  // reported meanwhile: settled by the report

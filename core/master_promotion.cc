@@ -112,30 +112,18 @@ std::vector<AdmissionVictim> Master::VictimEstimates(uint64_t bytes) {
   return out;
 }
 
-void Master::SampleObjects(uint32_t per_stripe, SampleFn fn) {
-  const uint32_t start = sample_cursor_.fetch_add(kSampleStripes);
-  for (uint32_t i = 0; i < kSampleStripes; ++i) {
-    Shard& shard = objects_.shard((start + i) % objects_.shard_count());
-    MutexLock lock(&shard.mu);
-    uint32_t seen = 0;
-    for (const auto& [key, meta] : shard.objects) {
-      if (++seen > per_stripe) break;
-      fn(key, meta);
-    }
-  }
+void Master::SampleObjects(uint32_t per_stripe, ObjectIndex::SampleFn fn) {
+  index_.SampleObjects(kSampleStripes, per_stripe, fn);
 }
 
-Result<TaskId> Master::QueuePromotionLocked(Shard& shard,
-                                            ObjectMap::iterator it,
-                                            bool forced) {
-  ObjectMeta& meta = it->second;
+Result<TaskId> Master::QueuePromotionLocked(ObjectSlot& object, bool forced) {
+  ObjectMeta& meta = *object;
+  const std::string key(object.key());
   if (meta.HasComplete(Tier::kMemory)) {
-    return Status(ErrorReason::kNotApplicable,
-                  "'" + it->first + "' is in DRAM");
+    return Status(ErrorReason::kNotApplicable, "'" + key + "' is in DRAM");
   }
   if (meta.PutInFlight()) {
-    return Status(ErrorReason::kNotApplicable,
-                  "'" + it->first + "' is being put");
+    return Status(ErrorReason::kNotApplicable, "'" + key + "' is being put");
   }
   Replica* source = nullptr;
   for (Replica& r : meta.replicas) {
@@ -148,12 +136,12 @@ Result<TaskId> Master::QueuePromotionLocked(Shard& shard,
   }
   if (source == nullptr) {
     return Status(ErrorReason::kNotApplicable,
-                  "'" + it->first + "' has no SSD copy on a live node");
+                  "'" + key + "' has no SSD copy on a live node");
   }
   Task task;
   task.kind = TaskKind::kPromotion;
   task.node = source->desc.node;
-  task.key = it->first;
+  task.key = key;
   task.group = meta.group_spec();
   task.source = source->desc;
   task.forced = forced;
@@ -169,90 +157,98 @@ Result<TaskId> Master::QueuePromotionLocked(Shard& shard,
 
 Result<std::vector<TaskId>> Master::QueueObjectPromotion(const std::string& key,
                                                          bool forced) {
-  Shard& shard = objects_.ShardFor(key);
-  MutexLock lock(&shard.mu);
-  auto it = shard.objects.find(key);
-  if (it == shard.objects.end()) {
-    return Status(ErrorReason::kObjectNotFound, "no object '" + key + "'");
-  }
-  if (it->second.group) {
-    return Status(ErrorReason::kNotApplicable,
-                  "'" + key + "' is a member of group '" +
-                      std::string(it->second.group->group_id()) +
-                      "': promote the group");
-  }
-  if (tasks_.FindByKey(TaskKind::kPromotion, key)) {
-    return Status(ErrorReason::kObjectBusy, "a promotion is already queued");
-  }
-  if (!promotion_.Reserve(1, promotion_.options().queue_limit)) {
-    return Status(ErrorReason::kQueueFull, "promotion queue is full");
-  }
-  Result<TaskId> id = QueuePromotionLocked(shard, it, forced);
-  if (!id.ok()) {
-    promotion_.Release(1);
-    return id.status();
-  }
-  return std::vector<TaskId>{*id};
+  return index_.Update(
+      key,
+      [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+          object_stripe_role) -> Result<std::vector<TaskId>> {
+        if (!object) {
+          return Status(ErrorReason::kObjectNotFound,
+                        "no object '" + key + "'");
+        }
+        if (object->group) {
+          return Status(ErrorReason::kNotApplicable,
+                        "'" + key + "' is a member of group '" +
+                            std::string(object->group->group_id()) +
+                            "': promote the group");
+        }
+        if (tasks_.FindByKey(TaskKind::kPromotion, key)) {
+          return Status(ErrorReason::kObjectBusy,
+                        "a promotion is already queued");
+        }
+        if (!promotion_.Reserve(1, promotion_.options().queue_limit)) {
+          return Status(ErrorReason::kQueueFull, "promotion queue is full");
+        }
+        Result<TaskId> id = QueuePromotionLocked(object, forced);
+        if (!id.ok()) {
+          promotion_.Release(1);
+          return id.status();
+        }
+        return std::vector<TaskId>{*id};
+      });
 }
 
 Result<std::vector<TaskId>> Master::QueueGroupPromotion(
     const std::string& group_id, bool forced) {
-  GroupTable::Shard& gshard = groups_.ShardFor(group_id);
-  MutexLock group_lock(&gshard.mu);
-  auto g = gshard.groups.find(group_id);
-  if (g == gshard.groups.end()) {
-    return Status(ErrorReason::kGroupNotFound, "no group '" + group_id + "'");
-  }
-  GroupMeta& group = g->second;
-  if (group.state != GroupState::kComplete) {
-    return Status(ErrorReason::kNotApplicable,
-                  "group '" + group_id + "' is " +
-                      std::string(GroupStateName(group.state)));
-  }
-  if (group.AnyMember([&](uint32_t, const GroupMember& member) {
-        return tasks_.FindByKey(TaskKind::kPromotion, group.KeyOf(member))
-            .has_value();
-      })) {
-    return Status(ErrorReason::kObjectBusy, "a promotion is already queued");
-  }
-  const uint32_t n = group.member_count;
-  if (!promotion_.Reserve(n, promotion_.options().queue_limit)) {
-    return Status(ErrorReason::kQueueFull, "promotion queue is full");
-  }
-  std::vector<TaskId> ids;
-  Status failed;
-  uint32_t visited = 0;
-  ForEachMemberLocked(group, [&](Shard& shard, ObjectMap::iterator it)
-                                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-                                   ++visited;
-                                   if (!failed.ok()) return;
-                                   Result<TaskId> id =
-                                       QueuePromotionLocked(shard, it, forced);
-                                   if (id.ok()) {
-                                     ids.push_back(*id);
-                                   } else {
-                                     failed = id.status();
-                                   }
-                                 });
-  if (failed.ok() && visited != n) {
-    failed = Status(ErrorReason::kNotApplicable,
-                    "group '" + group_id + "' is missing a member");
-  }
-  if (failed.ok()) return ids;
-  // All or nothing: take back the members already queued.
-  ForEachMemberLocked(
-      group, [&](Shard& shard, ObjectMap::iterator it)
-                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-                   std::optional<Task> task =
-                       tasks_.FindByKey(TaskKind::kPromotion, it->first);
-                   if (!task ||
-                       std::find(ids.begin(), ids.end(), task->id) == ids.end())
-                     return;
-                   if (tasks_.Take(task->id).ok())
-                     AbandonPromotionLocked(shard, *task);
-                 });
-  promotion_.Release(n);
-  return failed;
+  return index_.UpdateGroup(
+      group_id,
+      [&](GroupSlot& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+          group_stripe_role) -> Result<std::vector<TaskId>> {
+        if (!entry) {
+          return Status(ErrorReason::kGroupNotFound,
+                        "no group '" + group_id + "'");
+        }
+        GroupMeta& group = *entry;
+        if (group.state != GroupState::kComplete) {
+          return Status(ErrorReason::kNotApplicable,
+                        "group '" + group_id + "' is " +
+                            std::string(GroupStateName(group.state)));
+        }
+        if (group.AnyMember([&](uint32_t, const GroupMember& member) {
+              return tasks_.FindByKey(TaskKind::kPromotion, group.KeyOf(member))
+                  .has_value();
+            })) {
+          return Status(ErrorReason::kObjectBusy,
+                        "a promotion is already queued");
+        }
+        const uint32_t n = group.member_count;
+        if (!promotion_.Reserve(n, promotion_.options().queue_limit)) {
+          return Status(ErrorReason::kQueueFull, "promotion queue is full");
+        }
+        std::vector<TaskId> ids;
+        Status failed;
+        uint32_t visited = 0;
+        entry.ForEachMember(
+            [&](ObjectSlot& member)
+                ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
+                  ++visited;
+                  if (!failed.ok()) return;
+                  Result<TaskId> id = QueuePromotionLocked(member, forced);
+                  if (id.ok()) {
+                    ids.push_back(*id);
+                  } else {
+                    failed = id.status();
+                  }
+                });
+        if (failed.ok() && visited != n) {
+          failed = Status(ErrorReason::kNotApplicable,
+                          "group '" + group_id + "' is missing a member");
+        }
+        if (failed.ok()) return ids;
+        // All or nothing: take back the members already queued.
+        entry.ForEachMember(
+            [&](ObjectSlot& member)
+                ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
+                  std::optional<Task> task = tasks_.FindByKey(
+                      TaskKind::kPromotion, std::string(member.key()));
+                  if (!task ||
+                      std::find(ids.begin(), ids.end(), task->id) == ids.end())
+                    return;
+                  if (tasks_.Take(task->id).ok())
+                    AbandonPromotionLocked(member, *task);
+                });
+        promotion_.Release(n);
+        return failed;
+      });
 }
 
 Result<std::vector<TaskId>> Master::PromoteObject(const std::string& key) {
@@ -327,36 +323,37 @@ Result<ReplicaDescriptor> Master::PromotionAllocStart(NodeId node, TaskId id) {
                   "promotion task " + std::to_string(id) + " is not booked");
   }
   Status failure;
-  {
-    Shard& shard = objects_.ShardFor(booked->key);
-    MutexLock lock(&shard.mu);
-    // Re-read under the stripe: every exit of the task happens under it.
-    std::optional<Task> task = tasks_.Find(node, id);
-    if (!task) {
-      return Status(ErrorReason::kTaskNotFound, "promotion task was reaped");
-    }
-    if (task->target.id != 0) return task->target;  // a retried call
-    auto it = shard.objects.find(task->key);
-    if (it == shard.objects.end() ||
-        it->second.Find(task->source.id) == nullptr) {
-      failure = Status(ErrorReason::kObjectNotFound,
-                       "'" + task->key + "' or its SSD copy is gone");
-    } else {
-      Result<ReplicaDescriptor> placed =
-          StagePromotionSpace(task->node, task->source.size);
-      if (placed.ok()) {
-        ReplicaDescriptor desc = *placed;
-        desc.id = NextReplicaId();
-        desc.state = ReplicaState::kProcessing;
-        Replica staged{desc, /*refcnt=*/1};
-        staged.staged_by = id;
-        it->second.replicas.push_back(staged);
-        tasks_.SetTarget(id, desc);
-        return desc;
-      }
-      failure = placed.status();
-    }
-  }
+  std::optional<Result<ReplicaDescriptor>> answer = index_.Update(
+      booked->key,
+      [&](ObjectSlot& object) -> std::optional<Result<ReplicaDescriptor>> {
+        // Re-read under the stripe: every exit of the task happens under it.
+        std::optional<Task> task = tasks_.Find(node, id);
+        if (!task) {
+          return Status(ErrorReason::kTaskNotFound,
+                        "promotion task was reaped");
+        }
+        if (task->target.id != 0) return task->target;  // a retried call
+        if (!object || object->Find(task->source.id) == nullptr) {
+          failure = Status(ErrorReason::kObjectNotFound,
+                           "'" + task->key + "' or its SSD copy is gone");
+        } else {
+          Result<ReplicaDescriptor> placed =
+              StagePromotionSpace(task->node, task->source.size);
+          if (placed.ok()) {
+            ReplicaDescriptor desc = *placed;
+            desc.id = NextReplicaId();
+            desc.state = ReplicaState::kProcessing;
+            Replica staged{desc, /*refcnt=*/1};
+            staged.staged_by = id;
+            object->replicas.push_back(staged);
+            tasks_.SetTarget(id, desc);
+            return desc;
+          }
+          failure = placed.status();
+        }
+        return std::nullopt;
+      });
+  if (answer) return std::move(*answer);
   FailPromotion(*booked, failure.reason() == ErrorReason::kNoSpace
                              ? counters_.promotion_alloc_failed
                              : counters_.promotion_source_lost);
@@ -379,60 +376,70 @@ Status Master::NotifyPromotionSuccess(NodeId node, TaskId id) {
     return Status::Ok();
   }
   if (!booked->group) {
-    Shard& shard = objects_.ShardFor(booked->key);
-    MutexLock lock(&shard.mu);
-    MT_ASSIGN_OR_RETURN(const Task task, tasks_.Complete(node, id));
-    if (CommitPromotionLocked(shard, task)) {
-      CountPromotionDone(task);
-    } else {
-      counters_.promotion_source_lost.fetch_add(1, std::memory_order_relaxed);
-    }
-    promotion_.Release(1);
-    return Status::Ok();
+    return index_.Update(
+        booked->key,
+        [&](ObjectSlot& object)
+            ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) -> Status {
+              MT_ASSIGN_OR_RETURN(const Task task, tasks_.Complete(node, id));
+              if (CommitPromotionLocked(object, task)) {
+                CountPromotionDone(task);
+              } else {
+                counters_.promotion_source_lost.fetch_add(
+                    1, std::memory_order_relaxed);
+              }
+              promotion_.Release(1);
+              return Status::Ok();
+            });
   }
   // A member: staged until every member of its group is.
   const std::string& group_id = booked->group->group_id;
-  GroupTable::Shard& gshard = groups_.ShardFor(group_id);
-  MutexLock group_lock(&gshard.mu);
-  // Doomed since it was looked up: its group failed while it was written.
-  if (std::optional<Task> now = tasks_.Find(node, id); now && now->doomed) {
-    TakeAndAbandonPromotion(id, now->key);
-    return Status::Ok();
-  }
-  if (!tasks_.MarkStaged(id)) {
-    return Status(ErrorReason::kTaskNotFound, "promotion task was reaped");
-  }
-  auto g = gshard.groups.find(group_id);
-  if (g == gshard.groups.end()) return Status::Ok();  // the reaper settles it
-  std::vector<Task> staged;
-  const bool unstaged =
-      g->second.AnyMember([&](uint32_t, const GroupMember& member) {
-        std::optional<Task> t =
-            tasks_.FindByKey(TaskKind::kPromotion, g->second.KeyOf(member));
-        if (!t || t->state != TaskState::kStaged) return true;
-        staged.push_back(*t);
-        return false;
-      });
-  if (unstaged) return Status::Ok();  // not yet
-  uint32_t committed = 0;
-  ForEachMemberLocked(g->second,
-                      [&](Shard& shard, ObjectMap::iterator it)
-                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-                            for (const Task& t : staged) {
-                              if (t.key != it->first || !tasks_.Take(t.id).ok())
-                                continue;
-                              if (CommitPromotionLocked(shard, t)) {
-                                CountPromotionDone(t);
-                                ++committed;
-                              }
-                            }
-                          });
-  promotion_.Release(static_cast<uint32_t>(staged.size()));
-  if (committed != staged.size()) {
-    counters_.promotion_source_lost.fetch_add(staged.size() - committed,
-                                              std::memory_order_relaxed);
-  }
-  return Status::Ok();
+  return index_.UpdateGroup(
+      group_id,
+      [&](GroupSlot& entry)
+          ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role) -> Status {
+            // Doomed since it was looked up: its group failed while it was
+            // written.
+            if (std::optional<Task> now = tasks_.Find(node, id);
+                now && now->doomed) {
+              TakeAndAbandonPromotion(id, now->key);
+              return Status::Ok();
+            }
+            if (!tasks_.MarkStaged(id)) {
+              return Status(ErrorReason::kTaskNotFound,
+                            "promotion task was reaped");
+            }
+            if (!entry) return Status::Ok();  // the reaper settles it
+            const GroupMeta& group = *entry;
+            std::vector<Task> staged;
+            const bool unstaged =
+                group.AnyMember([&](uint32_t, const GroupMember& member) {
+                  std::optional<Task> t = tasks_.FindByKey(TaskKind::kPromotion,
+                                                           group.KeyOf(member));
+                  if (!t || t->state != TaskState::kStaged) return true;
+                  staged.push_back(*t);
+                  return false;
+                });
+            if (unstaged) return Status::Ok();  // not yet
+            uint32_t committed = 0;
+            entry.ForEachMember(
+                [&](ObjectSlot& member)
+                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
+                      for (const Task& t : staged) {
+                        if (t.key != member.key() || !tasks_.Take(t.id).ok())
+                          continue;
+                        if (CommitPromotionLocked(member, t)) {
+                          CountPromotionDone(t);
+                          ++committed;
+                        }
+                      }
+                    });
+            promotion_.Release(static_cast<uint32_t>(staged.size()));
+            if (committed != staged.size()) {
+              counters_.promotion_source_lost.fetch_add(
+                  staged.size() - committed, std::memory_order_relaxed);
+            }
+            return Status::Ok();
+          });
 }
 
 Status Master::NotifyPromotionFailure(NodeId node, TaskId id,
@@ -455,77 +462,82 @@ Status Master::NotifyPromotionFailure(NodeId node, TaskId id,
 
 void Master::EndDoomedPromotion(const Task& task) {
   if (task.group) {  // a member leaves under its group stripe too
-    GroupTable::Shard& gshard = groups_.ShardFor(task.group->group_id);
-    MutexLock group_lock(&gshard.mu);
-    TakeAndAbandonPromotion(task.id, task.key);
+    index_.UpdateGroup(task.group->group_id, [&](GroupSlot&) {
+      TakeAndAbandonPromotion(task.id, task.key);
+    });
     return;
   }
   TakeAndAbandonPromotion(task.id, task.key);
 }
 
 void Master::TakeAndAbandonPromotion(TaskId id, const std::string& key) {
-  Shard& shard = objects_.ShardFor(key);
-  MutexLock lock(&shard.mu);
-  Result<Task> taken = tasks_.Take(id);
-  if (!taken.ok()) return;  // settled meanwhile
-  AbandonPromotionLocked(shard, *taken);
-  promotion_.Release(1);
+  index_.Update(key, [&](ObjectSlot& object)
+                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
+                           Result<Task> taken = tasks_.Take(id);
+                           if (!taken.ok()) return;  // settled meanwhile
+                           AbandonPromotionLocked(object, *taken);
+                           promotion_.Release(1);
+                         });
 }
 
 void Master::FailPromotion(const Task& task, std::atomic<uint64_t>& failure) {
   if (task.group) {
-    GroupTable::Shard& gshard = groups_.ShardFor(task.group->group_id);
-    MutexLock group_lock(&gshard.mu);
-    auto g = gshard.groups.find(task.group->group_id);
-    if (g != gshard.groups.end()) {
-      // The whole group's promotion goes: its members' tasks, staged or not.
-      // A member whose bytes the node may still be writing keeps its staged
-      // DRAM until the node says it is done (doomed, counted now).
-      uint32_t ended = 0;
-      ForEachMemberKeyLocked(
-          g->second, task.key,
-          [&](Shard& shard,
-              std::string_view key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu) {
-            std::optional<Task> t = tasks_.FindByKey(TaskKind::kPromotion, key);
-            if (!t || !t->group || t->group->group_id != task.group->group_id) {
-              return;
-            }
-            const bool self = t->id == task.id;
-            if (!self && t->doomed) return;  // ends when its node reports
-            if (!self && t->state == TaskState::kDispatched &&
-                t->target.id != 0) {
-              if (tasks_.MarkDoomed(t->id)) {
-                failure.fetch_add(1, std::memory_order_relaxed);
-              }
-              return;
-            }
-            if (!tasks_.Take(t->id).ok()) return;
-            AbandonPromotionLocked(shard, *t);
-            if (!t->doomed) failure.fetch_add(1, std::memory_order_relaxed);
-            ++ended;
-          });
-      promotion_.Release(ended);
-      return;
-    }
+    const bool group_found =
+        index_.UpdateGroup(task.group->group_id, [&](GroupSlot& entry) {
+          if (!entry) return false;
+          {
+            // The whole group's promotion goes: its members' tasks, staged or
+            // not. A member whose bytes the node may still be writing keeps its
+            // staged DRAM until the node says it is done (doomed, counted now).
+            uint32_t ended = 0;
+            entry.ForEachMemberKey(
+                task.key, [&](ObjectSlot& member) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                              object_stripe_role) {
+                  std::optional<Task> t = tasks_.FindByKey(
+                      TaskKind::kPromotion, std::string(member.key()));
+                  if (!t || !t->group ||
+                      t->group->group_id != task.group->group_id) {
+                    return;
+                  }
+                  const bool self = t->id == task.id;
+                  if (!self && t->doomed) return;  // ends when its node reports
+                  if (!self && t->state == TaskState::kDispatched &&
+                      t->target.id != 0) {
+                    if (tasks_.MarkDoomed(t->id)) {
+                      failure.fetch_add(1, std::memory_order_relaxed);
+                    }
+                    return;
+                  }
+                  if (!tasks_.Take(t->id).ok()) return;
+                  AbandonPromotionLocked(member, *t);
+                  if (!t->doomed)
+                    failure.fetch_add(1, std::memory_order_relaxed);
+                  ++ended;
+                });
+            promotion_.Release(ended);
+            return true;
+          }
+        });
+    if (group_found) return;
   }
-  Shard& shard = objects_.ShardFor(task.key);
-  MutexLock lock(&shard.mu);
-  if (!tasks_.Take(task.id).ok()) return;  // settled meanwhile
-  AbandonPromotionLocked(shard, task);
-  failure.fetch_add(1, std::memory_order_relaxed);
-  promotion_.Release(1);
+  index_.Update(task.key, [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                              object_stripe_role) {
+    if (!tasks_.Take(task.id).ok()) return;  // settled meanwhile
+    AbandonPromotionLocked(object, task);
+    failure.fetch_add(1, std::memory_order_relaxed);
+    promotion_.Release(1);
+  });
 }
 
-void Master::AbandonPromotionLocked(Shard& shard, const Task& task) {
-  UnpinLocked(shard, task);
+void Master::AbandonPromotionLocked(ObjectSlot& object, const Task& task) {
+  UnpinLocked(object, task);
   if (task.target.id == 0) return;
-  auto it = shard.objects.find(task.key);
-  if (it != shard.objects.end()) {
-    if (std::optional<Replica> staged = it->second.Erase(task.target.id)) {
+  if (object) {
+    if (std::optional<Replica> staged = object->Erase(task.target.id)) {
       staged->refcnt = 0;
-      ReleaseReplicaLocked(shard, task.key, *staged,
+      ReleaseReplicaLocked(task.key, *staged,
                            nodes_.IsAlive(staged->desc.node));
-      EraseIfEmptyLocked(shard, it);
+      object.EraseIfEmpty();
       return;
     }
   }
@@ -536,17 +548,14 @@ void Master::AbandonPromotionLocked(Shard& shard, const Task& task) {
   }
 }
 
-bool Master::CommitPromotionLocked(Shard& shard, const Task& task) {
-  auto it = shard.objects.find(task.key);
-  Replica* target =
-      it == shard.objects.end() ? nullptr : it->second.Find(task.target.id);
-  Replica* source =
-      it == shard.objects.end() ? nullptr : it->second.Find(task.source.id);
+bool Master::CommitPromotionLocked(ObjectSlot& object, const Task& task) {
+  Replica* target = !object ? nullptr : object->Find(task.target.id);
+  Replica* source = !object ? nullptr : object->Find(task.source.id);
   if (target == nullptr || source == nullptr) {
-    AbandonPromotionLocked(shard, task);  // removed or lost meanwhile
+    AbandonPromotionLocked(object, task);  // removed or lost meanwhile
     return false;
   }
-  ObjectMeta& meta = it->second;
+  ObjectMeta& meta = *object;
   target->desc.state = ReplicaState::kComplete;
   target->staged_by = 0;
   target->refcnt = 0;
@@ -555,7 +564,7 @@ bool Master::CommitPromotionLocked(Shard& shard, const Task& task) {
       !meta.Leased(clock_->Now())) {
     const Replica dropped = *source;
     meta.Erase(dropped.desc.id);
-    ReleaseReplicaLocked(shard, task.key, dropped, /*node_alive=*/true);
+    ReleaseReplicaLocked(task.key, dropped, /*node_alive=*/true);
     counters_.promotion_dropped_sources.fetch_add(1, std::memory_order_relaxed);
   }
   return true;

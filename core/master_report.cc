@@ -11,12 +11,9 @@ MasterStats Master::GetStats() const {
   stats.name = counters_.name.load(std::memory_order_relaxed);
   MOONCAKE_TIER_MASTER_COUNTERS(MOONCAKE_TIER_COUNTER_COPY)
 #undef MOONCAKE_TIER_COUNTER_COPY
-  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
-    const Shard& shard = objects_.shard(s);
-    MutexLock lock(&shard.mu);
-    stats.objects += shard.objects.size();
-    stats.pending_puts += shard.pending_puts.size();
-  }
+  const ObjectCounts objects = index_.CountObjects();
+  stats.objects = objects.objects;
+  stats.pending_puts = objects.pending_puts;
   for (size_t i = 0; i < stats.promotion_duration_buckets.size(); ++i) {
     stats.promotion_duration_buckets[i] =
         counters_.promotion_duration_buckets[i].load(std::memory_order_relaxed);
@@ -46,7 +43,7 @@ MasterStats Master::GetStats() const {
     stats.memory_reserve_bytes += node.reserve_bytes;
     stats.offload_bytes_pending += node.offload.all;
   }
-  stats.groups = groups_.CountsByState();
+  stats.groups = index_.CountGroupsByState();
   stats.group_counters = group_counters_.Snapshot();
   return stats;
 }
@@ -54,21 +51,16 @@ MasterStats Master::GetStats() const {
 AuditReport Master::Audit() const {
   AuditReport report;
   const uint64_t align = config_.dram_alignment;
-  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
-    const Shard& shard = objects_.shard(s);
-    MutexLock lock(&shard.mu);
-    for (const auto& [key, meta] : shard.objects) {
-      for (const Replica& r : meta.replicas) {
-        report.total_refcnt += r.refcnt;
-        if (r.desc.tier == Tier::kMemory) {
-          report.replica_memory_bytes +=
-              (r.desc.size + align - 1) & ~(align - 1);
-        } else {
-          report.replica_disk_bytes += r.desc.size;
-        }
+  index_.ReadEachObject([&](std::string_view, const ObjectMeta& meta) {
+    for (const Replica& r : meta.replicas) {
+      report.total_refcnt += r.refcnt;
+      if (r.desc.tier == Tier::kMemory) {
+        report.replica_memory_bytes += (r.desc.size + align - 1) & ~(align - 1);
+      } else {
+        report.replica_disk_bytes += r.desc.size;
       }
     }
-  }
+  });
   report.detached_replicas = detached_.count();
   report.replica_memory_bytes += detached_.memory_bytes(align);
   report.allocated_memory_bytes = nodes_.MemoryUsage().used;
@@ -77,13 +69,9 @@ AuditReport Master::Audit() const {
   const TaskCounts promotions = tasks_.Counts(TaskKind::kPromotion);
   report.tasks = offloads.queued + offloads.dispatched + promotions.queued +
                  promotions.dispatched;
-  for (uint32_t g = 0; g < groups_.shard_count(); ++g) {
-    const GroupTable::Shard& gshard = groups_.shard(g);
-    MutexLock lock(&gshard.mu);
-    for (const auto& [id, group] : gshard.groups) {
-      report.filling_group_bytes += group.FillingDramBytes();
-    }
-  }
+  index_.ReadEachGroup([&](std::string_view, const GroupMeta& group) {
+    report.filling_group_bytes += group.FillingDramBytes();
+  });
   report.filling_group_bytes_booked =
       filling_group_bytes_.load(std::memory_order_relaxed);
   return report;
@@ -91,22 +79,23 @@ AuditReport Master::Audit() const {
 
 Result<ObjectDescription> Master::DescribeObject(std::string_view key) const {
   MT_RETURN_IF_ERROR(ValidateKey(key));
-  const Shard& shard = objects_.ShardFor(key);
-  MutexLock lock(&shard.mu);
-  auto it = shard.objects.find(absl::string_view(key.data(), key.size()));
-  if (it == shard.objects.end()) {
-    return Status(ErrorReason::kObjectNotFound, "no object with this key");
-  }
-  const ObjectMeta& meta = it->second;
-  ObjectDescription out;
-  out.size = meta.size;
-  out.replicas.assign(meta.replicas.begin(), meta.replicas.end());
-  out.group = meta.group_spec();
-  out.lease_deadline = meta.lease_deadline;
-  out.leases = meta.Leased(clock_->Now()) ? meta.leases : 0;
-  out.last_access = meta.last_access;
-  out.hard_pin = meta.hard_pin;
-  return out;
+  return index_.Read(
+      key, [&](const ObjectMeta* found) -> Result<ObjectDescription> {
+        if (found == nullptr) {
+          return Status(ErrorReason::kObjectNotFound,
+                        "no object with this key");
+        }
+        const ObjectMeta& meta = *found;
+        ObjectDescription out;
+        out.size = meta.size;
+        out.replicas.assign(meta.replicas.begin(), meta.replicas.end());
+        out.group = meta.group_spec();
+        out.lease_deadline = meta.lease_deadline;
+        out.leases = meta.Leased(clock_->Now()) ? meta.leases : 0;
+        out.last_access = meta.last_access;
+        out.hard_pin = meta.hard_pin;
+        return out;
+      });
 }
 
 }  // namespace mooncake_tier

@@ -127,26 +127,22 @@ DramUse Master::ClassifyGroupMemory(const GroupUnit& unit, bool offloadable,
 }
 
 void Master::PlanObjectsForMemory(MemoryRound& round, TimePoint now) {
-  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
-    Shard& shard = objects_.shard(s);
-    MutexLock lock(&shard.mu);
-    for (const auto& [key, meta] : shard.objects) {
-      if (meta.group) continue;  // its group is the unit
-      for (const Replica& r : meta.replicas) {
-        if (r.desc.tier != Tier::kMemory) continue;
-        MemoryRound::Node* node = round.Find(r.desc.node);
-        if (node == nullptr) continue;
-        if (r.desc.state == ReplicaState::kProcessing) {
-          node->bytes.in_flight += r.desc.size;
-          continue;
-        }
-        bool unwritten = false;
-        const DramUse use =
-            ClassifyMemory(meta, r, node->has_ssd, now, &unwritten);
-        node->Add(use, unwritten, meta.last_access, meta.size);
+  index_.ReadEachObject([&](std::string_view, const ObjectMeta& meta) {
+    if (meta.group) return;  // its group is the unit
+    for (const Replica& r : meta.replicas) {
+      if (r.desc.tier != Tier::kMemory) continue;
+      MemoryRound::Node* node = round.Find(r.desc.node);
+      if (node == nullptr) continue;
+      if (r.desc.state == ReplicaState::kProcessing) {
+        node->bytes.in_flight += r.desc.size;
+        continue;
       }
+      bool unwritten = false;
+      const DramUse use =
+          ClassifyMemory(meta, r, node->has_ssd, now, &unwritten);
+      node->Add(use, unwritten, meta.last_access, meta.size);
     }
-  }
+  });
 }
 
 bool Master::GroupOffloadable(const GroupUnit& unit,
@@ -159,36 +155,32 @@ bool Master::GroupOffloadable(const GroupUnit& unit,
 }
 
 void Master::PlanGroupsForMemory(MemoryRound& round, TimePoint now) {
-  for (uint32_t g = 0; g < groups_.shard_count(); ++g) {
-    GroupTable::Shard& gshard = groups_.shard(g);
-    MutexLock group_lock(&gshard.mu);
-    for (const auto& entry : gshard.groups) {
-      const GroupUnit unit =
-          InspectGroupLocked(entry.second, Tier::kMemory, kNoNode, now,
-                             /*memory_view=*/true);
-      for (const auto& [id, bytes] : unit.staged_bytes) {
-        if (MemoryRound::Node* node = round.Find(id)) {
-          (unit.filling ? node->bytes.filling : node->bytes.in_flight) += bytes;
-        }
-      }
-      if (unit.filling) {
-        for (const auto& [id, bytes] : unit.memory_bytes) {
-          if (MemoryRound::Node* node = round.Find(id)) {
-            node->bytes.filling += bytes;
-          }
-        }
-        continue;
-      }
-      bool unwritten = false;
-      const DramUse use =
-          ClassifyGroupMemory(unit, GroupOffloadable(unit, round), &unwritten);
-      for (const auto& [id, bytes] : unit.memory_bytes) {
-        if (MemoryRound::Node* node = round.Find(id)) {
-          node->Add(use, unwritten, unit.last_access, bytes);
-        }
+  index_.ForEachGroup([&](GroupSlot& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                          group_stripe_role) {
+    const GroupUnit unit = InspectGroupLocked(group, Tier::kMemory, kNoNode,
+                                              now, /*memory_view=*/true);
+    for (const auto& [id, bytes] : unit.staged_bytes) {
+      if (MemoryRound::Node* node = round.Find(id)) {
+        (unit.filling ? node->bytes.filling : node->bytes.in_flight) += bytes;
       }
     }
-  }
+    if (unit.filling) {
+      for (const auto& [id, bytes] : unit.memory_bytes) {
+        if (MemoryRound::Node* node = round.Find(id)) {
+          node->bytes.filling += bytes;
+        }
+      }
+      return;
+    }
+    bool unwritten = false;
+    const DramUse use =
+        ClassifyGroupMemory(unit, GroupOffloadable(unit, round), &unwritten);
+    for (const auto& [id, bytes] : unit.memory_bytes) {
+      if (MemoryRound::Node* node = round.Find(id)) {
+        node->Add(use, unwritten, unit.last_access, bytes);
+      }
+    }
+  });
 }
 
 void Master::DecideMemoryRound(MemoryRound& round) {
@@ -238,95 +230,85 @@ void Master::DecideMemoryRound(MemoryRound& round) {
 }
 
 void Master::ActOnObjectsForMemory(MemoryRound& round, TimePoint now) {
-  for (uint32_t s = 0; s < objects_.shard_count(); ++s) {
-    Shard& shard = objects_.shard(s);
-    MutexLock lock(&shard.mu);
-    for (auto it = shard.objects.begin(); it != shard.objects.end();) {
-      auto current = it++;
-      ObjectMeta& meta = current->second;
-      if (meta.group) continue;
-      Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
-      if (memory == nullptr) continue;
-      MemoryRound::Node* node = round.Find(memory->desc.node);
-      if (node == nullptr) continue;
-      bool unwritten = false;
-      const DramUse use =
-          ClassifyMemory(meta, *memory, node->has_ssd, now, &unwritten);
-      if (node->Evicts(use, meta.last_access)) {
-        node->evicted += EvictMemoryLocked(shard, current);  // may erase it
-        continue;
-      }
-      if (node->WritesBack(unwritten, meta.last_access)) {
-        Result<TaskId> queued = QueueOffloadLocked(
-            shard, current->first, meta, *memory, OffloadIntent::kCopy);
-        if (queued.ok()) {
-          node->written += meta.size;
-        } else if (queued.status().reason() == ErrorReason::kQueueFull) {
-          node->writeback_need = node->written;  // full: the next round
-        }
-        continue;
-      }
-      if (node->Reserves(use, meta.last_access)) {
-        node->reserve.push_back(
-            {current->first, false, meta.last_access, meta.size});
-      }
+  index_.ForEachObject([&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                           object_stripe_role) {
+    ObjectMeta& meta = *object;
+    if (meta.group) return;
+    Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
+    if (memory == nullptr) return;
+    MemoryRound::Node* node = round.Find(memory->desc.node);
+    if (node == nullptr) return;
+    bool unwritten = false;
+    const DramUse use =
+        ClassifyMemory(meta, *memory, node->has_ssd, now, &unwritten);
+    if (node->Evicts(use, meta.last_access)) {
+      node->evicted += EvictMemoryLocked(object);  // may erase it
+      return;
     }
-  }
+    if (node->WritesBack(unwritten, meta.last_access)) {
+      Result<TaskId> queued =
+          QueueOffloadLocked(object.key(), meta, *memory, OffloadIntent::kCopy);
+      if (queued.ok()) {
+        node->written += meta.size;
+      } else if (queued.status().reason() == ErrorReason::kQueueFull) {
+        node->writeback_need = node->written;  // full: the next round
+      }
+      return;
+    }
+    if (node->Reserves(use, meta.last_access)) {
+      node->reserve.push_back(
+          {std::string(object.key()), false, meta.last_access, meta.size});
+    }
+  });
 }
 
 void Master::ActOnGroupsForMemory(MemoryRound& round, TimePoint now) {
-  for (uint32_t g = 0; g < groups_.shard_count(); ++g) {
-    GroupTable::Shard& gshard = groups_.shard(g);
-    MutexLock group_lock(&gshard.mu);
-    for (auto it = gshard.groups.begin(); it != gshard.groups.end();) {
-      auto current = it++;
-      GroupMeta& group = current->second;
-      const GroupUnit unit = InspectGroupLocked(group, Tier::kMemory, kNoNode,
-                                                now, /*memory_view=*/true);
-      if (unit.filling || unit.memory_bytes.empty()) continue;
-      bool unwritten = false;
-      const DramUse use =
-          ClassifyGroupMemory(unit, GroupOffloadable(unit, round), &unwritten);
-      // A group is one unit: chosen on any of its nodes, it goes (or is
-      // written back) whole, and counts on each of them.
-      bool evict = false;
-      bool write_back = false;
+  index_.ForEachGroup([&](GroupSlot& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                          group_stripe_role) {
+    const GroupUnit unit = InspectGroupLocked(group, Tier::kMemory, kNoNode,
+                                              now, /*memory_view=*/true);
+    if (unit.filling || unit.memory_bytes.empty()) return;
+    bool unwritten = false;
+    const DramUse use =
+        ClassifyGroupMemory(unit, GroupOffloadable(unit, round), &unwritten);
+    // A group is one unit: chosen on any of its nodes, it goes (or is
+    // written back) whole, and counts on each of them.
+    bool evict = false;
+    bool write_back = false;
+    for (const auto& [id, bytes] : unit.memory_bytes) {
+      const MemoryRound::Node* node = round.Find(id);
+      if (node == nullptr) continue;
+      evict = evict || node->Evicts(use, unit.last_access);
+      write_back = write_back || node->WritesBack(unwritten, unit.last_access);
+    }
+    if (evict) {
       for (const auto& [id, bytes] : unit.memory_bytes) {
-        const MemoryRound::Node* node = round.Find(id);
-        if (node == nullptr) continue;
-        evict = evict || node->Evicts(use, unit.last_access);
-        write_back =
-            write_back || node->WritesBack(unwritten, unit.last_access);
+        if (MemoryRound::Node* node = round.Find(id)) node->evicted += bytes;
       }
-      if (evict) {
+      if (EvictGroupLocked(group, Tier::kMemory, unit)) {
+        group.Erase();  // the group left the store whole
+      }
+      return;
+    }
+    if (write_back) {
+      if (QueueGroupOffloadLocked(group, OffloadIntent::kCopy)) {
         for (const auto& [id, bytes] : unit.memory_bytes) {
-          if (MemoryRound::Node* node = round.Find(id)) node->evicted += bytes;
-        }
-        if (EvictGroupLocked(group, Tier::kMemory, unit)) {
-          gshard.groups.erase(current);  // the group left the store whole
-        }
-        continue;
-      }
-      if (write_back) {
-        if (QueueGroupOffloadLocked(group, OffloadIntent::kCopy)) {
-          for (const auto& [id, bytes] : unit.memory_bytes) {
-            if (MemoryRound::Node* node = round.Find(id)) {
-              node->written += bytes;
-            }
+          if (MemoryRound::Node* node = round.Find(id)) {
+            node->written += bytes;
           }
         }
-        continue;
       }
-      const std::string_view id_view = current->first.id;
-      for (const auto& [id, bytes] : unit.memory_bytes) {
-        MemoryRound::Node* node = round.Find(id);
-        if (node != nullptr && node->Reserves(use, unit.last_access)) {
-          node->reserve.push_back(
-              {std::string(id_view), true, unit.last_access, bytes});
-        }
+      return;
+    }
+    const std::string_view id_view = group.id().key;
+    for (const auto& [id, bytes] : unit.memory_bytes) {
+      MemoryRound::Node* node = round.Find(id);
+      if (node != nullptr && node->Reserves(use, unit.last_access)) {
+        node->reserve.push_back(
+            {std::string(id_view), true, unit.last_access, bytes});
       }
     }
-  }
+  });
 }
 
 // ---- The put path: room at once, or a wait ----
@@ -395,44 +377,50 @@ bool Master::RefillWriteback(NodeId node) {
 uint64_t Master::DropReserved(NodeId node, const ReserveEntry& entry) {
   const TimePoint now = clock_->Now();
   if (!entry.group) {
-    Shard& shard = objects_.ShardFor(entry.unit);
-    MutexLock lock(&shard.mu);
-    auto it = shard.objects.find(entry.unit);
-    if (it == shard.objects.end()) return 0;
-    ObjectMeta& meta = it->second;
-    const Replica* memory =
-        meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
-    if (meta.group || memory == nullptr || memory->desc.node != node ||
-        meta.last_access > entry.last_access) {
-      return 0;  // joined a group, moved, or read since: no longer a victim
-    }
-    bool unwritten = false;
-    if (ClassifyMemory(meta, *memory, NodeHasSsd(node), now, &unwritten) !=
-        DramUse::kClean) {
-      return 0;
-    }
-    counters_.put_evictions.fetch_add(1, std::memory_order_relaxed);
-    return DropMemoryCopyLocked(shard, it);
+    return index_.Update(
+        entry.unit,
+        [&](ObjectSlot& object)
+            ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) -> uint64_t {
+              if (!object) return 0;
+              ObjectMeta& meta = *object;
+              const Replica* memory =
+                  meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
+              if (meta.group || memory == nullptr ||
+                  memory->desc.node != node ||
+                  meta.last_access > entry.last_access) {
+                return 0;  // joined a group, moved, or read since: no longer a
+                           // victim
+              }
+              bool unwritten = false;
+              if (ClassifyMemory(meta, *memory, NodeHasSsd(node), now,
+                                 &unwritten) != DramUse::kClean) {
+                return 0;
+              }
+              counters_.put_evictions.fetch_add(1, std::memory_order_relaxed);
+              return DropMemoryCopyLocked(object);
+            });
   }
-  GroupTable::Shard& gshard = groups_.ShardFor(entry.unit);
-  MutexLock group_lock(&gshard.mu);
-  auto g = gshard.groups.find(entry.unit);
-  if (g == gshard.groups.end()) return 0;
-  const GroupUnit unit = InspectGroupLocked(g->second, Tier::kMemory, kNoNode,
-                                            now, /*memory_view=*/true);
-  if (unit.filling || unit.last_access > entry.last_access) return 0;
-  bool on_node = false;
-  for (const auto& [id, bytes] : unit.memory_bytes) on_node |= id == node;
-  bool offloadable = true;
-  for (NodeId id : unit.unwritten_nodes) offloadable &= NodeHasSsd(id);
-  bool unwritten = false;
-  if (!on_node ||
-      ClassifyGroupMemory(unit, offloadable, &unwritten) != DramUse::kClean) {
-    return 0;
-  }
-  counters_.put_evictions.fetch_add(1, std::memory_order_relaxed);
-  if (EvictGroupLocked(g->second, Tier::kMemory, unit)) gshard.groups.erase(g);
-  return unit.bytes;
+  return index_.UpdateGroup(
+      entry.unit,
+      [&](GroupSlot& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+          group_stripe_role) -> uint64_t {
+        if (!group) return 0;
+        const GroupUnit unit = InspectGroupLocked(group, Tier::kMemory, kNoNode,
+                                                  now, /*memory_view=*/true);
+        if (unit.filling || unit.last_access > entry.last_access) return 0;
+        bool on_node = false;
+        for (const auto& [id, bytes] : unit.memory_bytes) on_node |= id == node;
+        bool offloadable = true;
+        for (NodeId id : unit.unwritten_nodes) offloadable &= NodeHasSsd(id);
+        bool unwritten = false;
+        if (!on_node || ClassifyGroupMemory(unit, offloadable, &unwritten) !=
+                            DramUse::kClean) {
+          return 0;
+        }
+        counters_.put_evictions.fetch_add(1, std::memory_order_relaxed);
+        if (EvictGroupLocked(group, Tier::kMemory, unit)) group.Erase();
+        return unit.bytes;
+      });
 }
 
 bool Master::RoomMayCome() const {

@@ -1,16 +1,14 @@
 #pragma once
 
-// The sharded object index: key -> ObjectMeta. Keys hash onto a power-of-two
+// The object stripes: key -> ObjectMeta. Keys hash onto a power-of-two
 // number of stripes, each with its own mutex, so unrelated keys never
 // contend (the leveldb ShardedLRUCache layout).
 //
-// Lock order (docs/design/core.md): a caller holds at most one shard lock at
-// a time; the node registry, task table and detached-replica table rank
-// after it and may be called with a shard held. Nothing calls back into the
-// object table while holding one of those.
+// A layout, not an interface: only the ObjectIndex (core/object_index.h)
+// locks a stripe or reaches into one; the rest of the master goes through
+// the index, which keeps the lock order (docs/design/core.md).
 //
-// Thread safety: thread-safe through the shard locks; ObjectMeta references
-// handed to a callback are valid only inside it.
+// Thread safety: the stripe maps are guarded by their stripe's mutex.
 
 #include <cstdint>
 #include <functional>
@@ -102,6 +100,9 @@ class ObjectTable {
   Shard& ShardFor(const HashedKey& key) { return *shards_[ShardIndex(key)]; }
   Shard& shard(uint32_t index) { return *shards_[index]; }
   const Shard& ShardFor(std::string_view key) const {
+    return *shards_[ShardIndex(key)];
+  }
+  const Shard& ShardFor(const HashedKey& key) const {
     return *shards_[ShardIndex(key)];
   }
   const Shard& shard(uint32_t index) const { return *shards_[index]; }
