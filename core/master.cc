@@ -343,7 +343,8 @@ Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request,
                                 request.size, request.options.preferred_node));
         desc.id = NextReplicaId();
         desc.state = ReplicaState::kProcessing;
-        ObjectMeta meta;
+        // Built in place: the map's slot is the object.
+        ObjectMeta& meta = object.Insert();
         meta.size = request.size;
         meta.replicas.push_back(Replica{desc, 0});
         if (group != nullptr) {
@@ -354,7 +355,6 @@ Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request,
         meta.put_started = now;
         meta.last_access = now;
         meta.hard_pin = request.options.hard_pin;
-        object.Insert(std::move(meta));
         object.MarkPutPending(now);
         return desc;
       });

@@ -72,7 +72,7 @@ bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry,
                            JoinFn join) {
   return index_.Update(entry.key, [&](ObjectSlot& object) {
     const bool inserted = !object;
-    ObjectMeta& meta = inserted ? object.Insert(ObjectMeta()) : *object;
+    ObjectMeta& meta = inserted ? object.Insert() : *object;
     if (inserted) {
       meta.size = entry.size;
       if (entry.group) meta.group_index = entry.group->group_index;

@@ -26,12 +26,6 @@ void LockOrderViolation(const char* what) {
 
 // ---- ObjectSlot ----
 
-ObjectMeta& ObjectSlot::Insert(ObjectMeta meta) {
-  stripe_->mu.AssertHeld();
-  it_ = stripe_->objects.emplace(std::string(key_), std::move(meta)).first;
-  return it_->second;
-}
-
 void ObjectSlot::Erase() {
   stripe_->mu.AssertHeld();
   stripe_->pending_puts.erase(it_->first);
@@ -43,11 +37,6 @@ bool ObjectSlot::EraseIfEmpty() {
   if (!it_->second.replicas.empty()) return false;
   Erase();
   return true;
-}
-
-void ObjectSlot::MarkPutPending(TimePoint started) {
-  stripe_->mu.AssertHeld();
-  stripe_->pending_puts.emplace(std::string(key()), started);
 }
 
 void ObjectSlot::ClearPutPending() {

@@ -153,15 +153,24 @@ class ObjectSlot {
   // The object, or null.
   ObjectMeta* get() const { return found() ? &it_->second : nullptr; }
 
-  // Puts `meta` at this key. REQUIRES: the slot is empty.
-  ObjectMeta& Insert(ObjectMeta meta);
+  // Makes an empty object at this key, in place, and returns it for the
+  // caller to fill. REQUIRES: the slot is empty.
+  ObjectMeta& Insert() {
+    stripe_->mu.AssertHeld();
+    it_ = stripe_->objects.try_emplace(std::string(key_)).first;
+    return it_->second;
+  }
   // Removes the object and its put mark; the slot is then empty.
   void Erase();
   // Erase() when the object holds no replica; true if it did.
   bool EraseIfEmpty();
 
   // The put-timeout sweep's bookkeeping: when the put in flight started.
-  void MarkPutPending(TimePoint started);
+  // REQUIRES (Mark): the slot holds an object.
+  void MarkPutPending(TimePoint started) {
+    stripe_->mu.AssertHeld();
+    stripe_->pending_puts.emplace(it_->first, started);
+  }
   void ClearPutPending();
   std::optional<TimePoint> PutPendingSince() const;
 

@@ -36,7 +36,7 @@ void AddGroupWithMembers(ObjectIndex& index, const std::string& id,
         ObjectMeta meta = MetaOfSize(10);
         meta.group = record;
         meta.group_index = i;
-        object.Insert(std::move(meta));
+        object.Insert() = std::move(meta);
       });
     });
   }
@@ -49,7 +49,7 @@ TEST(ObjectIndexTest, UpdateInsertsFindsAndErasesAnObject) {
     EXPECT_FALSE(object);
     EXPECT_EQ(object.get(), nullptr);
     EXPECT_EQ(object.key(), "k");
-    object.Insert(MetaOfSize(5));
+    object.Insert() = MetaOfSize(5);
     EXPECT_TRUE(object);
     EXPECT_EQ(object->size, 5u);
   });
@@ -69,7 +69,7 @@ TEST(ObjectIndexTest, EraseIfEmptyKeepsAnObjectWithReplicas) {
   index.Update("k", [](ObjectSlot& object) {
     ObjectMeta meta = MetaOfSize(5);
     meta.replicas.push_back(Replica{});
-    object.Insert(std::move(meta));
+    object.Insert() = std::move(meta);
     EXPECT_FALSE(object.EraseIfEmpty());
     object->replicas.clear();
     EXPECT_TRUE(object.EraseIfEmpty());
@@ -83,7 +83,7 @@ TEST(ObjectIndexTest, PutMarksAreListedCountedAndGoWithTheirObject) {
   const TimePoint started = TimePoint() + std::chrono::seconds(7);
   for (const char* key : {"a", "b", "c"}) {
     index.Update(key, [&](ObjectSlot& object) {
-      object.Insert(MetaOfSize(1));
+      object.Insert() = MetaOfSize(1);
       object.MarkPutPending(started);
     });
   }
@@ -110,7 +110,7 @@ TEST(ObjectIndexTest, AScanMayEraseWhatItVisitsAndStopEarly) {
   ObjectIndex index(4, 4);
   for (int i = 0; i < 100; ++i) {
     index.Update("k" + std::to_string(i),
-                 [&](ObjectSlot& object) { object.Insert(MetaOfSize(i)); });
+                 [&](ObjectSlot& object) { object.Insert() = MetaOfSize(i); });
   }
   size_t visited = 0;
   index.ForEachObject([&](ObjectSlot& object) {
@@ -134,7 +134,7 @@ TEST(ObjectIndexTest, SamplesCoverTheStripesInTurn) {
   ObjectIndex index(8, 4);
   for (int i = 0; i < 400; ++i) {
     index.Update("k" + std::to_string(i),
-                 [&](ObjectSlot& object) { object.Insert(MetaOfSize(1)); });
+                 [&](ObjectSlot& object) { object.Insert() = MetaOfSize(1); });
   }
   std::set<std::string> seen;
   size_t per_call = 0;
@@ -212,7 +212,7 @@ TEST(ObjectIndexTest, AnObjectUnderItsGroupIsTheOrder) {
   ObjectIndex index(8, 4);
   // Group, then object: allowed (a member's stripe under its group's).
   index.UpdateGroup("g", [&](GroupSlot&) {
-    index.Update("k", [](ObjectSlot& object) { object.Insert(MetaOfSize(1)); });
+    index.Update("k", [](ObjectSlot& object) { object.Insert() = MetaOfSize(1); });
   });
   EXPECT_TRUE(Exists(index, "k"));
 }
@@ -281,7 +281,7 @@ TEST(ObjectIndexTest, GroupsObjectsAndScansRunTogether) {
         if (object) {
           object.Erase();
         } else {
-          object.Insert(MetaOfSize(1));
+          object.Insert() = MetaOfSize(1);
         }
       });
     }
