@@ -28,13 +28,16 @@
 // - statically: every group stripe is taken together with the capability
 //   `group_stripe_role`, every object stripe with `object_stripe_role`,
 //   declared ABSL_ACQUIRED_AFTER it (clang -Wthread-safety-beta checks the
-//   order where both are taken in one body); Update and UpdateGroup
-//   exclude the roles a caller must not hold, and the functions that work
-//   on a slot declare the role they need, so clang -Wthread-safety rejects
-//   a call into the index from code that holds a stripe;
-// - at run time: each thread counts the stripes it holds, and taking one
-//   against the rule (an object stripe while holding one, a group stripe
-//   while holding any) aborts with a message instead of deadlocking later.
+//   order where both are taken in one body); every entry point excludes
+//   the roles a caller must not hold, so clang rejects a call into the
+//   index from code known to hold a stripe: the Master helpers that work
+//   on a slot, and the callbacks that declare the role (those that call
+//   such helpers must). A callback that declares nothing, or one reached
+//   through a FunctionRef (the member walks), is not checked this way;
+// - at run time, everywhere: each thread counts the stripes it holds, and
+//   every entry point that takes one against the rule (an object stripe
+//   while holding one, a group stripe while holding any) aborts with a
+//   message instead of deadlocking later.
 //
 // The node registry, the task table and the detached replicas rank after
 // every stripe: a callback may call them.
@@ -52,6 +55,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
+#include "absl/types/span.h"
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "core/group_meta.h"
@@ -85,6 +89,17 @@ inline thread_local HeldStripes held_stripes;
 
 // Aborts: `what` names the lock taken against the order.
 [[noreturn]] void LockOrderViolation(const char* what);
+
+// For the entry points that lock group stripes through GroupTable (each
+// in turn): the calling thread must hold no stripe.
+inline void CheckNoStripeHeld() {
+  if (held_stripes.objects != 0) {
+    LockOrderViolation("a group stripe while holding an object stripe");
+  }
+  if (held_stripes.groups != 0) {
+    LockOrderViolation("a group stripe while holding a group stripe");
+  }
+}
 
 // Takes one object stripe and the object role.
 class ABSL_SCOPED_LOCKABLE ObjectStripeLock {
@@ -142,7 +157,8 @@ class ObjectIndex;
 // nothing (then Insert may put one there).
 class ObjectSlot {
  public:
-  // The key: the index's copy once the object exists, else the caller's.
+  // The key: the index's copy while the object exists, else the caller's
+  // (a scan's slot has none: read the key before erasing).
   std::string_view key() const {
     return found() ? std::string_view(it_->first) : key_;
   }
@@ -194,8 +210,9 @@ class ObjectSlot {
 // reached with their stripes taken in the index's order.
 class GroupSlot {
  public:
-  // The id: the group record's copy once the entry exists, else the
-  // caller's (with its hash either way).
+  // The id: the group record's copy while the entry exists, else the
+  // caller's (with its hash either way). After Erase in a scan it views
+  // the erased entry's record: read it before erasing.
   HashedKey id() const {
     return found() ? HashedKey(it_->first.id, it_->first.hash) : id_;
   }
@@ -369,16 +386,19 @@ class ObjectIndex {
 
   std::optional<GroupStatus> FindGroup(const HashedKey& id) const
       ABSL_LOCKS_EXCLUDED(group_stripe_role, object_stripe_role) {
+    index_internal::CheckNoStripeHeld();
     return groups_.Find(id);
   }
   GroupStateCounts CountGroupsByState() const
       ABSL_LOCKS_EXCLUDED(group_stripe_role, object_stripe_role) {
+    index_internal::CheckNoStripeHeld();
     return groups_.CountsByState();
   }
   // GroupTable::ListPage: a page of groups in id order.
   GroupPage ListGroups(std::optional<GroupState> filter, size_t limit,
                        std::string_view cursor) const
       ABSL_LOCKS_EXCLUDED(group_stripe_role, object_stripe_role) {
+    index_internal::CheckNoStripeHeld();
     return groups_.ListPage(filter, limit, cursor);
   }
 

@@ -244,6 +244,15 @@ TEST(ObjectIndexDeathTest, TwoGroupStripesAbort) {
       "lock order violated.*group stripe while holding a group");
 }
 
+TEST(ObjectIndexDeathTest, AGroupLookupUnderAnObjectStripeAborts) {
+  ObjectIndex index(8, 4);
+  EXPECT_DEATH(index.Update("a",
+                            [&](ObjectSlot&) {
+                              index.FindGroup(HashedKey("g")).has_value();
+                            }),
+               "lock order violated.*group stripe while holding an object");
+}
+
 TEST(ObjectIndexDeathTest, AMemberWalkUnderAnObjectStripeAborts) {
   ObjectIndex index(8, 4);
   AddGroupWithMembers(index, "g", 2);
