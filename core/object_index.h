@@ -130,11 +130,7 @@ class ABSL_SCOPED_LOCKABLE GroupStripeLock {
   explicit GroupStripeLock(Mutex* mu)
       ABSL_EXCLUSIVE_LOCK_FUNCTION(mu, group_stripe_role)
       : mu_(mu) {
-    if (held_stripes.groups != 0 || held_stripes.objects != 0) {
-      LockOrderViolation(held_stripes.objects != 0
-                             ? "a group stripe while holding an object stripe"
-                             : "a group stripe while holding a group stripe");
-    }
+    CheckNoStripeHeld();
     mu_->Lock();
     held_stripes.groups = 1;
   }
