@@ -68,16 +68,6 @@ class LocalMasterApi final : public MasterApi {
 
 // MasterLink onto a Master in the same process.
 class LocalMasterLink final : public MasterLink {
-  // One master call per item, for the calls the master takes one at a
-  // time.
-  template <typename T, typename Fn>
-  static auto Each(std::span<const T> items, Fn&& fn) {
-    std::vector<decltype(fn(items.front()))> out;
-    out.reserve(items.size());
-    for (const T& item : items) out.push_back(fn(item));
-    return out;
-  }
-
  public:
   explicit LocalMasterLink(Master* master) : master_(master) {}
   Result<NodeId> RegisterNode(
@@ -96,17 +86,14 @@ class LocalMasterLink final : public MasterLink {
   Status DeregisterNode(NodeId node) override {
     return master_->DeregisterNode(node);
   }
+  // Task reports reach the master as the node's batches.
   std::vector<Status> NotifyOffloadSuccess(
       NodeId node, std::span<const TaskId> tasks) override {
-    return Each(tasks, [&](TaskId t) {
-      return master_->NotifyOffloadSuccess(node, t);
-    });
+    return master_->NotifyOffloadSuccess(node, tasks);
   }
   std::vector<Status> NotifyOffloadFailure(
       NodeId node, std::span<const TaskFailure> failures) override {
-    return Each(failures, [&](const TaskFailure& f) {
-      return master_->NotifyOffloadFailure(node, f.task, f.cause);
-    });
+    return master_->NotifyOffloadFailure(node, failures);
   }
   Status ReportSsdCorruption(NodeId node,
                              std::span<const std::string> keys) override {
@@ -115,20 +102,15 @@ class LocalMasterLink final : public MasterLink {
   }
   std::vector<Result<ReplicaDescriptor>> PromotionAllocStart(
       NodeId node, std::span<const TaskId> tasks) override {
-    return Each(
-        tasks, [&](TaskId t) { return master_->PromotionAllocStart(node, t); });
+    return master_->PromotionAllocStart(node, tasks);
   }
   std::vector<Status> NotifyPromotionSuccess(
       NodeId node, std::span<const TaskId> tasks) override {
-    return Each(tasks, [&](TaskId t) {
-      return master_->NotifyPromotionSuccess(node, t);
-    });
+    return master_->NotifyPromotionSuccess(node, tasks);
   }
   std::vector<Status> NotifyPromotionFailure(
       NodeId node, std::span<const TaskFailure> failures) override {
-    return Each(failures, [&](const TaskFailure& f) {
-      return master_->NotifyPromotionFailure(node, f.task, f.cause);
-    });
+    return master_->NotifyPromotionFailure(node, failures);
   }
   Result<NodeView> GetNode(NodeId node) override {
     return master_->FindNode(node);

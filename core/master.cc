@@ -42,13 +42,15 @@ Master::Master(MasterConfig config, const Clock* clock)
       index_(config_.shard_count, config_.group_shard_count),
       nodes_(clock, config_.dram_alignment,
              std::make_unique<TwoChoiceStrategy>(), config_.first_node_id),
-      tasks_(clock),
-      promotion_(config_.promotion) {}
+      lifecycle_(clock, &index_, &nodes_, config_.promotion) {
+  lifecycle_.SetPolicy(TaskKind::kOffload, &offload_tasks_);
+  lifecycle_.SetPolicy(TaskKind::kPromotion, &promotion_tasks_);
+}
 
 MasterConfig Master::config() const {
   MasterConfig config = config_;
   knobs_.CopyTo(config);
-  config.promotion = promotion_.options();
+  config.promotion = lifecycle_.gate().options();
   return config;
 }
 
@@ -66,7 +68,7 @@ Result<RuntimeConfigUpdate> Master::UpdateRuntimeConfig(
     return Status(ErrorReason::kInvalidArgument, error);
   }
   // Validated whole: neither store below can fail, so it is all or nothing.
-  if (edit_promotion) MT_RETURN_IF_ERROR(promotion_.SetOptions(next.promotion));
+  if (edit_promotion) MT_RETURN_IF_ERROR(lifecycle_.gate().SetOptions(next.promotion));
   knobs_.Store(next);
   out.after = std::move(next);
   return out;
@@ -477,8 +479,8 @@ Result<ObjectReplicas> Master::GetReplicaListOne(const std::string& key) {
   // a group's promotion takes its group stripe first.
   if (candidate) {
     MaybePromote(*candidate);
-  } else if (out.ok() && promotion_.counts_every_read()) {
-    promotion_.Touch(HashKey(out->group ? std::string_view(out->group->group_id)
+  } else if (out.ok() && lifecycle_.gate().counts_every_read()) {
+    lifecycle_.gate().Touch(HashKey(out->group ? std::string_view(out->group->group_id)
                                         : std::string_view(key)));
   }
   return out;
@@ -635,7 +637,7 @@ void Master::ReleaseReplicaLocked(std::string_view key, const Replica& replica,
   if (d.tier == Tier::kMemory) {
     if (!node_alive) return;  // the segment is gone with the node
     if (replica.refcnt > 0) {
-      detached_.Add(replica);  // freed at the last unpin
+      lifecycle_.Detach(replica);  // freed at the last unpin
     } else {
       nodes_.FreeMemory(d.node, d.offset, d.size);
       space_.Notify();
@@ -643,7 +645,7 @@ void Master::ReleaseReplicaLocked(std::string_view key, const Replica& replica,
     return;
   }
   nodes_.AddSsdUsed(d.node, -static_cast<int64_t>(d.size));
-  if (node_alive) tasks_.EnqueueSsdDelete(d.node, std::string(key));
+  if (node_alive) lifecycle_.QueueSsdDelete(d.node, std::string(key));
 }
 
 void Master::DropObjectLocked(ObjectSlot& object) {

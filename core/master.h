@@ -32,7 +32,6 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "base/clock.h"
-#include "core/detached_replicas.h"
 #include "core/dram_pressure.h"
 #include "core/eviction_planner.h"
 #include "core/group_table.h"
@@ -42,10 +41,9 @@
 #include "core/node_registry.h"
 #include "core/object_index.h"
 #include "core/object_table.h"
-#include "core/promotion_gate.h"
 #include "core/runtime_knobs.h"
 #include "core/space_signal.h"
-#include "core/task_table.h"
+#include "core/task_lifecycle.h"
 #include "mooncake_tier/status.h"
 #include "mooncake_tier/types.h"
 #include "protocol/messages.h"
@@ -176,7 +174,16 @@ class Master {
                               TimePoint wait_until = TimePoint::min());
   // Ends the node's waiting PullTasks now (with no tasks): it is stopping.
   void InterruptPull(NodeId node);
+  // Task reports (core/task_lifecycle.h). Each call takes a batch, the
+  // node's, and answers one status per task in order: TASK_NOT_FOUND for a
+  // task unknown (reaped, never issued, another node's or another kind's).
+  // The single-task forms are batches of one.
+  //
   // The SSD copy of an offload task is durable: add the local_disk replica.
+  std::vector<Status> NotifyOffloadSuccess(NodeId node,
+                                           std::span<const TaskId> tasks);
+  std::vector<Status> NotifyOffloadFailure(
+      NodeId node, std::span<const TaskFailure> failures);
   Status NotifyOffloadSuccess(NodeId node, TaskId task);
   // The offload did not land; its object stays in DRAM as it was. NO_SPACE
   // (the node's SSD full) pauses offloads to that node, 0.5 s doubling up
@@ -203,6 +210,12 @@ class Master {
   // (NO_SPACE) or the source vanished (OBJECT_NOT_FOUND) the task is
   // settled here as failed; the node drops it and reports nothing.
   Result<ReplicaDescriptor> PromotionAllocStart(NodeId node, TaskId task);
+  std::vector<Result<ReplicaDescriptor>> PromotionAllocStart(
+      NodeId node, std::span<const TaskId> tasks);
+  std::vector<Status> NotifyPromotionSuccess(NodeId node,
+                                             std::span<const TaskId> tasks);
+  std::vector<Status> NotifyPromotionFailure(
+      NodeId node, std::span<const TaskFailure> failures);
   // The bytes are in the staged replica: it becomes readable and the source
   // is unpinned. A group member's replica waits, staged, until every member
   // of its group succeeded; then all commit at once.
@@ -225,7 +238,7 @@ class Master {
   // While DRAM is below the proactive low watermark, promotes the hottest
   // SSD-only objects among a bounded sample. Returns promotions queued.
   size_t PromoteProactively();
-  PromotionOptions promotion_options() const { return promotion_.options(); }
+  PromotionOptions promotion_options() const { return lifecycle_.gate().options(); }
   // INVALID_ARGUMENT (nothing changes) when `options` is invalid. Replaces
   // every promotion option; UpdateRuntimeConfig changes some atomically.
   Status SetPromotionOptions(const PromotionOptions& options);
@@ -427,29 +440,54 @@ class Master {
                                     Replica& replica, OffloadIntent intent,
                                     bool forced = false)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-  // Every offload leaves the task table under its object's stripe lock, so
-  // its exit (unpin, SSD copy kept or deleted) is ordered with any later
-  // offload of the same key. Returns the task if it was still booked.
-  Result<Task> CompleteOffloadLocked(NodeId node, TaskId id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-  // Drops one pin of a task's source replica, wherever it now lives.
-  // `object` is the slot of the task's key.
-  void UnpinLocked(ObjectSlot& object, const Task& task)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-  // Ends an offload that did not commit: unpins, and when the node may hold
-  // a copy no replica points at (`delete_copy`), tells it to drop it.
-  void SettleUncommittedLocked(ObjectSlot& object, const Task& task,
-                               bool delete_copy)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-  // The stripe half of NotifyOffloadSuccess: adds the SSD replica; names
-  // in *finish_group the group of a forced eviction the task belongs to.
-  Status CommitOffload(NodeId node, TaskId task_id,
-                       std::optional<std::string>* finish_group);
-  // Runs `fn(object, task)` for a booked offload with the slot of its key,
-  // after removing it from the table; TASK_NOT_FOUND if it is no longer
-  // booked.
-  template <typename Fn>
-  Status WithCompletedOffload(NodeId node, TaskId id, Fn&& fn);
+  // ---- The kinds of task (core/task_lifecycle.h) ----
+  // Offloads (master_offload.cc), forced eviction's included: commit adds
+  // the SSD replica (and, for a move, drops the DRAM copy); abandon unpins
+  // and, when the node may hold a copy no replica points at, deletes it.
+  class OffloadTasks final : public TaskPolicy {
+   public:
+    explicit OffloadTasks(Master* master) : m_(*master) {}
+    void Commit(ObjectSlot& object, const Task& task) override
+        ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
+    void Abandon(ObjectSlot& object, const Task& task, TaskEnd end,
+                 const Status& cause) override
+        ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
+    // A forced group eviction's offload reported: the eviction finishes
+    // if it was the last (FinishForcedGroupEviction checks).
+    void Committed(const Task& task) override;
+
+   private:
+    // Unpins and, when the node may hold a copy no replica points at
+    // (`delete_copy`), tells it to drop it.
+    void Settle(ObjectSlot& object, const Task& task, bool delete_copy)
+        ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
+    Master& m_;
+  };
+  // Promotions (master_promotion.cc): staged into DRAM the master picks,
+  // committed a group at a time; abandon frees the staged space.
+  class PromotionTasks final : public TaskPolicy {
+   public:
+    explicit PromotionTasks(Master* master) : m_(*master) {}
+    bool stages() const override { return true; }
+    bool grouped() const override { return true; }
+    Result<ReplicaDescriptor> Stage(ObjectSlot& object,
+                                    const Task& task) override
+        ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
+    void Commit(ObjectSlot& object, const Task& task) override
+        ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
+    void Abandon(ObjectSlot& object, const Task& task, TaskEnd end,
+                 const Status& cause) override
+        ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
+    void Doomed(const Task& task, TaskEnd end, const Status& cause) override;
+
+   private:
+    // Frees the staged replica (if any) and unpins the source.
+    void Release(ObjectSlot& object, const Task& task)
+        ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
+    void Count(TaskEnd end, const Status& cause);
+    void CountDone(const Task& task);
+    Master& m_;
+  };
 
   bool MemoryEvictable(const ObjectMeta& meta, TimePoint now) const;
   // Frees (or schedules the freeing of) an object's DRAM copy. Returns the
@@ -548,28 +586,6 @@ class Master {
   // DRAM for a promotion's staged copy: on `holder` if it has promotion
   // room, else on a node that has; NO_SPACE when none has.
   Result<ReplicaDescriptor> StagePromotionSpace(NodeId holder, uint64_t size);
-  // Frees a promotion's staged replica (if any) and unpins its source.
-  // `object` is the slot of the task's key.
-  void AbandonPromotionLocked(ObjectSlot& object, const Task& task)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-  // Commits a promotion's staged replica and unpins its source; with
-  // drop_source, drops the SSD copy. False if there was nothing to commit.
-  bool CommitPromotionLocked(ObjectSlot& object, const Task& task)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-  // Ends a failed promotion (and, for a group member, its group's others),
-  // counting `failure` once per task. A sibling whose bytes the node may
-  // still be writing (dispatched, DRAM staged, not reported) is only
-  // doomed: it ends when the node reports it (EndDoomedPromotion).
-  void FailPromotion(const Task& task, std::atomic<uint64_t>& failure);
-  // Ends a doomed promotion (Task::doomed) the node reported on or that
-  // timed out: its staged DRAM is freed, nothing committed, nothing counted
-  // again (its group's failure counted it).
-  void EndDoomedPromotion(const Task& task);
-  // Removes promotion `id` (of `key`) from the task table if it is still
-  // there and frees what it staged. The caller holds the group stripe of
-  // a member.
-  void TakeAndAbandonPromotion(TaskId id, const std::string& key);
-  void CountPromotionDone(const Task& task);
 
   void RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry);
   // Adds the node's copy to the object (creating it); false when the copy
@@ -680,7 +696,7 @@ class Master {
 
   // Start-time configuration. Its run-time knobs (RuntimeConfigChange) and
   // promotion options are the start values only: read knobs_ and
-  // promotion_ for those.
+  // lifecycle_.gate() for those.
   const MasterConfig config_;
   RuntimeKnobs knobs_;
   // Serializes run-time configuration changes (knobs and promotion
@@ -690,8 +706,11 @@ class Master {
   // Every object and group, with their stripe locks.
   ObjectIndex index_;
   NodeRegistry nodes_;
-  TaskTable tasks_;
-  DetachedReplicas detached_;
+  // Every task moving bytes between tiers, the replicas they pin and the
+  // promotion gate; with the policy of each kind.
+  TaskLifecycle lifecycle_;
+  OffloadTasks offload_tasks_{this};
+  PromotionTasks promotion_tasks_{this};
   mutable GroupCounters group_counters_;
   // One eviction round at a time (Tick and PutStart may both start one);
   // taken before any stripe lock.
@@ -706,7 +725,6 @@ class Master {
   std::atomic<int64_t> last_memory_round_cost_ns_{0};
   // Wakes puts waiting for DRAM.
   SpaceSignal space_;
-  PromotionGate promotion_;
   // DRAM held by groups still filling (sum of FillingDramBytes()).
   std::atomic<int64_t> filling_group_bytes_{0};
   Mutex proactive_mu_;

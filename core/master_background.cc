@@ -89,7 +89,7 @@ uint64_t Master::EvictSsd() {
     TierUsage usage = nodes_.SsdUsageOf(node.id);
     // Offloads on their way there land on it: room for them is made ahead,
     // so that no writeback fails for a full SSD.
-    usage.used += tasks_.OffloadBytesOf(node.id).all;
+    usage.used += lifecycle_.OffloadBytesOf(node.id).all;
     // A store about to refuse writes: its dead records past what its
     // capacity allows for take room as objects do, and eviction makes it
     // up, coldest first, which empties whole files that compaction then

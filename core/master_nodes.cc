@@ -14,7 +14,7 @@ Result<NodeId> Master::RegisterNode(
   // The node's task queues exist before anything can be placed on it.
   MT_ASSIGN_OR_RETURN(const NodeId id,
                       nodes_.Register(spec, &replaced, [this](NodeId fresh) {
-                        tasks_.AddNode(fresh);
+                        lifecycle_.AddNode(fresh);
                       }));
   counters_.nodes_registered.fetch_add(1, std::memory_order_relaxed);
   if (replaced != kNoNode) {
@@ -82,7 +82,7 @@ bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry,
       // A different object now owns the key (or it is already known here):
       // the node's copy is stale.
       if (meta.FindDisk(node) == nullptr) {
-        tasks_.EnqueueSsdDelete(node, entry.key);
+        lifecycle_.QueueSsdDelete(node, entry.key);
       }
       return false;
     }
@@ -138,15 +138,10 @@ Result<NodeTasks> Master::PullTasks(NodeId node, uint32_t max_tasks,
   while (true) {
     // A node asking for work is alive: a pull counts as a heartbeat.
     MT_RETURN_IF_ERROR(nodes_.Heartbeat(node));
-    TaskTable::NodeWork work = tasks_.DispatchNodeWork(
+    NodeTasks tasks = lifecycle_.Dispatch(
         node, std::min(max_tasks, knobs_.offload_max_per_pull()),
-        config_.ssd_deletes_per_pull);
-    NodeTasks tasks;
-    tasks.ssd_deletes = std::move(work.ssd_deletes);
-    tasks.offloads = std::move(work.offloads);
-    tasks.promotions =
-        tasks_.Dispatch(node, TaskKind::kPromotion,
-                        std::min(max_tasks, promotion_.options().max_per_pull));
+        config_.ssd_deletes_per_pull,
+        std::min(max_tasks, lifecycle_.gate().options().max_per_pull));
     const TimePoint now = clock_->Now();
     if (!tasks.ssd_deletes.empty() || !tasks.offloads.empty() ||
         !tasks.promotions.empty() || max_tasks == 0) {
@@ -156,14 +151,14 @@ Result<NodeTasks> Master::PullTasks(NodeId node, uint32_t max_tasks,
     // a round (writeback paced by what the SSD takes, not by the tick).
     if (RefillWriteback(node)) continue;
     if (now >= wait_until || real_end.passed()) return tasks;
-    if (tasks_.WaitForWork(node, std::min<Duration>(kPoll, wait_until - now)) &&
-        !tasks_.HasWork(node)) {
+    if (lifecycle_.WaitForWork(node, std::min<Duration>(kPoll, wait_until - now)) &&
+        !lifecycle_.HasWork(node)) {
       return NodeTasks{};  // interrupted: the node is stopping
     }
   }
 }
 
-void Master::InterruptPull(NodeId node) { tasks_.Interrupt(node); }
+void Master::InterruptPull(NodeId node) { lifecycle_.Interrupt(node); }
 
 void Master::ReportSsdCorruption(NodeId node,
                                  std::span<const std::string> keys) {
@@ -208,31 +203,9 @@ Status Master::DeregisterNode(NodeId node) {
 }
 
 void Master::DropNodeReplicas(NodeId node) {
-  // Tasks first, so no report of theirs can act on replicas dropped below.
-  // The node is gone: its copies need no deletion.
-  std::vector<Task> grouped_promotions;
-  for (const Task& task : tasks_.ReapNode(node)) {
-    index_.Update(
-        task.key, [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                      object_stripe_role) {
-          if (task.kind == TaskKind::kPromotion) {
-            counters_.promotion_node_lost.fetch_add(1,
-                                                    std::memory_order_relaxed);
-            promotion_.Release(1);
-            AbandonPromotionLocked(object, task);
-            if (task.group) grouped_promotions.push_back(task);
-            return;
-          }
-          counters_.offload_node_lost.fetch_add(1, std::memory_order_relaxed);
-          UnpinLocked(object, task);
-        });
-  }
-  // Their groups' other members go too (group stripes first: no stripe is
-  // held here).
-  for (const Task& task : grouped_promotions) {
-    FailPromotion(task, counters_.promotion_node_lost);
-  }
-  detached_.DropNode(node);
+  // Tasks first, so no report of theirs can act on replicas dropped below;
+  // its detached replicas are forgotten (the segment is gone).
+  lifecycle_.DropNode(node);
   std::vector<std::pair<GroupSpec, std::string>> lost;
   index_.ForEachObject([&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
                            object_stripe_role) {

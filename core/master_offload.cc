@@ -1,4 +1,5 @@
-// Master: offload tasks (DRAM -> the same node's SSD) and task pins.
+// Master: offload tasks (DRAM -> the same node's SSD) as a kind of the task
+// lifecycle (core/task_lifecycle.h), and the task reports of every kind.
 
 #include "core/master.h"
 
@@ -17,19 +18,17 @@ Result<TaskId> Master::QueueOffloadLocked(std::string_view key,
   task.node = replica.desc.node;
   task.key = std::string(key);
   task.group = meta.group_spec();
-  task.source = replica.desc;
   task.drop_source_on_success = intent == OffloadIntent::kMove;
   task.frees_dram = intent != OffloadIntent::kCopy;
   task.forced = forced;
   Result<TaskId> queued =
-      tasks_.Enqueue(std::move(task), knobs_.offload_queue_limit());
+      lifecycle_.Queue(replica, std::move(task), knobs_.offload_queue_limit());
   if (!queued.ok()) {
     if (queued.status().reason() == ErrorReason::kQueueFull) {
       counters_.offload_queue_full.fetch_add(1, std::memory_order_relaxed);
     }
     return queued.status();
   }
-  ++replica.refcnt;
   counters_.offload_queued.fetch_add(1, std::memory_order_relaxed);
   if (intent == OffloadIntent::kCopy) {
     counters_.writeback_queued.fetch_add(1, std::memory_order_relaxed);
@@ -37,156 +36,184 @@ Result<TaskId> Master::QueueOffloadLocked(std::string_view key,
   return *queued;
 }
 
-Result<Task> Master::CompleteOffloadLocked(NodeId node, TaskId id) {
-  return tasks_.Complete(node, id);
+// ---- Reports (the lifecycle finds each task once and settles it under its
+// object's stripe) ----
+
+namespace {
+
+std::vector<TaskLifecycle::Outcome> Successes(std::span<const TaskId> tasks) {
+  std::vector<TaskLifecycle::Outcome> out;
+  out.reserve(tasks.size());
+  for (TaskId id : tasks) out.push_back({id, Status::Ok()});
+  return out;
 }
 
-template <typename Fn>
-Status Master::WithCompletedOffload(NodeId node, TaskId id, Fn&& fn) {
-  std::optional<Task> booked = tasks_.Find(node, id);
-  if (!booked) {
-    return Status(ErrorReason::kTaskNotFound,
-                  "task " + std::to_string(id) +
-                      " is unknown to this master (reaped or never issued)");
+std::vector<TaskLifecycle::Outcome> Failures(
+    std::span<const TaskFailure> failures) {
+  std::vector<TaskLifecycle::Outcome> out;
+  out.reserve(failures.size());
+  for (const TaskFailure& f : failures) {
+    // A failure without a cause is still a failure.
+    out.push_back({f.task, f.cause.ok() ? Status(ErrorReason::kInternal,
+                                                 "failure reported without "
+                                                 "a cause")
+                                        : f.cause});
   }
-  // A promotion's id reported as an offload (a confused or hostile node)
-  // must not settle the promotion: its in-flight count and pins would
-  // never be released. Refused, changing nothing. (Ids are never reused
-  // and a task keeps its kind, so the check holds under the lock too.)
-  if (booked->kind != TaskKind::kOffload) {
-    return Status(ErrorReason::kTaskNotFound,
-                  "task " + std::to_string(id) + " is a " +
-                      std::string(TaskKindName(booked->kind)) +
-                      " task, not an offload");
-  }
-  return index_.Update(booked->key,
-                       [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                           object_stripe_role) -> Status {
-                         // Reaped between the lookup and the lock: its reaper
-                         // settled it.
-                         MT_ASSIGN_OR_RETURN(const Task task,
-                                             CompleteOffloadLocked(node, id));
-                         fn(object, task);
-                         return Status::Ok();
-                       });
+  return out;
 }
 
-void Master::UnpinLocked(ObjectSlot& object, const Task& task) {
-  if (object) {
-    if (Replica* r = object->Find(task.source.id)) {
-      if (r->refcnt > 0) --r->refcnt;
-      return;
-    }
-  }
-  // The object (or this replica) was removed while pinned.
-  if (auto freed = detached_.Unpin(task.source.id)) {
-    if (freed->tier == Tier::kMemory) {
-      nodes_.FreeMemory(freed->node, freed->offset, freed->size);
-    }
-  }
+}  // namespace
+
+std::vector<Status> Master::NotifyOffloadSuccess(
+    NodeId node, std::span<const TaskId> tasks) {
+  return lifecycle_.Report(node, TaskKind::kOffload, Successes(tasks));
 }
 
-void Master::SettleUncommittedLocked(ObjectSlot& object, const Task& task,
-                                     bool delete_copy) {
-  UnpinLocked(object, task);
+std::vector<Status> Master::NotifyOffloadFailure(
+    NodeId node, std::span<const TaskFailure> failures) {
+  return lifecycle_.Report(node, TaskKind::kOffload, Failures(failures));
+}
+
+Status Master::NotifyOffloadSuccess(NodeId node, TaskId task) {
+  return NotifyOffloadSuccess(node, std::span<const TaskId>(&task, 1)).front();
+}
+
+Status Master::NotifyOffloadFailure(NodeId node, TaskId task,
+                                    const Status& cause) {
+  const TaskFailure failure{task, cause};
+  return NotifyOffloadFailure(node, std::span<const TaskFailure>(&failure, 1))
+      .front();
+}
+
+std::vector<Status> Master::NotifyPromotionSuccess(
+    NodeId node, std::span<const TaskId> tasks) {
+  return lifecycle_.Report(node, TaskKind::kPromotion, Successes(tasks));
+}
+
+std::vector<Status> Master::NotifyPromotionFailure(
+    NodeId node, std::span<const TaskFailure> failures) {
+  return lifecycle_.Report(node, TaskKind::kPromotion, Failures(failures));
+}
+
+Status Master::NotifyPromotionSuccess(NodeId node, TaskId task) {
+  return NotifyPromotionSuccess(node, std::span<const TaskId>(&task, 1))
+      .front();
+}
+
+Status Master::NotifyPromotionFailure(NodeId node, TaskId task,
+                                      const Status& cause) {
+  const TaskFailure failure{task, cause};
+  return NotifyPromotionFailure(node,
+                                std::span<const TaskFailure>(&failure, 1))
+      .front();
+}
+
+std::vector<Result<ReplicaDescriptor>> Master::PromotionAllocStart(
+    NodeId node, std::span<const TaskId> tasks) {
+  std::vector<Result<ReplicaDescriptor>> out;
+  out.reserve(tasks.size());
+  for (TaskId id : tasks) out.push_back(lifecycle_.Stage(node, id));
+  return out;
+}
+
+Result<ReplicaDescriptor> Master::PromotionAllocStart(NodeId node,
+                                                      TaskId task) {
+  return lifecycle_.Stage(node, task);
+}
+
+size_t Master::ReapOffloadTasks() {
+  return lifecycle_.Reap(TaskKind::kOffload, config_.offload_task_timeout);
+}
+
+// ---- The offload policy ----
+
+void Master::OffloadTasks::Settle(ObjectSlot& object, const Task& task,
+                                  bool delete_copy) {
+  m_.lifecycle_.Unpin(object, task);
   if (!delete_copy) return;
   const bool replica_there = object && object->FindDisk(task.node) != nullptr;
   // Queued under the stripe lock: it reaches the node before any later
   // offload of this key, so it can only drop this task's copy.
-  if (!replica_there) tasks_.EnqueueSsdDelete(task.node, task.key);
+  if (!replica_there) m_.lifecycle_.QueueSsdDelete(task.node, task.key);
 }
 
-Status Master::NotifyOffloadSuccess(NodeId node, TaskId task_id) {
-  // A forced group eviction is finished once the stripe is released (group
-  // stripes rank first).
-  std::optional<std::string> finish_group;
-  Status done = CommitOffload(node, task_id, &finish_group);
-  if (finish_group) FinishForcedGroupEviction(*finish_group);
-  return done;
-}
-
-Status Master::CommitOffload(NodeId node, TaskId task_id,
-                             std::optional<std::string>* finish_group) {
-  return WithCompletedOffload(
-      node, task_id,
-      [&](ObjectSlot& object,
-          const Task& task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
-        Replica* source = !object ? nullptr : object->Find(task.source.id);
-        if (source == nullptr || !nodes_.IsAlive(node)) {
-          // Removed meanwhile: nothing is committed and the node's copy goes.
-          counters_.offload_discarded.fetch_add(1, std::memory_order_relaxed);
-          SettleUncommittedLocked(object, task, /*delete_copy=*/true);
-          return;
-        }
-        ObjectMeta& meta = *object;
-        if (source->refcnt > 0) --source->refcnt;
-        if (meta.FindDisk(node) == nullptr) AddDiskReplica(meta, node);
-        nodes_.ResumeOffloads(node);  // its SSD takes writes again
-        if (task.forced && task.group) *finish_group = task.group->group_id;
-        counters_.offload_completed.fetch_add(1, std::memory_order_relaxed);
-        counters_.offload_bytes.fetch_add(meta.size, std::memory_order_relaxed);
-        if (!task.frees_dram) {
-          counters_.writeback_completed.fetch_add(1, std::memory_order_relaxed);
-          counters_.writeback_bytes.fetch_add(meta.size,
-                                              std::memory_order_relaxed);
-        }
-        // Clean now (or about to be dropped): a waiting put may take it.
-        space_.Notify();
-        source = meta.Find(task.source.id);  // push_back may have moved it
-        if (task.drop_source_on_success && source->refcnt == 0 &&
-            !meta.Leased(clock_->Now()) && !meta.hard_pin) {
-          const Replica dropped = *source;
-          meta.Erase(dropped.desc.id);
-          ReleaseReplicaLocked(task.key, dropped, /*node_alive=*/true);
-          counters_.evicted_memory_objects.fetch_add(1,
-                                                     std::memory_order_relaxed);
-          counters_.evicted_memory_bytes.fetch_add(dropped.desc.size,
-                                                   std::memory_order_relaxed);
-        }
-      });
-}
-
-Status Master::NotifyOffloadFailure(NodeId node, TaskId task_id,
-                                    const Status& cause) {
-  return WithCompletedOffload(
-      node, task_id,
-      [&](ObjectSlot& object, const Task& task)
-          ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
-            counters_.offload_failed.fetch_add(1, std::memory_order_relaxed);
-            // A failed SSD write stores nothing, but an older copy the master
-            // wanted deleted may still be there.
-            SettleUncommittedLocked(object, task, task.delete_copy_on_failure);
-            if (cause.reason() == ErrorReason::kNoSpace &&
-                !nodes_.OffloadsPaused(node, clock_->Now())) {
-              // Its SSD is full: the object stays dirty, offloads there wait
-              // (no retry loop) while SSD eviction makes room.
-              nodes_.PauseOffloads(node, clock_->Now(), kOffloadPause,
-                                   kMaxOffloadPause);
-              counters_.offload_pauses.fetch_add(1, std::memory_order_relaxed);
-            }
-          });
-}
-
-size_t Master::ReapOffloadTasks() {
-  size_t reaped = 0;
-  for (const Task& expired :
-       tasks_.ListExpired(TaskKind::kOffload, config_.offload_task_timeout)) {
-    Status s = WithCompletedOffload(
-        expired.node, expired.id,
-        [&](ObjectSlot& object, const Task& task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-            object_stripe_role) {
-          counters_.offload_timed_out.fetch_add(1, std::memory_order_relaxed);
-          // The node may still write its copy; the delete follows it.
-          SettleUncommittedLocked(object, task, /*delete_copy=*/true);
-          ++reaped;
-        });
-    s.IgnoreError();  // reported meanwhile: settled by the report
+void Master::OffloadTasks::Commit(ObjectSlot& object, const Task& task) {
+  MasterCounters& counters = m_.counters_;
+  const NodeId node = task.node;
+  Replica* source = !object ? nullptr : object->Find(task.source.id);
+  if (source == nullptr || !m_.nodes_.IsAlive(node)) {
+    // Removed meanwhile: nothing is committed and the node's copy goes.
+    counters.offload_discarded.fetch_add(1, std::memory_order_relaxed);
+    Settle(object, task, /*delete_copy=*/true);
+    return;
   }
-  return reaped;
+  ObjectMeta& meta = *object;
+  if (source->refcnt > 0) --source->refcnt;
+  if (meta.FindDisk(node) == nullptr) m_.AddDiskReplica(meta, node);
+  m_.nodes_.ResumeOffloads(node);  // its SSD takes writes again
+  counters.offload_completed.fetch_add(1, std::memory_order_relaxed);
+  counters.offload_bytes.fetch_add(meta.size, std::memory_order_relaxed);
+  if (!task.frees_dram) {
+    counters.writeback_completed.fetch_add(1, std::memory_order_relaxed);
+    counters.writeback_bytes.fetch_add(meta.size, std::memory_order_relaxed);
+  }
+  // Clean now (or about to be dropped): a waiting put may take it.
+  m_.space_.Notify();
+  source = meta.Find(task.source.id);  // push_back may have moved it
+  if (task.drop_source_on_success && source->refcnt == 0 &&
+      !meta.Leased(m_.clock_->Now()) && !meta.hard_pin) {
+    const Replica dropped = *source;
+    meta.Erase(dropped.desc.id);
+    m_.ReleaseReplicaLocked(task.key, dropped, /*node_alive=*/true);
+    counters.evicted_memory_objects.fetch_add(1, std::memory_order_relaxed);
+    counters.evicted_memory_bytes.fetch_add(dropped.desc.size,
+                                            std::memory_order_relaxed);
+  }
+}
+
+void Master::OffloadTasks::Committed(const Task& task) {
+  // With the stripe released (group stripes rank first).
+  if (task.forced && task.group) {
+    m_.FinishForcedGroupEviction(task.group->group_id);
+  }
+}
+
+void Master::OffloadTasks::Abandon(ObjectSlot& object, const Task& task,
+                                   TaskEnd end, const Status& cause) {
+  MasterCounters& counters = m_.counters_;
+  switch (end) {
+    case TaskEnd::kFailed:
+      counters.offload_failed.fetch_add(1, std::memory_order_relaxed);
+      // A failed SSD write stores nothing, but an older copy the master
+      // wanted deleted may still be there.
+      Settle(object, task, task.delete_copy_on_failure);
+      if (cause.reason() == ErrorReason::kNoSpace &&
+          !m_.nodes_.OffloadsPaused(task.node, m_.clock_->Now())) {
+        // Its SSD is full: the object stays dirty, offloads there wait (no
+        // retry loop) while SSD eviction makes room.
+        m_.nodes_.PauseOffloads(task.node, m_.clock_->Now(), kOffloadPause,
+                                kMaxOffloadPause);
+        counters.offload_pauses.fetch_add(1, std::memory_order_relaxed);
+      }
+      return;
+    case TaskEnd::kTimedOut:
+      counters.offload_timed_out.fetch_add(1, std::memory_order_relaxed);
+      // The node may still write its copy; the delete follows it.
+      Settle(object, task, /*delete_copy=*/true);
+      return;
+    case TaskEnd::kNodeLost:
+      // Its node is gone, and its copies with it.
+      counters.offload_node_lost.fetch_add(1, std::memory_order_relaxed);
+      m_.lifecycle_.Unpin(object, task);
+      return;
+    default:  // not reported on (cancelled): nothing was written
+      m_.lifecycle_.Unpin(object, task);
+      return;
+  }
 }
 
 std::vector<Task> Master::ListTasks(TaskKind kind) const {
-  return tasks_.List(kind);
+  return lifecycle_.List(kind);
 }
 
 }  // namespace mooncake_tier

@@ -45,17 +45,17 @@ uint64_t UnitHash(const std::string& key, const ObjectMeta& meta) {
 }  // namespace
 
 void Master::MaybePromote(const PromotionCandidate& c) {
-  const PromotionOptions o = promotion_.options();
+  const PromotionOptions o = lifecycle_.gate().options();
   if (!o.on_hit) return;
   counters_.promotion_attempts.fetch_add(1, std::memory_order_relaxed);
-  const uint32_t estimate = promotion_.Touch(UnitHash(c.key, c.group));
+  const uint32_t estimate = lifecycle_.gate().Touch(UnitHash(c.key, c.group));
   const uint64_t bytes = c.group ? c.size * c.group->group_size : c.size;
   std::vector<AdmissionVictim> victims;
   if (o.policy == PromotionPolicy::kTinyLfu &&
       estimate >= o.admission_threshold) {
     victims = VictimEstimates(bytes);
   }
-  if (!promotion_.Admit(o, estimate, bytes, victims)) {
+  if (!lifecycle_.gate().Admit(o, estimate, bytes, victims)) {
     counters_.promotion_admission_gated.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -106,7 +106,7 @@ std::vector<AdmissionVictim> Master::VictimEstimates(uint64_t bytes) {
   uint64_t covered = 0;
   for (const Victim& v : sample) {
     if (covered >= bytes) break;
-    out.push_back({promotion_.Estimate(v.unit), v.size});
+    out.push_back({lifecycle_.gate().Estimate(v.unit), v.size});
     covered += v.size;
   }
   return out;
@@ -143,12 +143,10 @@ Result<TaskId> Master::QueuePromotionLocked(ObjectSlot& object, bool forced) {
   task.node = source->desc.node;
   task.key = key;
   task.group = meta.group_spec();
-  task.source = source->desc;
   task.forced = forced;
   // The table refuses a second task for the key (OBJECT_BUSY: dedup).
   MT_ASSIGN_OR_RETURN(const TaskId id,
-                      tasks_.Enqueue(std::move(task), UINT32_MAX));
-  ++source->refcnt;
+                      lifecycle_.Queue(*source, std::move(task), UINT32_MAX));
   counters_.promotion_queued.fetch_add(1, std::memory_order_relaxed);
   if (forced)
     counters_.promotion_forced.fetch_add(1, std::memory_order_relaxed);
@@ -171,16 +169,16 @@ Result<std::vector<TaskId>> Master::QueueObjectPromotion(const std::string& key,
                             std::string(object->group->group_id()) +
                             "': promote the group");
         }
-        if (tasks_.FindByKey(TaskKind::kPromotion, key)) {
+        if (lifecycle_.HasTask(TaskKind::kPromotion, key)) {
           return Status(ErrorReason::kObjectBusy,
                         "a promotion is already queued");
         }
-        if (!promotion_.Reserve(1, promotion_.options().queue_limit)) {
+        if (!lifecycle_.gate().Reserve(1, lifecycle_.gate().options().queue_limit)) {
           return Status(ErrorReason::kQueueFull, "promotion queue is full");
         }
         Result<TaskId> id = QueuePromotionLocked(object, forced);
         if (!id.ok()) {
-          promotion_.Release(1);
+          lifecycle_.gate().Release(1);  // the task holds it otherwise
           return id.status();
         }
         return std::vector<TaskId>{*id};
@@ -204,14 +202,14 @@ Result<std::vector<TaskId>> Master::QueueGroupPromotion(
                             std::string(GroupStateName(group.state)));
         }
         if (group.AnyMember([&](uint32_t, const GroupMember& member) {
-              return tasks_.FindByKey(TaskKind::kPromotion, group.KeyOf(member))
-                  .has_value();
+              return lifecycle_.HasTask(TaskKind::kPromotion,
+                                        group.KeyOf(member));
             })) {
           return Status(ErrorReason::kObjectBusy,
                         "a promotion is already queued");
         }
         const uint32_t n = group.member_count;
-        if (!promotion_.Reserve(n, promotion_.options().queue_limit)) {
+        if (!lifecycle_.gate().Reserve(n, lifecycle_.gate().options().queue_limit)) {
           return Status(ErrorReason::kQueueFull, "promotion queue is full");
         }
         std::vector<TaskId> ids;
@@ -234,19 +232,19 @@ Result<std::vector<TaskId>> Master::QueueGroupPromotion(
                           "group '" + group_id + "' is missing a member");
         }
         if (failed.ok()) return ids;
-        // All or nothing: take back the members already queued.
+        // All or nothing: take back the members already queued (each gives
+        // back its slot), and the slots never used.
         entry.ForEachMember(
             [&](ObjectSlot& member)
                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
-                  std::optional<Task> task = tasks_.FindByKey(
-                      TaskKind::kPromotion, std::string(member.key()));
+                  std::optional<Task> task = lifecycle_.Booked(
+                      TaskKind::kPromotion, member.key());
                   if (!task ||
                       std::find(ids.begin(), ids.end(), task->id) == ids.end())
                     return;
-                  if (tasks_.Take(task->id).ok())
-                    AbandonPromotionLocked(member, *task);
+                  lifecycle_.Cancel(member, task->id);
                 });
-        promotion_.Release(n);
+        lifecycle_.gate().Release(n - static_cast<uint32_t>(ids.size()));
         return failed;
       });
 }
@@ -316,267 +314,113 @@ Result<ReplicaDescriptor> Master::StagePromotionSpace(NodeId holder,
   return desc;
 }
 
-Result<ReplicaDescriptor> Master::PromotionAllocStart(NodeId node, TaskId id) {
-  std::optional<Task> booked = tasks_.Find(node, id);
-  if (!booked || booked->kind != TaskKind::kPromotion) {
-    return Status(ErrorReason::kTaskNotFound,
-                  "promotion task " + std::to_string(id) + " is not booked");
+// ---- The promotion policy (the lifecycle calls it under the object's
+// stripe) ----
+
+Result<ReplicaDescriptor> Master::PromotionTasks::Stage(ObjectSlot& object,
+                                                        const Task& task) {
+  if (!object || object->Find(task.source.id) == nullptr) {
+    return Status(ErrorReason::kObjectNotFound,
+                  "'" + task.key + "' or its SSD copy is gone");
   }
-  Status failure;
-  std::optional<Result<ReplicaDescriptor>> answer = index_.Update(
-      booked->key,
-      [&](ObjectSlot& object) -> std::optional<Result<ReplicaDescriptor>> {
-        // Re-read under the stripe: every exit of the task happens under it.
-        std::optional<Task> task = tasks_.Find(node, id);
-        if (!task) {
-          return Status(ErrorReason::kTaskNotFound,
-                        "promotion task was reaped");
-        }
-        if (task->target.id != 0) return task->target;  // a retried call
-        if (!object || object->Find(task->source.id) == nullptr) {
-          failure = Status(ErrorReason::kObjectNotFound,
-                           "'" + task->key + "' or its SSD copy is gone");
-        } else {
-          Result<ReplicaDescriptor> placed =
-              StagePromotionSpace(task->node, task->source.size);
-          if (placed.ok()) {
-            ReplicaDescriptor desc = *placed;
-            desc.id = NextReplicaId();
-            desc.state = ReplicaState::kProcessing;
-            Replica staged{desc, /*refcnt=*/1};
-            staged.staged_by = id;
-            object->replicas.push_back(staged);
-            tasks_.SetTarget(id, desc);
-            return desc;
-          }
-          failure = placed.status();
-        }
-        return std::nullopt;
-      });
-  if (answer) return std::move(*answer);
-  FailPromotion(*booked, failure.reason() == ErrorReason::kNoSpace
-                             ? counters_.promotion_alloc_failed
-                             : counters_.promotion_source_lost);
-  return failure;
+  MT_ASSIGN_OR_RETURN(ReplicaDescriptor desc,
+                      m_.StagePromotionSpace(task.node, task.source.size));
+  desc.id = m_.NextReplicaId();
+  desc.state = ReplicaState::kProcessing;
+  Replica staged{desc, /*refcnt=*/1};
+  staged.staged_by = task.id;
+  object->replicas.push_back(staged);
+  return desc;
 }
 
-Status Master::NotifyPromotionSuccess(NodeId node, TaskId id) {
-  std::optional<Task> booked = tasks_.Find(node, id);
-  if (!booked || booked->kind != TaskKind::kPromotion) {
-    return Status(ErrorReason::kTaskNotFound,
-                  "promotion task " + std::to_string(id) + " is not booked");
-  }
-  if (booked->target.id == 0) {
-    return Status(ErrorReason::kInvalidArgument,
-                  "promotion task " + std::to_string(id) +
-                      " has no staged replica (call PromotionAllocStart)");
-  }
-  if (booked->doomed) {  // its group's promotion failed meanwhile
-    EndDoomedPromotion(*booked);
-    return Status::Ok();
-  }
-  if (!booked->group) {
-    return index_.Update(
-        booked->key,
-        [&](ObjectSlot& object)
-            ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) -> Status {
-              MT_ASSIGN_OR_RETURN(const Task task, tasks_.Complete(node, id));
-              if (CommitPromotionLocked(object, task)) {
-                CountPromotionDone(task);
-              } else {
-                counters_.promotion_source_lost.fetch_add(
-                    1, std::memory_order_relaxed);
-              }
-              promotion_.Release(1);
-              return Status::Ok();
-            });
-  }
-  // A member: staged until every member of its group is.
-  const std::string& group_id = booked->group->group_id;
-  return index_.UpdateGroup(
-      group_id,
-      [&](GroupSlot& entry)
-          ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role) -> Status {
-            // Doomed since it was looked up: its group failed while it was
-            // written.
-            if (std::optional<Task> now = tasks_.Find(node, id);
-                now && now->doomed) {
-              TakeAndAbandonPromotion(id, now->key);
-              return Status::Ok();
-            }
-            if (!tasks_.MarkStaged(id)) {
-              return Status(ErrorReason::kTaskNotFound,
-                            "promotion task was reaped");
-            }
-            if (!entry) return Status::Ok();  // the reaper settles it
-            const GroupMeta& group = *entry;
-            std::vector<Task> staged;
-            const bool unstaged =
-                group.AnyMember([&](uint32_t, const GroupMember& member) {
-                  std::optional<Task> t = tasks_.FindByKey(TaskKind::kPromotion,
-                                                           group.KeyOf(member));
-                  if (!t || t->state != TaskState::kStaged) return true;
-                  staged.push_back(*t);
-                  return false;
-                });
-            if (unstaged) return Status::Ok();  // not yet
-            uint32_t committed = 0;
-            entry.ForEachMember(
-                [&](ObjectSlot& member)
-                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
-                      for (const Task& t : staged) {
-                        if (t.key != member.key() || !tasks_.Take(t.id).ok())
-                          continue;
-                        if (CommitPromotionLocked(member, t)) {
-                          CountPromotionDone(t);
-                          ++committed;
-                        }
-                      }
-                    });
-            promotion_.Release(static_cast<uint32_t>(staged.size()));
-            if (committed != staged.size()) {
-              counters_.promotion_source_lost.fetch_add(
-                  staged.size() - committed, std::memory_order_relaxed);
-            }
-            return Status::Ok();
-          });
-}
-
-Status Master::NotifyPromotionFailure(NodeId node, TaskId id,
-                                      const Status& cause) {
-  std::optional<Task> booked = tasks_.Find(node, id);
-  if (!booked || booked->kind != TaskKind::kPromotion) {
-    return Status(ErrorReason::kTaskNotFound,
-                  "promotion task " + std::to_string(id) + " is not booked");
-  }
-  if (booked->doomed) {
-    EndDoomedPromotion(*booked);
-    return Status::Ok();
-  }
-  const bool read_failed = cause.reason() == ErrorReason::kObjectNotFound ||
-                           cause.code() == StatusCode::kDataLoss;
-  FailPromotion(*booked, read_failed ? counters_.promotion_source_lost
-                                     : counters_.promotion_transfer_failed);
-  return Status::Ok();
-}
-
-void Master::EndDoomedPromotion(const Task& task) {
-  if (task.group) {  // a member leaves under its group stripe too
-    index_.UpdateGroup(task.group->group_id, [&](GroupSlot&) {
-      TakeAndAbandonPromotion(task.id, task.key);
-    });
-    return;
-  }
-  TakeAndAbandonPromotion(task.id, task.key);
-}
-
-void Master::TakeAndAbandonPromotion(TaskId id, const std::string& key) {
-  index_.Update(key, [&](ObjectSlot& object)
-                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
-                           Result<Task> taken = tasks_.Take(id);
-                           if (!taken.ok()) return;  // settled meanwhile
-                           AbandonPromotionLocked(object, *taken);
-                           promotion_.Release(1);
-                         });
-}
-
-void Master::FailPromotion(const Task& task, std::atomic<uint64_t>& failure) {
-  if (task.group) {
-    const bool group_found =
-        index_.UpdateGroup(task.group->group_id, [&](GroupSlot& entry) {
-          if (!entry) return false;
-          {
-            // The whole group's promotion goes: its members' tasks, staged or
-            // not. A member whose bytes the node may still be writing keeps its
-            // staged DRAM until the node says it is done (doomed, counted now).
-            uint32_t ended = 0;
-            entry.ForEachMemberKey(
-                task.key, [&](ObjectSlot& member) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                              object_stripe_role) {
-                  std::optional<Task> t = tasks_.FindByKey(
-                      TaskKind::kPromotion, std::string(member.key()));
-                  if (!t || !t->group ||
-                      t->group->group_id != task.group->group_id) {
-                    return;
-                  }
-                  const bool self = t->id == task.id;
-                  if (!self && t->doomed) return;  // ends when its node reports
-                  if (!self && t->state == TaskState::kDispatched &&
-                      t->target.id != 0) {
-                    if (tasks_.MarkDoomed(t->id)) {
-                      failure.fetch_add(1, std::memory_order_relaxed);
-                    }
-                    return;
-                  }
-                  if (!tasks_.Take(t->id).ok()) return;
-                  AbandonPromotionLocked(member, *t);
-                  if (!t->doomed)
-                    failure.fetch_add(1, std::memory_order_relaxed);
-                  ++ended;
-                });
-            promotion_.Release(ended);
-            return true;
-          }
-        });
-    if (group_found) return;
-  }
-  index_.Update(task.key, [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                              object_stripe_role) {
-    if (!tasks_.Take(task.id).ok()) return;  // settled meanwhile
-    AbandonPromotionLocked(object, task);
-    failure.fetch_add(1, std::memory_order_relaxed);
-    promotion_.Release(1);
-  });
-}
-
-void Master::AbandonPromotionLocked(ObjectSlot& object, const Task& task) {
-  UnpinLocked(object, task);
+void Master::PromotionTasks::Release(ObjectSlot& object, const Task& task) {
+  m_.lifecycle_.Unpin(object, task);
   if (task.target.id == 0) return;
   if (object) {
     if (std::optional<Replica> staged = object->Erase(task.target.id)) {
       staged->refcnt = 0;
-      ReleaseReplicaLocked(task.key, *staged,
-                           nodes_.IsAlive(staged->desc.node));
+      m_.ReleaseReplicaLocked(task.key, *staged,
+                              m_.nodes_.IsAlive(staged->desc.node));
       object.EraseIfEmpty();
       return;
     }
   }
   // The object went while staged: the replica was detached, pinned by us.
-  if (std::optional<ReplicaDescriptor> freed =
-          detached_.Unpin(task.target.id)) {
-    nodes_.FreeMemory(freed->node, freed->offset, freed->size);
-  }
+  m_.lifecycle_.UnpinDetached(task.target.id);
 }
 
-bool Master::CommitPromotionLocked(ObjectSlot& object, const Task& task) {
+void Master::PromotionTasks::Commit(ObjectSlot& object, const Task& task) {
   Replica* target = !object ? nullptr : object->Find(task.target.id);
   Replica* source = !object ? nullptr : object->Find(task.source.id);
   if (target == nullptr || source == nullptr) {
-    AbandonPromotionLocked(object, task);  // removed or lost meanwhile
-    return false;
+    Abandon(object, task, TaskEnd::kSourceLost, Status::Ok());
+    return;  // removed or lost meanwhile
   }
   ObjectMeta& meta = *object;
   target->desc.state = ReplicaState::kComplete;
   target->staged_by = 0;
   target->refcnt = 0;
   if (source->refcnt > 0) --source->refcnt;
-  if (promotion_.options().drop_source && source->refcnt == 0 &&
-      !meta.Leased(clock_->Now())) {
+  if (m_.lifecycle_.gate().options().drop_source && source->refcnt == 0 &&
+      !meta.Leased(m_.clock_->Now())) {
     const Replica dropped = *source;
     meta.Erase(dropped.desc.id);
-    ReleaseReplicaLocked(task.key, dropped, /*node_alive=*/true);
-    counters_.promotion_dropped_sources.fetch_add(1, std::memory_order_relaxed);
+    m_.ReleaseReplicaLocked(task.key, dropped, /*node_alive=*/true);
+    m_.counters_.promotion_dropped_sources.fetch_add(
+        1, std::memory_order_relaxed);
   }
-  return true;
+  CountDone(task);
 }
 
-void Master::CountPromotionDone(const Task& task) {
-  counters_.promotion_completed.fetch_add(1, std::memory_order_relaxed);
-  counters_.promotion_bytes.fetch_add(task.source.size,
-                                      std::memory_order_relaxed);
+void Master::PromotionTasks::Abandon(ObjectSlot& object, const Task& task,
+                                     TaskEnd end, const Status& cause) {
+  Release(object, task);
+  Count(end, cause);
+}
+
+void Master::PromotionTasks::Doomed(const Task&, TaskEnd end,
+                                    const Status& cause) {
+  Count(end, cause);
+}
+
+void Master::PromotionTasks::Count(TaskEnd end, const Status& cause) {
+  MasterCounters& c = m_.counters_;
+  std::atomic<uint64_t>* counter = nullptr;
+  switch (end) {
+    case TaskEnd::kFailed:
+      // An SSD read that failed means the source is lost; anything else
+      // is the transfer.
+      counter = cause.reason() == ErrorReason::kObjectNotFound ||
+                        cause.code() == StatusCode::kDataLoss
+                    ? &c.promotion_source_lost
+                    : &c.promotion_transfer_failed;
+      break;
+    case TaskEnd::kTimedOut:
+      counter = &c.promotion_timeout;
+      break;
+    case TaskEnd::kNodeLost:
+      counter = &c.promotion_node_lost;
+      break;
+    case TaskEnd::kNoRoom:
+      counter = &c.promotion_alloc_failed;
+      break;
+    case TaskEnd::kSourceLost:
+      counter = &c.promotion_source_lost;
+      break;
+    case TaskEnd::kDoomedEnd:  // counted when it was doomed
+    case TaskEnd::kCancelled:  // never ran
+      return;
+  }
+  counter->fetch_add(1, std::memory_order_relaxed);
+}
+
+void Master::PromotionTasks::CountDone(const Task& task) {
+  MasterCounters& c = m_.counters_;
+  c.promotion_completed.fetch_add(1, std::memory_order_relaxed);
+  c.promotion_bytes.fetch_add(task.source.size, std::memory_order_relaxed);
   const Duration took =
-      std::max(Duration::zero(), clock_->Now() - task.created);
-  counters_.promotion_duration_us.fetch_add(
+      std::max(Duration::zero(), m_.clock_->Now() - task.created);
+  c.promotion_duration_us.fetch_add(
       static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(took).count()),
       std::memory_order_relaxed);
@@ -585,27 +429,16 @@ void Master::CountPromotionDone(const Task& task) {
          took > kPromotionDurationBounds[bucket]) {
     ++bucket;
   }
-  counters_.promotion_duration_buckets[bucket].fetch_add(
-      1, std::memory_order_relaxed);
+  c.promotion_duration_buckets[bucket].fetch_add(1, std::memory_order_relaxed);
 }
 
 size_t Master::ReapPromotionTasks() {
-  size_t reaped = 0;
-  for (const Task& expired : tasks_.ListExpired(
-           TaskKind::kPromotion, promotion_.options().task_timeout)) {
-    if (expired.doomed) {  // counted when its group failed
-      EndDoomedPromotion(expired);
-      continue;
-    }
-    const uint64_t before = counters_.promotion_timeout.load();
-    FailPromotion(expired, counters_.promotion_timeout);
-    reaped += counters_.promotion_timeout.load() - before;
-  }
-  return reaped;
+  return lifecycle_.Reap(TaskKind::kPromotion,
+                         lifecycle_.gate().options().task_timeout);
 }
 
 size_t Master::PromoteProactively() {
-  const PromotionOptions o = promotion_.options();
+  const PromotionOptions o = lifecycle_.gate().options();
   if (o.proactive_low_watermark <= 0) return 0;
   const TimePoint now = clock_->Now();
   {
@@ -633,7 +466,7 @@ size_t Master::PromoteProactively() {
     const std::optional<DramPressure::NodeState> seen =
         pressure_.Get(source->node);
     if (seen && meta.last_access <= seen->victim_cutoff) return;
-    const uint32_t estimate = promotion_.Estimate(UnitHash(key, meta));
+    const uint32_t estimate = lifecycle_.gate().Estimate(UnitHash(key, meta));
     if (estimate == 0) return;  // never read: nothing says it is hot
     hot.push_back(
         {estimate, meta.group ? std::string(meta.group->group_id()) : key,

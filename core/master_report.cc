@@ -25,15 +25,15 @@ MasterStats Master::GetStats() const {
     (node.state == NodeState::kAlive ? stats.nodes_alive
                                      : stats.nodes_suspect)++;
   }
-  const TaskCounts offloads = tasks_.Counts(TaskKind::kOffload);
+  const TaskCounts offloads = lifecycle_.Counts(TaskKind::kOffload);
   stats.offload_tasks_queued = offloads.queued;
   stats.offload_tasks_in_flight = offloads.dispatched;
-  stats.ssd_deletes_pending = tasks_.PendingSsdDeletes();
-  stats.promotion_tasks_queued = tasks_.Counts(TaskKind::kPromotion).queued;
-  stats.promotion_in_flight = promotion_.in_flight();
+  stats.ssd_deletes_pending = lifecycle_.PendingSsdDeletes();
+  stats.promotion_tasks_queued = lifecycle_.Counts(TaskKind::kPromotion).queued;
+  stats.promotion_in_flight = lifecycle_.gate().in_flight();
   stats.filling_group_bytes = static_cast<uint64_t>(std::max<int64_t>(
       0, filling_group_bytes_.load(std::memory_order_relaxed)));
-  stats.promotion_sketch_halvings = promotion_.sketch_stats().halvings;
+  stats.promotion_sketch_halvings = lifecycle_.gate().sketch_stats().halvings;
   for (size_t i = 0; i < stats.put_wait_buckets.size(); ++i) {
     stats.put_wait_buckets[i] =
         counters_.put_wait_buckets[i].load(std::memory_order_relaxed);
@@ -61,12 +61,12 @@ AuditReport Master::Audit() const {
       }
     }
   });
-  report.detached_replicas = detached_.count();
-  report.replica_memory_bytes += detached_.memory_bytes(align);
+  report.detached_replicas = lifecycle_.detached().count();
+  report.replica_memory_bytes += lifecycle_.detached().memory_bytes(align);
   report.allocated_memory_bytes = nodes_.MemoryUsage().used;
   report.ssd_used_bytes = nodes_.SsdUsage().used;
-  const TaskCounts offloads = tasks_.Counts(TaskKind::kOffload);
-  const TaskCounts promotions = tasks_.Counts(TaskKind::kPromotion);
+  const TaskCounts offloads = lifecycle_.Counts(TaskKind::kOffload);
+  const TaskCounts promotions = lifecycle_.Counts(TaskKind::kPromotion);
   report.tasks = offloads.queued + offloads.dispatched + promotions.queued +
                  promotions.dispatched;
   index_.ReadEachGroup([&](std::string_view, const GroupMeta& group) {

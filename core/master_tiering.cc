@@ -65,7 +65,7 @@ void Master::RunMemoryRoundLocked(MemoryRound& round) {
     node.capacity = view.spec.dram_size;
     node.used = view.dram_used;
     node.has_ssd = view.spec.ssd_capacity > 0;
-    node.freeing = tasks_.OffloadBytesOf(view.id).freeing;
+    node.freeing = lifecycle_.OffloadBytesOf(view.id).freeing;
     node.write_back_paused = nodes_.OffloadsPaused(view.id, now);
     node.bytes.capacity = node.capacity;
     node.bytes.used = node.used;
@@ -475,7 +475,7 @@ std::vector<NodeMemoryView> Master::MemoryByNode() const {
     view.bytes = state.bytes;
     view.reserve_bytes = state.reserve_bytes;
     view.reserve_units = state.reserve_units;
-    view.offload = tasks_.OffloadBytesOf(id);
+    view.offload = lifecycle_.OffloadBytesOf(id);
     out.push_back(view);
   }
   return out;

@@ -145,12 +145,15 @@ bool TaskTable::SetTarget(TaskId id, const ReplicaDescriptor& target) {
   return true;
 }
 
-bool TaskTable::MarkStaged(TaskId id) {
+Result<Task> TaskTable::MarkStaged(NodeId node, TaskId id) {
   MutexLock lock(&mu_);
   auto it = tasks_.find(id);
-  if (it == tasks_.end()) return false;
-  it->second.state = TaskState::kStaged;
-  return true;
+  if (it == tasks_.end() || it->second.node != node) {
+    return Status(ErrorReason::kTaskNotFound,
+                  "task " + std::to_string(id) + " is no longer booked");
+  }
+  if (!it->second.doomed) it->second.state = TaskState::kStaged;
+  return it->second;
 }
 
 bool TaskTable::MarkDoomed(TaskId id) {
@@ -178,6 +181,22 @@ std::optional<Task> TaskTable::Find(NodeId node, TaskId id) const {
   auto it = tasks_.find(id);
   if (it == tasks_.end() || it->second.node != node) return std::nullopt;
   return it->second;
+}
+
+std::vector<std::optional<Task>> TaskTable::FindAll(
+    NodeId node, std::span<const TaskId> ids) const {
+  std::vector<std::optional<Task>> out;
+  out.reserve(ids.size());
+  MutexLock lock(&mu_);
+  for (TaskId id : ids) {
+    auto it = tasks_.find(id);
+    if (it == tasks_.end() || it->second.node != node) {
+      out.emplace_back();
+    } else {
+      out.emplace_back(it->second);
+    }
+  }
+  return out;
 }
 
 std::vector<Task> TaskTable::ListExpired(TaskKind kind,

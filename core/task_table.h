@@ -6,7 +6,8 @@
 // the table when the node reports, when they time out, or with their node.
 //
 // The table only books tasks; pinning and unpinning replicas is the
-// caller's job (it owns the object table), done outside this lock.
+// job of the TaskLifecycle that owns it (core/task_lifecycle.h), done
+// outside this lock.
 //
 // Thread safety: thread-safe. Its mutex ranks after the object-table shard
 // locks and the node registry: callers may hold those when calling in.
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,13 +68,17 @@ class TaskTable {
 
   // A copy of a task still in the table, if it belongs to `node`.
   std::optional<Task> Find(NodeId node, TaskId id) const;
+  // Find for each of `ids`, under one lock.
+  std::vector<std::optional<Task>> FindAll(NodeId node,
+                                           std::span<const TaskId> ids) const;
   // The task of `kind` booked for `key` (at most one), if any.
   std::optional<Task> FindByKey(TaskKind kind, std::string_view key) const;
   // Records a promotion's staged replica. False if the task is gone.
   bool SetTarget(TaskId id, const ReplicaDescriptor& target);
-  // Marks a dispatched task kStaged (its part is done; it waits for its
-  // group). False if the task is gone.
-  bool MarkStaged(TaskId id);
+  // Marks `node`'s task kStaged (its part is done; it waits for its group)
+  // unless it is doomed, and returns it as it is then. TASK_NOT_FOUND if it
+  // is gone or belongs to another node.
+  Result<Task> MarkStaged(NodeId node, TaskId id);
   // Marks a promotion doomed (see Task::doomed). False if the task is gone.
   bool MarkDoomed(TaskId id);
   // Removes a task whatever its node. TASK_NOT_FOUND if it is gone.

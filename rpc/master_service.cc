@@ -80,28 +80,25 @@ Duration WaitBudget(const grpc::ServerContext* ctx, Duration cap) {
   return std::clamp<Duration>(left - margin, Duration::zero(), cap);
 }
 
-// A task a node reports as failed, with why.
-using TaskFailure = std::pair<TaskId, Status>;
-
 template <typename ProtoFailure>
 Result<TaskFailure> DecodeFailure(const ProtoFailure& failure) {
-  return TaskFailure(failure.task_id(), FromProto(failure.cause()));
+  return TaskFailure{failure.task_id(), FromProto(failure.cause())};
 }
 
 // A promotion failure must say why: the cause picks the master's counter.
 Result<TaskFailure> DecodePromotionFailure(
     const proto::PromotionFailure& failure) {
   MT_ASSIGN_OR_RETURN(TaskFailure decoded, DecodeFailure(failure));
-  if (decoded.second.ok()) {
+  if (decoded.cause.ok()) {
     return Status(
         ErrorReason::kInvalidArgument,
-        "failure of task " + std::to_string(decoded.first) + " has no cause");
+        "failure of task " + std::to_string(decoded.task) + " has no cause");
   }
   return decoded;
 }
 
-// One master call per item, for the calls the master takes one at a time
-// (node calls name one task each). Returns the results in item order.
+// One master call per item, for the calls the master takes one at a time.
+// Returns the results in item order.
 template <typename T, typename Fn>
 auto CallEach(std::span<const T> items, Fn&& fn) {
   std::vector<decltype(fn(items.front()))> out;
@@ -333,9 +330,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kNotifyOffloadSuccess, req->task_ids(), DecodeId,
         [&](std::span<const TaskId> ids) {
-          return CallEach(ids, [&](TaskId id) {
-            return master_->NotifyOffloadSuccess(node, id);
-          });
+          return master_->NotifyOffloadSuccess(node, ids);
         },
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
@@ -348,9 +343,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
         MasterMethod::kNotifyOffloadFailure, req->failures(),
         DecodeFailure<proto::OffloadFailure>,
         [&](std::span<const TaskFailure> failures) {
-          return CallEach(failures, [&](const TaskFailure& f) {
-            return master_->NotifyOffloadFailure(node, f.first, f.second);
-          });
+          return master_->NotifyOffloadFailure(node, failures);
         },
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
@@ -378,9 +371,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kPromotionAllocStart, req->task_ids(), DecodeId,
         [&](std::span<const TaskId> ids) {
-          return CallEach(ids, [&](TaskId id) {
-            return master_->PromotionAllocStart(node, id);
-          });
+          return master_->PromotionAllocStart(node, ids);
         },
         [&](const Result<ReplicaDescriptor>& r) {
           proto::PromotionAllocStartResult* out = resp->add_results();
@@ -398,9 +389,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kNotifyPromotionSuccess, req->task_ids(), DecodeId,
         [&](std::span<const TaskId> ids) {
-          return CallEach(ids, [&](TaskId id) {
-            return master_->NotifyPromotionSuccess(node, id);
-          });
+          return master_->NotifyPromotionSuccess(node, ids);
         },
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
@@ -413,9 +402,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
         MasterMethod::kNotifyPromotionFailure, req->failures(),
         DecodePromotionFailure,
         [&](std::span<const TaskFailure> failures) {
-          return CallEach(failures, [&](const TaskFailure& f) {
-            return master_->NotifyPromotionFailure(node, f.first, f.second);
-          });
+          return master_->NotifyPromotionFailure(node, failures);
         },
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
