@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/escaping.h"
+#include "cli/kv_forward.h"
 #include "cli/table.h"
 #include "mooncake_tier/client.h"
 #include "mooncake_tier/remote_client.h"
@@ -537,10 +538,7 @@ void RegisterRemove(CLI::App& kv, CliContext& context) {
 }  // namespace
 
 void RegisterKvCommands(CLI::App& app, CliContext& context) {
-  CLI::App& kv = *app.add_subcommand(
-      "kv",
-      "Data-path checks through the client library: put, get, exists, rm "
-      "(gRPC to the master at --master, UCX to the storage nodes)");
+  CLI::App& kv = *app.add_subcommand("kv", kKvDescription);
   kv.require_subcommand(1);
   RegisterPut(kv, context);
   RegisterGet(kv, context);

@@ -5,10 +5,12 @@
 // main builds the app, parses the global options once, lets each command
 // group register its subcommands, and runs the one the parse selected
 // (cli/cli_context.h has the flow and the exit codes). A command group is
-// one file with one Register...Commands function: kv (data-path checks over
-// gRPC and UCX) and the admin groups of the operator surface (status, nodes,
-// objects, groups, promotions, offloads, config, metrics, top; over the
-// admin HTTP API, cli/admin_commands.h).
+// one file with one Register...Commands function: the admin groups of the
+// operator surface (status, nodes, objects, groups, promotions, offloads,
+// config, metrics, top; over the admin HTTP API, cli/admin_commands.h).
+// The kv group (data-path checks over gRPC and UCX) is a second binary,
+// mooncake-tierctl-kv (kv_main.cc), which this one runs for `kv ...`
+// (cli/kv_forward.h): this binary links no client library.
 
 #include <unistd.h>
 
@@ -18,7 +20,7 @@
 
 #include "cli/admin_commands.h"
 #include "cli/cli_context.h"
-#include "cli/kv_commands.h"
+#include "cli/kv_forward.h"
 
 namespace {
 
@@ -36,7 +38,7 @@ constexpr RegisterCommandGroup kCommandGroups[] = {
     &mooncake_tier::cli::RegisterConfigCommands,
     &mooncake_tier::cli::RegisterMetricsCommands,
     &mooncake_tier::cli::RegisterTopCommand,
-    &mooncake_tier::cli::RegisterKvCommands,
+    &mooncake_tier::cli::RegisterKvForwarder,
 };
 
 constexpr char kFooter[] =
@@ -55,6 +57,9 @@ constexpr char kFooter[] =
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Runs mooncake-tierctl-kv for `kv ...`; returns if it is not `kv`, or
+  // when that binary cannot be run (the kv stub then says why).
+  const bool kv_unavailable = mooncake_tier::cli::ForwardKv(argc, argv);
   CLI::App app("mooncake-tierctl: operator CLI of the mooncake-tier store",
                "mooncake-tierctl");
   CliContext context;
@@ -64,6 +69,7 @@ int main(int argc, char** argv) {
   }
   app.require_subcommand(1);
   app.footer(kFooter);
+  if (kv_unavailable) app.allow_extras();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -326,5 +326,34 @@ TEST_F(TierctlKvTest, HelpDocumentsOptionsAndDefaults) {
   EXPECT_NE(top.out.find("Exit codes"), std::string::npos);
 }
 
+// The kv commands are a second binary (cli/kv_forward.h); the help of the
+// first lists them, and without the second they fail saying where it was
+// looked for, through the usual error path.
+TEST_F(TierctlKvTest, WithoutItsKvBinaryKvFailsSayingWhatToBuild) {
+  CommandResult top = Tierctl({"--help"});
+  EXPECT_NE(top.out.find("kv"), std::string::npos) << top.out;
+  EXPECT_NE(top.out.find("Data-path checks"), std::string::npos) << top.out;
+
+  ASSERT_EQ(setenv("MOONCAKE_TIERCTL_KV", "/nonexistent/mooncake-tierctl-kv",
+                   1),
+            0);
+  CommandResult missing = Kv({"exists", "k", "-o", "json"});
+  unsetenv("MOONCAKE_TIERCTL_KV");
+  EXPECT_EQ(missing.exit_code, kError) << missing.err;
+  EXPECT_NE(missing.err.find("UNAVAILABLE"), std::string::npos)
+      << missing.err;
+  EXPECT_NE(missing.err.find("/nonexistent/mooncake-tierctl-kv"),
+            std::string::npos)
+      << missing.err;
+  EXPECT_EQ(Json(missing)["error"]["reason"], "UNAVAILABLE");
+  // Other command groups never need it.
+  ASSERT_EQ(setenv("MOONCAKE_TIERCTL_KV", "/nonexistent/mooncake-tierctl-kv",
+                   1),
+            0);
+  CommandResult status = Tierctl({"status", "--help"});
+  unsetenv("MOONCAKE_TIERCTL_KV");
+  EXPECT_EQ(status.exit_code, kOk) << status.err;
+}
+
 }  // namespace
 }  // namespace mooncake_tier::testing
