@@ -1,6 +1,5 @@
 #include "admin_server/master_admin_facade.h"
 
-#include "core/master.h"
 
 namespace mooncake_tier::admin {
 

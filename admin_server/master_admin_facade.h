@@ -1,23 +1,22 @@
 #pragma once
 
-// AdminFacade over an in-process core::Master. The master has every
-// operation: Supports() is true for all of them.
+// AdminFacade over an in-process master, through its operators' interface
+// (core/master_admin.h). The master has every operation: Supports() is
+// true for all of them.
 //
-// Thread safety: thread-safe (Master is).
+// Thread safety: thread-safe (the master is).
 
 #include "admin_server/admin_facade.h"
 #include "base/clock.h"
+#include "core/master_admin.h"
 
-namespace mooncake_tier {
-class Master;  // core/master.h
-}  // namespace mooncake_tier
 
 namespace mooncake_tier::admin {
 
 class MasterAdminFacade final : public AdminFacade {
  public:
   // `master` and `clock` (the master's) must outlive the facade.
-  MasterAdminFacade(Master* master, const Clock* clock)
+  MasterAdminFacade(MasterAdmin* master, const Clock* clock)
       : master_(master), clock_(clock) {}
 
   bool Supports(FacadeOp op) const override;
@@ -47,7 +46,7 @@ class MasterAdminFacade final : public AdminFacade {
       const PromotionEdit& edit_promotion) override;
 
  private:
-  Master* const master_;
+  MasterAdmin* const master_;
   const Clock* const clock_;
 };
 

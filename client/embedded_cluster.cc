@@ -1,7 +1,6 @@
 #include "client/embedded_cluster.h"
 
-#include "core/local_master.h"
-#include "core/master.h"
+#include "core/master_host.h"
 
 #include "client/store_client.h"
 #include "node/uring_ssd_device.h"
@@ -21,10 +20,9 @@ Result<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(
   }
   std::unique_ptr<EmbeddedCluster> cluster(
       new EmbeddedCluster(std::move(options)));
-  cluster->master_ =
-      std::make_unique<Master>(cluster->options_.master, cluster->clock_);
-  cluster->link_ = std::make_unique<LocalMasterLink>(cluster->master_.get());
-  cluster->api_ = std::make_unique<LocalMasterApi>(cluster->master_.get());
+  MT_ASSIGN_OR_RETURN(
+      cluster->master_,
+      MasterHost::Create(cluster->options_.master, cluster->clock_));
   for (const EmbeddedNodeOptions& node : cluster->options_.nodes) {
     cluster->nodes_.push_back(NodeSlot{node, nullptr, nullptr});
     NodeSlot& slot = cluster->nodes_.back();
@@ -61,11 +59,13 @@ Status EmbeddedCluster::StartNode(NodeSlot& slot) {
   node_options.peer_transport = &transport_;  // promotions staged elsewhere
   MT_ASSIGN_OR_RETURN(
       slot.node, StorageNode::Create(std::move(node_options), std::move(store),
-                                     link_.get(), &transport_));
+                                     &master_->link(), &transport_));
   MT_RETURN_IF_ERROR(slot.node->Register());
   if (options_.background) slot.node->Start();
   return Status::Ok();
 }
+
+Master& EmbeddedCluster::master() { return master_->engine(); }
 
 EmbeddedCluster::~EmbeddedCluster() {
   {
@@ -92,7 +92,7 @@ void EmbeddedCluster::TickLoop() {
 }
 
 std::unique_ptr<Client> EmbeddedCluster::NewClient() {
-  return std::make_unique<StoreClient>(api_.get(), &transport_);
+  return std::make_unique<StoreClient>(&master_->api(), &transport_);
 }
 
 void EmbeddedCluster::Step() {

@@ -54,9 +54,9 @@ void LeaseReleaser::Loop() {
                    std::make_move_iterator(queue_.begin() + n));
       queue_.erase(queue_.begin(), queue_.begin() + n);
     }
-    const Status sent = master_->ReleaseLeases(batch);
+    const bool sent = master_->ReleaseLeases(batch).ok();
     MutexLock lock(&mu_);
-    (sent.ok() ? sent_ : dropped_) += batch.size();
+    (sent ? sent_ : dropped_) += batch.size();
   }
 }
 

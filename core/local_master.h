@@ -1,8 +1,10 @@
 #pragma once
 
 // MasterApi and MasterLink onto a Master in the same process: what the
-// embedded cluster, the standalone daemon's node and tests use instead of
-// gRPC. The interfaces themselves are in protocol/.
+// embedded cluster, the standalone daemon's node, the gRPC service and
+// tests use to reach a master without the network. The interfaces
+// themselves are in protocol/; this header names Master only by a forward
+// declaration, so its users do not include core/master.h.
 //
 // Thread safety: as the Master's methods.
 
@@ -10,111 +12,71 @@
 #include <string>
 #include <vector>
 
-#include "core/master.h"
 #include "protocol/master_api.h"
 #include "protocol/master_link.h"
 
 namespace mooncake_tier {
 
+class Master;  // core/master.h
+
 class LocalMasterApi final : public MasterApi {
  public:
+  // `master` must outlive this.
   explicit LocalMasterApi(Master* master) : master_(master) {}
   // Waits for room as the master's put_wait_timeout says.
   std::vector<Result<ReplicaDescriptor>> PutStart(
-      std::span<const PutStartRequest> requests) override {
-    return master_->PutStart(
-        requests, master_->clock()->Now() + master_->put_wait_timeout());
-  }
+      std::span<const PutStartRequest> requests) override;
+  std::vector<Result<ReplicaDescriptor>> PutStartWithin(
+      std::span<const PutStartRequest> requests, Duration max_wait) override;
   std::vector<Status> PutEnd(const ClientId& client,
-                             std::span<const std::string> keys) override {
-    return master_->PutEnd(client, keys);
-  }
+                             std::span<const std::string> keys) override;
   std::vector<Status> PutRevoke(const ClientId& client,
-                                std::span<const std::string> keys) override {
-    return master_->PutRevoke(client, keys);
-  }
+                                std::span<const std::string> keys) override;
   std::vector<Result<ObjectReplicas>> GetReplicaList(
-      std::span<const std::string> keys) override {
-    return master_->GetReplicaList(keys);
-  }
-  Status ReleaseLeases(std::span<const LeaseRelease> releases) override {
-    master_->ReleaseLeases(releases);
-    return Status::Ok();
-  }
+      std::span<const std::string> keys) override;
+  Result<size_t> ReleaseLeases(
+      std::span<const LeaseRelease> releases) override;
   std::vector<Result<ExistsInfo>> Exists(
-      std::span<const std::string> keys) override {
-    return master_->Exists(keys);
-  }
+      std::span<const std::string> keys) override;
   std::vector<Status> Remove(std::span<const std::string> keys,
-                             RemoveOptions options) override {
-    return master_->Remove(keys, options);
-  }
+                             RemoveOptions options) override;
   std::vector<Result<GroupDescription>> GetGroup(
-      std::span<const std::string> group_ids) override {
-    return master_->GetGroup(group_ids);
-  }
+      std::span<const std::string> group_ids) override;
   std::vector<Status> RemoveGroup(std::span<const std::string> group_ids,
-                                  RemoveOptions options) override {
-    return master_->RemoveGroup(group_ids, options);
-  }
-  Result<NodeView> GetNode(NodeId node) override {
-    return master_->FindNode(node);
-  }
+                                  RemoveOptions options) override;
+  Result<NodeView> GetNode(NodeId node) override;
 
  private:
   Master* const master_;
 };
 
-
-// MasterLink onto a Master in the same process.
+// MasterLink onto a Master in the same process. Task reports reach the
+// master as the node's batches.
 class LocalMasterLink final : public MasterLink {
  public:
+  // `master` must outlive this.
   explicit LocalMasterLink(Master* master) : master_(master) {}
   Result<NodeId> RegisterNode(
       const NodeSpec& spec,
-      std::span<const SsdInventoryEntry> inventory) override {
-    return master_->RegisterNode(spec, inventory);
-  }
-  Status Heartbeat(NodeId node, const std::optional<SsdReport>& ssd) override {
-    return master_->Heartbeat(node, ssd);
-  }
+      std::span<const SsdInventoryEntry> inventory) override;
+  Status Heartbeat(NodeId node, const std::optional<SsdReport>& ssd) override;
   Result<NodeTasks> PullTasks(NodeId node, uint32_t max_tasks,
-                              Duration wait) override {
-    return master_->PullTasks(node, max_tasks, master_->clock()->Now() + wait);
-  }
-  void InterruptPull(NodeId node) override { master_->InterruptPull(node); }
-  Status DeregisterNode(NodeId node) override {
-    return master_->DeregisterNode(node);
-  }
-  // Task reports reach the master as the node's batches.
+                              Duration wait) override;
+  void InterruptPull(NodeId node) override;
+  Status DeregisterNode(NodeId node) override;
   std::vector<Status> NotifyOffloadSuccess(
-      NodeId node, std::span<const TaskId> tasks) override {
-    return master_->NotifyOffloadSuccess(node, tasks);
-  }
+      NodeId node, std::span<const TaskId> tasks) override;
   std::vector<Status> NotifyOffloadFailure(
-      NodeId node, std::span<const TaskFailure> failures) override {
-    return master_->NotifyOffloadFailure(node, failures);
-  }
+      NodeId node, std::span<const TaskFailure> failures) override;
   Status ReportSsdCorruption(NodeId node,
-                             std::span<const std::string> keys) override {
-    master_->ReportSsdCorruption(node, keys);
-    return Status::Ok();
-  }
+                             std::span<const std::string> keys) override;
   std::vector<Result<ReplicaDescriptor>> PromotionAllocStart(
-      NodeId node, std::span<const TaskId> tasks) override {
-    return master_->PromotionAllocStart(node, tasks);
-  }
+      NodeId node, std::span<const TaskId> tasks) override;
   std::vector<Status> NotifyPromotionSuccess(
-      NodeId node, std::span<const TaskId> tasks) override {
-    return master_->NotifyPromotionSuccess(node, tasks);
-  }
+      NodeId node, std::span<const TaskId> tasks) override;
   std::vector<Status> NotifyPromotionFailure(
-      NodeId node, std::span<const TaskFailure> failures) override {
-    return master_->NotifyPromotionFailure(node, failures);
-  }
-  Result<NodeView> GetNode(NodeId node) override {
-    return master_->FindNode(node);
-  }
+      NodeId node, std::span<const TaskFailure> failures) override;
+  Result<NodeView> GetNode(NodeId node) override;
 
  private:
   Master* const master_;

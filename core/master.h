@@ -35,6 +35,7 @@
 #include "core/dram_pressure.h"
 #include "core/eviction_planner.h"
 #include "core/group_table.h"
+#include "core/master_admin.h"
 #include "core/master_config.h"
 #include "core/master_stats.h"
 #include "core/master_views.h"
@@ -63,7 +64,7 @@ struct MemoryRound;
 enum class DramUse : uint8_t;
 
 
-class Master {
+class Master final : public MasterAdmin {
  public:
   // REQUIRES: config.Validate() is empty (otherwise throws
   // std::invalid_argument: a start-up configuration error). `clock` must
@@ -79,7 +80,7 @@ class Master {
 
   // The effective configuration: the start values, with the run-time
   // knobs and the promotion options as they are now. A copy.
-  MasterConfig config() const;
+  MasterConfig config() const override;
 
   // ---- Run-time configuration ----
 
@@ -93,7 +94,7 @@ class Master {
   // configuration before and after, for the caller to log.
   Result<RuntimeConfigUpdate> UpdateRuntimeConfig(
       const RuntimeConfigChange& change,
-      const PromotionEdit& edit_promotion = nullptr);
+      const PromotionEdit& edit_promotion = nullptr) override;
   Status SetRuntimeConfig(const RuntimeConfigChange& change) {
     return UpdateRuntimeConfig(change).status();
   }
@@ -140,14 +141,14 @@ class Master {
   // the whole group goes (kGroup), or the member goes and its group turns
   // broken (kMember).
   std::vector<Status> Remove(std::span<const std::string> keys,
-                             RemoveOptions options);
+                             RemoveOptions options) override;
 
   // Groups by id: state, counts and members. GROUP_NOT_FOUND when unknown.
   std::vector<Result<GroupDescription>> GetGroup(
-      std::span<const std::string> group_ids) const;
+      std::span<const std::string> group_ids) const override;
   // Removes every member of each group and the group itself.
   std::vector<Status> RemoveGroup(std::span<const std::string> group_ids,
-                                  RemoveOptions options);
+                                  RemoveOptions options) override;
 
   // ---- Node calls ----
 
@@ -231,8 +232,9 @@ class Master {
   // unknown; NOT_APPLICABLE when it is already in DRAM, has no SSD copy, is
   // being put, or its group is not complete; OBJECT_BUSY when a promotion
   // is already queued; QUEUE_FULL at the queue limit.
-  Result<std::vector<TaskId>> PromoteObject(const std::string& key);
-  Result<std::vector<TaskId>> PromoteGroup(const std::string& group_id);
+  Result<std::vector<TaskId>> PromoteObject(const std::string& key) override;
+  Result<std::vector<TaskId>> PromoteGroup(
+      const std::string& group_id) override;
   // Reaps promotions older than the task timeout. Returns tasks reaped.
   size_t ReapPromotionTasks();
   // While DRAM is below the proactive low watermark, promotes the hottest
@@ -256,29 +258,30 @@ class Master {
   // or is hard-pinned; OBJECT_BUSY while a put, an offload or a promotion
   // of it is in flight; OBJECT_LEASED while a reader holds a lease;
   // QUEUE_FULL when the offload cannot be queued.
-  Result<ForcedEviction> EvictObject(const std::string& key);
+  Result<ForcedEviction> EvictObject(const std::string& key) override;
   // The same for a whole group, as one unit (docs/design/groups.md): its
   // DRAM copies go together, and with offload on, not before every member
   // has an SSD copy: the missing offloads are queued and the last one to
   // land drops them all (unless a member is leased or pinned by then).
   // GROUP_NOT_FOUND; NOT_APPLICABLE when it is filling or no member is in
   // DRAM; the other reasons as EvictObject for any member.
-  Result<ForcedEviction> EvictGroup(const std::string& group_id);
+  Result<ForcedEviction> EvictGroup(const std::string& group_id) override;
 
   // ---- Lookups for clients and operators ----
 
   std::optional<NodeView> GetNode(NodeId node) const;
   // The same as a Result: NODE_NOT_FOUND when the node is not registered.
   Result<NodeView> FindNode(NodeId node) const;
-  std::vector<NodeView> ListNodes() const;
-  Result<ObjectDescription> DescribeObject(std::string_view key) const;
-  std::vector<Task> ListTasks(TaskKind kind) const;
+  std::vector<NodeView> ListNodes() const override;
+  Result<ObjectDescription> DescribeObject(
+      std::string_view key) const override;
+  std::vector<Task> ListTasks(TaskKind kind) const override;
   // Up to `limit` groups with ids after `cursor`, in id order, in state
   // `filter` if given; GroupPage::next_cursor continues the listing. For
   // operators: each page scans every group stripe (one at a time, never
   // holding an object stripe).
   GroupPage ListGroups(std::optional<GroupState> filter, size_t limit,
-                       std::string_view cursor) const {
+                       std::string_view cursor) const override {
     return index_.ListGroups(filter, limit, cursor);
   }
 
@@ -302,14 +305,14 @@ class Master {
   // offload queue takes them. Returns the bytes queued.
   uint64_t WriteBack();
   // Every node's DRAM as the last memory round saw it.
-  std::vector<NodeMemoryView> MemoryByNode() const;
+  std::vector<NodeMemoryView> MemoryByNode() const override;
   uint64_t EvictSsd();  // per node; returns bytes dropped
   // Expires groups filling past group_fill_timeout (removing their
   // members) and collects groups broken or expired for group_broken_ttl
   // (removing survivors). Returns groups expired plus collected.
   size_t SweepGroups();
 
-  MasterStats GetStats() const;
+  MasterStats GetStats() const override;
   // Walks every object; O(n). For tests and operators.
   AuditReport Audit() const;
 

@@ -274,6 +274,29 @@ TEST_F(TaskLifecycleTest, AGroupCommitsTogetherOnceEveryMemberIsStaged) {
   for (const std::string& key : keys) EXPECT_EQ(Pins(key), 0u);
 }
 
+// A member whose object left the group while staged has nothing to commit
+// into: it ends with the group's commit, and its gate slot comes back once
+// (it was given back twice before the lifecycle: at the commit and again
+// when the reaper ended the task left behind).
+TEST_F(TaskLifecycleTest, AStagedMemberWhoseObjectLeftEndsWithTheCommit) {
+  const std::vector<std::string> keys = AddGroup("g", {1, 1});
+  const std::vector<TaskId> ids = QueueGroup(keys);
+  life_.Dispatch(1, 10, 10, 10);
+  ASSERT_TRUE(life_.Stage(1, ids[0]).ok());
+  ASSERT_TRUE(life_.Stage(1, ids[1]).ok());
+  ASSERT_TRUE(Report(1, TaskKind::kPromotion, ids[1]).ok());
+  index_.Update(keys[1], [](ObjectSlot& object) { object.Erase(); });
+  ASSERT_TRUE(Report(1, TaskKind::kPromotion, ids[0]).ok());
+  EXPECT_EQ(promotion_.commits, std::vector<std::string>{keys[0]});
+  EXPECT_EQ(promotion_.ends, (std::vector<std::pair<std::string, TaskEnd>>{
+                                 {keys[1], TaskEnd::kSourceLost}}));
+  EXPECT_FALSE(life_.HasTask(TaskKind::kPromotion, keys[1]));
+  EXPECT_EQ(life_.gate().in_flight(), 0u);
+  clock_.Advance(std::chrono::hours(1));
+  EXPECT_EQ(life_.Reap(TaskKind::kPromotion, std::chrono::seconds(1)), 0u);
+  EXPECT_EQ(life_.gate().in_flight(), 0u);
+}
+
 TEST_F(TaskLifecycleTest, AFailedMemberEndsItsGroupAndDoomsWhatIsBeingWritten) {
   const std::vector<std::string> keys = AddGroup("g", {1, 1, 1, 1});
   const std::vector<TaskId> ids = QueueGroup(keys);

@@ -1,6 +1,6 @@
 #include "daemon/master_process.h"
 
-#include "core/master.h"
+#include "core/master_host.h"
 
 #include <chrono>
 #include <utility>
@@ -43,10 +43,12 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
     options.config.first_node_id = FirstNodeIdForThisStart();
   }
   std::unique_ptr<MasterProcess> process(new MasterProcess(std::move(options)));
-  process->master_ =
-      std::make_unique<Master>(process->options_.config, process->clock());
-  process->service_ =
-      std::make_unique<rpc::MasterService>(process->master_.get());
+  MT_ASSIGN_OR_RETURN(
+      process->master_,
+      MasterHost::Create(process->options_.config, process->clock()));
+  process->service_ = std::make_unique<rpc::MasterService>(
+      &process->master_->api(), &process->master_->link(),
+      rpc::MasterServiceOptions{.clock = process->clock()});
   rpc::RpcServerOptions server_options;
   server_options.address = process->options_.listen;
   MT_ASSIGN_OR_RETURN(
@@ -63,6 +65,8 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
 }
 
 MasterProcess::~MasterProcess() { Shutdown(); }
+
+MasterAdmin& MasterProcess::master() { return master_->admin(); }
 
 const Clock* MasterProcess::clock() const { return SystemClock::Default(); }
 

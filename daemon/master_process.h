@@ -1,14 +1,14 @@
 #pragma once
 
-// The master role of mooncake-tierd: a core Master served over gRPC
-// (rpc::MasterService in an rpc::RpcServer), with the master's background
-// steps (Master::Tick: node expiry, put and task reaping, eviction, group
-// sweeps, proactive promotion) on a thread of their own.
+// The master role of mooncake-tierd: a master (core/master_host.h) served
+// over gRPC (rpc::MasterService in an rpc::RpcServer), with the master's
+// background steps (Tick: node expiry, put and task reaping, eviction,
+// group sweeps, proactive promotion) on a thread of their own.
 //
 // Used by the `master` and `standalone` subcommands and by tests.
 //
-// Thread safety: master() is thread-safe (Master is). Start, Shutdown and
-// the destructor are called by one owner.
+// Thread safety: master() is thread-safe (the master is). Start, Shutdown
+// and the destructor are called by one owner.
 
 #include <chrono>
 #include <memory>
@@ -17,11 +17,12 @@
 
 #include "absl/base/thread_annotations.h"
 #include "base/clock.h"
+#include "core/master_admin.h"
 #include "core/master_config.h"
 #include "base/mutex.h"
 
 namespace mooncake_tier {
-class Master;  // core/master.h
+class MasterHost;  // core/master_host.h
 }  // namespace mooncake_tier
 
 namespace mooncake_tier::rpc {
@@ -59,7 +60,8 @@ class MasterProcess {
 
   // "host:port" actually bound: what clients and nodes dial.
   const std::string& address() const { return address_; }
-  Master& master() { return *master_; }
+  // The engine's operators' interface (the admin API and metrics use it).
+  MasterAdmin& master();
   // The master's clock (heartbeat, lease and task ages).
   const Clock* clock() const;
   // Every gRPC call served, by method (mooncake_rpc_requests_total,
@@ -76,7 +78,7 @@ class MasterProcess {
 
   const MasterProcessOptions options_;
   std::string address_;
-  std::unique_ptr<Master> master_;
+  std::unique_ptr<MasterHost> master_;
   std::unique_ptr<rpc::MasterService> service_;
   std::unique_ptr<rpc::RpcServer> server_;
 

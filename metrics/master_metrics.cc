@@ -1,7 +1,5 @@
 #include "metrics/master_metrics.h"
 
-#include "core/master.h"
-
 #include <array>
 #include <chrono>
 #include <string_view>
@@ -216,7 +214,7 @@ void AddCalls(const rpc::CallRecorder& recorder, MetricId counts,
 
 }  // namespace
 
-MasterMetrics::MasterMetrics(const Master* master, const Clock* clock,
+MasterMetrics::MasterMetrics(const MasterAdmin* master, const Clock* clock,
                              const rpc::CallRecorder* rpc,
                              const rpc::CallRecorder* admin)
     : master_(master), clock_(clock), rpc_(rpc), admin_(admin) {}

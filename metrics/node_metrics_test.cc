@@ -7,6 +7,7 @@
 
 #include "base/latency_histogram.h"
 #include "core/local_master.h"
+#include "core/master.h"
 #include "metrics/metric_catalog.h"
 #include "metrics/text_exposition.h"
 #include "node/memory_ssd_device.h"

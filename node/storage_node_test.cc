@@ -7,6 +7,7 @@
 #include <span>
 
 #include "core/local_master.h"
+#include "core/master.h"
 #include "node/memory_ssd_device.h"
 #include "transport/in_process_transport.h"
 

@@ -5,7 +5,8 @@
 // (core/local_master.h) calls a Master in the same process;
 // rpc/grpc_master_api.h reaches a remote one. It lives in protocol/, so
 // that client/ (which calls it) and rpc/ (which implements it) need
-// neither the engine nor each other. It names no transport.
+// neither the engine nor each other. It names no transport. The gRPC
+// service (rpc/master_service.h) serves the wire through it too.
 //
 // Thread safety: implementations are safe to call from many threads.
 
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "mooncake_tier/status.h"
 #include "protocol/messages.h"
 #include "protocol/node.h"
@@ -22,17 +24,28 @@ namespace mooncake_tier {
 class MasterApi {
  public:
   virtual ~MasterApi() = default;
+  // Room for each object; a full tier may wait for writeback, as long as
+  // the master's put_wait_timeout.
   virtual std::vector<Result<ReplicaDescriptor>> PutStart(
       std::span<const PutStartRequest> requests) = 0;
+  // The same, waiting at most `max_wait` (and never past the master's own
+  // limit): what a server passes when its caller's deadline is nearer.
+  // Default: PutStart (the implementation bounds the wait itself).
+  virtual std::vector<Result<ReplicaDescriptor>> PutStartWithin(
+      std::span<const PutStartRequest> requests, Duration max_wait) {
+    return PutStart(requests);
+  }
   virtual std::vector<Status> PutEnd(const ClientId& client,
                                      std::span<const std::string> keys) = 0;
   virtual std::vector<Status> PutRevoke(const ClientId& client,
                                         std::span<const std::string> keys) = 0;
   virtual std::vector<Result<ObjectReplicas>> GetReplicaList(
       std::span<const std::string> keys) = 0;
-  // Readers done copying (Master::ReleaseLeases). A failed call only means
-  // the leases end at their expiry instead.
-  virtual Status ReleaseLeases(std::span<const LeaseRelease> releases) = 0;
+  // Readers done copying (Master::ReleaseLeases): how many releases ended
+  // a reader's share. A failed call only means the leases end at their
+  // expiry instead.
+  virtual Result<size_t> ReleaseLeases(
+      std::span<const LeaseRelease> releases) = 0;
   virtual std::vector<Result<ExistsInfo>> Exists(
       std::span<const std::string> keys) = 0;
   virtual std::vector<Status> Remove(std::span<const std::string> keys,

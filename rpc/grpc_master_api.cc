@@ -94,7 +94,8 @@ std::vector<Result<ObjectReplicas>> GrpcMasterApi::GetReplicaList(
       });
 }
 
-Status GrpcMasterApi::ReleaseLeases(std::span<const LeaseRelease> releases) {
+Result<size_t> GrpcMasterApi::ReleaseLeases(
+    std::span<const LeaseRelease> releases) {
   proto::ReleaseLeasesRequest req;
   req.mutable_releases()->Reserve(static_cast<int>(releases.size()));
   for (const LeaseRelease& r : releases) {
@@ -103,9 +104,10 @@ Status GrpcMasterApi::ReleaseLeases(std::span<const LeaseRelease> releases) {
     out->set_lease_id(r.lease_id);
   }
   proto::ReleaseLeasesResponse resp;
-  return stub_->Call(
+  MT_RETURN_IF_ERROR(stub_->Call(
       MasterMethod::kReleaseLeases, releases.size(),
-      [&](Stub& s, Context* c) { return s.ReleaseLeases(c, req, &resp); });
+      [&](Stub& s, Context* c) { return s.ReleaseLeases(c, req, &resp); }));
+  return static_cast<size_t>(resp.released());
 }
 
 std::vector<Result<ExistsInfo>> GrpcMasterApi::Exists(

@@ -40,7 +40,8 @@ class GrpcMasterApi final : public MasterApi {
                                 std::span<const std::string> keys) override;
   std::vector<Result<ObjectReplicas>> GetReplicaList(
       std::span<const std::string> keys) override;
-  Status ReleaseLeases(std::span<const LeaseRelease> releases) override;
+  Result<size_t> ReleaseLeases(
+      std::span<const LeaseRelease> releases) override;
   std::vector<Result<ExistsInfo>> Exists(
       std::span<const std::string> keys) override;
   std::vector<Status> Remove(std::span<const std::string> keys,

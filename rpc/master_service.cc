@@ -1,7 +1,5 @@
 #include "rpc/master_service.h"
 
-#include "core/master.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -111,8 +109,9 @@ auto CallEach(std::span<const T> items, Fn&& fn) {
 
 class MasterService::Handler final : public proto::MasterService::Service {
  public:
-  Handler(Master* master, const Clock* clock, CallRecorder* recorder)
-      : master_(master), clock_(clock), recorder_(recorder) {}
+  Handler(MasterApi* api, MasterLink* link, const Clock* clock,
+          CallRecorder* recorder)
+      : api_(api), link_(link), clock_(clock), recorder_(recorder) {}
 
   // ---- Client calls ----
 
@@ -121,13 +120,12 @@ class MasterService::Handler final : public proto::MasterService::Service {
                         proto::PutStartResponse* resp) override {
     // A put into a full tier may wait for writeback, within the master's
     // put_wait_timeout and short of the caller's deadline (room to answer).
-    const TimePoint wait_until =
-        clock_->Now() + WaitBudget(ctx, master_->put_wait_timeout());
+    const Duration max_wait = WaitBudget(ctx, Duration::max());
     return ServeBatch(
         MasterMethod::kPutStart, req->items(),
         [](const proto::PutStartItem& item) { return FromProto(item); },
         [&](std::span<const PutStartRequest> items) {
-          return master_->PutStart(items, wait_until);
+          return api_->PutStartWithin(items, max_wait);
         },
         [&](const Result<ReplicaDescriptor>& r) {
           proto::PutStartResult* out = resp->add_results();
@@ -142,7 +140,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kPutEnd, req->keys(), DecodeKey,
         [&](std::span<const std::string> keys) {
-          return master_->PutEnd(req->client_id(), keys);
+          return api_->PutEnd(req->client_id(), keys);
         },
         StatusesInto(resp->mutable_results()),
         CheckNameLength(req->client_id(), "client_id"));
@@ -154,7 +152,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kPutRevoke, req->keys(), DecodeKey,
         [&](std::span<const std::string> keys) {
-          return master_->PutRevoke(req->client_id(), keys);
+          return api_->PutRevoke(req->client_id(), keys);
         },
         StatusesInto(resp->mutable_results()),
         CheckNameLength(req->client_id(), "client_id"));
@@ -168,7 +166,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kGetReplicaList, req->keys(), DecodeKey,
         [&](std::span<const std::string> keys) {
-          return master_->GetReplicaList(keys);
+          return api_->GetReplicaList(keys);
         },
         [&](const Result<ObjectReplicas>& r) {
           proto::GetReplicaListResult* out = resp->add_results();
@@ -184,7 +182,8 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kReleaseLeases, req->releases(), DecodeRelease,
         [&](std::span<const LeaseRelease> releases) {
-          resp->set_released(master_->ReleaseLeases(releases));
+          Result<size_t> released = api_->ReleaseLeases(releases);
+          resp->set_released(released.ok() ? *released : 0);
           // Nothing per item: a stale release is no error.
           return std::vector<Status>(releases.size());
         },
@@ -196,7 +195,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kExists, req->keys(), DecodeKey,
         [&](std::span<const std::string> keys) {
-          return master_->Exists(keys);
+          return api_->Exists(keys);
         },
         [&](const Result<ExistsInfo>& r) {
           proto::ExistsResult* out = resp->add_results();
@@ -210,7 +209,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kRemove, req->keys(), DecodeKey,
         [&](std::span<const std::string> keys) {
-          return master_->Remove(keys, RemoveOptions{req->force()});
+          return api_->Remove(keys, RemoveOptions{req->force()});
         },
         StatusesInto(resp->mutable_results()));
   }
@@ -220,7 +219,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kGetGroup, req->group_ids(), DecodeGroupId,
         [&](std::span<const std::string> ids) {
-          return master_->GetGroup(ids);
+          return api_->GetGroup(ids);
         },
         [&](const Result<GroupDescription>& r) {
           proto::GetGroupResult* out = resp->add_results();
@@ -236,7 +235,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kRemoveGroup, req->group_ids(), DecodeGroupId,
         [&](std::span<const std::string> ids) {
-          return master_->RemoveGroup(ids, RemoveOptions{req->force()});
+          return api_->RemoveGroup(ids, RemoveOptions{req->force()});
         },
         StatusesInto(resp->mutable_results()));
   }
@@ -247,7 +246,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
         MasterMethod::kGetNode, req->node_ids(), DecodeId,
         [&](std::span<const NodeId> ids) {
           return CallEach(ids,
-                          [&](NodeId id) { return master_->FindNode(id); });
+                          [&](NodeId id) { return api_->GetNode(id); });
         },
         [&](const Result<NodeView>& r) {
           proto::GetNodeResult* out = resp->add_results();
@@ -275,7 +274,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
         Result<SsdInventoryEntry> entry = FromProto(e);
         if (entry.ok()) inventory.push_back(std::move(*entry));
       }
-      Result<NodeId> id = master_->RegisterNode(spec, inventory);
+      Result<NodeId> id = link_->RegisterNode(spec, inventory);
       EncodeResult(id, resp->mutable_status(),
                    [&](NodeId v) { resp->set_node_id(v); });
       return Status::Ok();
@@ -290,7 +289,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
       std::optional<SsdReport> ssd;
       if (req->has_ssd()) ssd = FromProto(req->ssd());
       // In band: NODE_NOT_FOUND is an answer (register again).
-      ToProto(master_->Heartbeat(req->node_id(), ssd), resp->mutable_status());
+      ToProto(link_->Heartbeat(req->node_id(), ssd), resp->mutable_status());
       return Status::Ok();
     });
   }
@@ -302,9 +301,8 @@ class MasterService::Handler final : public proto::MasterService::Service {
       MT_RETURN_IF_ERROR(CheckNodeId(req->node_id()));
       const Duration asked = std::chrono::milliseconds(
           std::min<uint32_t>(req->wait_ms(), kMaxPullWaitMs));
-      const TimePoint wait_until = clock_->Now() + WaitBudget(ctx, asked);
-      Result<NodeTasks> tasks =
-          master_->PullTasks(req->node_id(), req->max_tasks(), wait_until);
+      Result<NodeTasks> tasks = link_->PullTasks(
+          req->node_id(), req->max_tasks(), WaitBudget(ctx, asked));
       EncodeResult(tasks, resp->mutable_status(),
                    [&](const auto& v) { ToProto(v, clock_->Now(), resp); });
       return Status::Ok();
@@ -318,7 +316,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
       MT_RETURN_IF_ERROR(CheckNodeId(req->node_id()));
       // In band, as a heartbeat's: NODE_NOT_FOUND is an answer, not a
       // failed call.
-      ToProto(master_->DeregisterNode(req->node_id()), resp->mutable_status());
+      ToProto(link_->DeregisterNode(req->node_id()), resp->mutable_status());
       return Status::Ok();
     });
   }
@@ -330,7 +328,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kNotifyOffloadSuccess, req->task_ids(), DecodeId,
         [&](std::span<const TaskId> ids) {
-          return master_->NotifyOffloadSuccess(node, ids);
+          return link_->NotifyOffloadSuccess(node, ids);
         },
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
@@ -343,7 +341,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
         MasterMethod::kNotifyOffloadFailure, req->failures(),
         DecodeFailure<proto::OffloadFailure>,
         [&](std::span<const TaskFailure> failures) {
-          return master_->NotifyOffloadFailure(node, failures);
+          return link_->NotifyOffloadFailure(node, failures);
         },
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
@@ -355,7 +353,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kReportSsdCorruption, req->keys(), DecodeKey,
         [&](std::span<const std::string> keys) {
-          master_->ReportSsdCorruption(node, keys);
+          link_->ReportSsdCorruption(node, keys).IgnoreError();
           return std::vector<Status>(keys.size());
         },
         // Nothing per key to report: invalid keys cannot be stored.
@@ -371,7 +369,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kPromotionAllocStart, req->task_ids(), DecodeId,
         [&](std::span<const TaskId> ids) {
-          return master_->PromotionAllocStart(node, ids);
+          return link_->PromotionAllocStart(node, ids);
         },
         [&](const Result<ReplicaDescriptor>& r) {
           proto::PromotionAllocStartResult* out = resp->add_results();
@@ -389,7 +387,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     return ServeBatch(
         MasterMethod::kNotifyPromotionSuccess, req->task_ids(), DecodeId,
         [&](std::span<const TaskId> ids) {
-          return master_->NotifyPromotionSuccess(node, ids);
+          return link_->NotifyPromotionSuccess(node, ids);
         },
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
@@ -402,7 +400,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
         MasterMethod::kNotifyPromotionFailure, req->failures(),
         DecodePromotionFailure,
         [&](std::span<const TaskFailure> failures) {
-          return master_->NotifyPromotionFailure(node, failures);
+          return link_->NotifyPromotionFailure(node, failures);
         },
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
@@ -433,18 +431,20 @@ class MasterService::Handler final : public proto::MasterService::Service {
     });
   }
 
-  Master* const master_;
+  MasterApi* const api_;
+  MasterLink* const link_;
   const Clock* const clock_;
   CallRecorder* const recorder_;
 };
 
-MasterService::MasterService(Master* master, MasterServiceOptions options)
+MasterService::MasterService(MasterApi* api, MasterLink* link,
+                             MasterServiceOptions options)
     : owned_recorder_(options.recorder ? nullptr
                                        : std::make_unique<CallRecorder>(
                                              MasterMethodNames())),
       recorder_(options.recorder ? options.recorder : owned_recorder_.get()),
       handler_(std::make_unique<Handler>(
-          master, options.clock ? options.clock : SystemClock::Default(),
+          api, link, options.clock ? options.clock : SystemClock::Default(),
           recorder_)) {}
 
 MasterService::~MasterService() = default;

@@ -1,11 +1,10 @@
 #pragma once
 
 // The server side of the control plane: MasterService
-// (rpc/proto/master.proto) served over a core::Master. Each handler
-// validates the request, calls the master with the items that passed (once
-// with the whole batch; once per task for the node calls about tasks, which
-// the master takes one at a time), and encodes one result per item in
-// order. A request refused as a whole (too many items, a missing node id or
+// (rpc/proto/master.proto) served over a master's MasterApi (client calls)
+// and MasterLink (node calls), the interfaces of protocol/. Each handler
+// validates the request, calls the master once with the items that passed,
+// and encodes one result per item in order. A request refused as a whole (too many items, a missing node id or
 // spec) fails the call with INVALID_ARGUMENT and the reason attached;
 // nothing in a request can make the server assert.
 //
@@ -13,16 +12,15 @@
 // The generated gRPC headers stay inside master_service.cc.
 //
 // Thread safety: thread-safe; gRPC calls the handlers from many threads and
-// the Master is thread-safe.
+// the interfaces' implementations are thread-safe.
 
 #include <memory>
 
 #include "base/clock.h"
+#include "protocol/master_api.h"
+#include "protocol/master_link.h"
 #include "rpc/call_recorder.h"
 
-namespace mooncake_tier {
-class Master;  // core/master.h
-}  // namespace mooncake_tier
 
 namespace grpc {
 class Service;
@@ -42,8 +40,11 @@ struct MasterServiceOptions {
 
 class MasterService {
  public:
-  // `master` must outlive the service.
-  explicit MasterService(Master* master, MasterServiceOptions options = {});
+  // Serves client calls through `api` and node calls through `link` (for
+  // an in-process master, core/local_master.h); both must outlive the
+  // service.
+  MasterService(MasterApi* api, MasterLink* link,
+                MasterServiceOptions options = {});
   MasterService(const MasterService&) = delete;
   MasterService& operator=(const MasterService&) = delete;
   ~MasterService();

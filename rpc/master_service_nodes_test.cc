@@ -34,7 +34,8 @@ NodeSpec Spec(const std::string& name) {
 class MasterServiceNodesTest : public ::testing::Test {
  protected:
   MasterServiceNodesTest()
-      : service_(&harness_.master(), {.clock = &harness_.clock()}) {}
+      : service_(&harness_.api(), &harness_.link(),
+                 {.clock = &harness_.clock()}) {}
 
   void SetUp() override {
     Result<std::unique_ptr<RpcServer>> server =

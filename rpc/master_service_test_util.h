@@ -76,7 +76,7 @@ class MasterServiceTest : public ::testing::Test {
  protected:
   MasterServiceTest()
       : harness_(WriteThrough()),
-        service_(&harness_.master(), {.clock = &harness_.clock()}) {}
+        service_(&harness_.api(), &harness_.link(), {.clock = &harness_.clock()}) {}
 
   void SetUp() override {
     Result<std::unique_ptr<RpcServer>> server =

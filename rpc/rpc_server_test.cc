@@ -26,7 +26,8 @@ using testing::MasterHarness;
 
 TEST(RpcServerTest, ShutdownStopsServingAndIsIdempotent) {
   MasterHarness harness;
-  MasterService service(&harness.master(), {.clock = &harness.clock()});
+  MasterService service(&harness.api(), &harness.link(),
+                        {.clock = &harness.clock()});
   std::unique_ptr<RpcServer> server =
       std::move(*RpcServer::Start(RpcServerOptions(), {service.grpc_service()}));
   GrpcChannelOptions options;
@@ -45,10 +46,10 @@ TEST(RpcServerTest, ShutdownStopsServingAndIsIdempotent) {
 
 TEST(RpcServerTest, BadAddressesAreRefused) {
   MasterHarness harness;
-  MasterService service(&harness.master());
+  MasterService service(&harness.api(), &harness.link());
   std::unique_ptr<RpcServer> first =
       std::move(*RpcServer::Start(RpcServerOptions(), {service.grpc_service()}));
-  MasterService other(&harness.master());
+  MasterService other(&harness.api(), &harness.link());
   RpcServerOptions same;
   same.address = first->address();
   EXPECT_EQ(RpcServer::Start(same, {other.grpc_service()}).status().reason(),
@@ -75,7 +76,8 @@ TEST(RpcServerTest, CallsAreServedByLastingThreadsNotOneThreadEach) {
   // Once more than two calls were in flight, gRPC's own poller limits (1
   // and 2) started and ended a thread for nearly every call.
   MasterHarness harness;
-  MasterService service(&harness.master(), {.clock = &harness.clock()});
+  MasterService service(&harness.api(), &harness.link(),
+                        {.clock = &harness.clock()});
   RpcServerOptions server_options;
   std::unique_ptr<RpcServer> server = std::move(
       *RpcServer::Start(server_options, {service.grpc_service()}));
@@ -114,7 +116,7 @@ TEST(RpcServerTest, CallsAreServedByLastingThreadsNotOneThreadEach) {
 
 TEST(RpcServerTest, PollerLimitsAreChecked) {
   MasterHarness harness;
-  MasterService service(&harness.master());
+  MasterService service(&harness.api(), &harness.link());
   RpcServerOptions options;
   options.min_pollers = 0;
   EXPECT_EQ(RpcServer::Start(options, {service.grpc_service()})

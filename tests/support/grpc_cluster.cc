@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "client/store_client.h"
+#include "core/local_master.h"
 #include "mooncake_tier/remote_client.h"
 #include "node/memory_ssd_device.h"
 #include "node/ssd_store.h"
@@ -42,7 +43,11 @@ GrpcCluster::GrpcCluster(const GrpcClusterOptions& options)
     : options_(options),
       master_(std::make_unique<Master>(options.master_config,
                                        SystemClock::Default())),
-      service_(std::make_unique<rpc::MasterService>(master_.get())),
+      local_api_(std::make_unique<LocalMasterApi>(master_.get())),
+      local_link_(std::make_unique<LocalMasterLink>(master_.get())),
+      service_(std::make_unique<rpc::MasterService>(
+          local_api_.get(), local_link_.get(),
+          rpc::MasterServiceOptions{.clock = SystemClock::Default()})),
       transport_(std::make_unique<InProcessTransport>()) {}
 
 GrpcCluster::~GrpcCluster() {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "core/local_master.h"
 #include "core/master.h"
 #include "base/mutex.h"
 #include "mooncake_tier/client.h"
@@ -83,6 +84,9 @@ class GrpcCluster {
 
   const GrpcClusterOptions options_;
   std::unique_ptr<Master> master_;
+  // The in-process interfaces the gRPC service serves.
+  std::unique_ptr<LocalMasterApi> local_api_;
+  std::unique_ptr<LocalMasterLink> local_link_;
   std::unique_ptr<rpc::MasterService> service_;
   std::unique_ptr<rpc::RpcServer> server_;
   std::unique_ptr<InProcessTransport> transport_;

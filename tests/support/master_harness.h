@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "core/local_master.h"
 #include "core/master.h"
 
 namespace mooncake_tier::testing {
@@ -18,6 +19,9 @@ class MasterHarness {
   static MasterConfig DefaultConfig();
 
   Master& master() { return master_; }
+  // The master's in-process interfaces (what the gRPC service serves).
+  MasterApi& api() { return api_; }
+  MasterLink& link() { return link_; }
   ManualClock& clock() { return clock_; }
 
   // Registers a node with `dram` bytes of DRAM and `ssd` bytes of SSD.
@@ -45,6 +49,8 @@ class MasterHarness {
  private:
   ManualClock clock_;
   Master master_;
+  LocalMasterApi api_{&master_};
+  LocalMasterLink link_{&master_};
 };
 
 }  // namespace mooncake_tier::testing
