@@ -123,14 +123,17 @@ class TaskLifecycleTest : public ::testing::Test {
   }
 
   Result<TaskId> Queue(TaskKind kind, const std::string& key) {
-    return index_.Update(key, [&](ObjectSlot& object) -> Result<TaskId> {
-      Task task;
-      task.kind = kind;
-      task.node = object->replicas[0].desc.node;
-      task.key = key;
-      task.group = object->group_spec();
-      return life_.Queue(object->replicas[0], std::move(task), 1000);
-    });
+    return index_.Update(
+        key,
+        [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+            object_stripe_role) -> Result<TaskId> {
+          Task task;
+          task.kind = kind;
+          task.node = object->replicas[0].desc.node;
+          task.key = key;
+          task.group = object->group_spec();
+          return life_.Queue(object->replicas[0], std::move(task), 1000);
+        });
   }
 
   // Queues a promotion of every member of `keys`' group, as the master
