@@ -237,14 +237,6 @@ Status Master::ValidatePutStart(const PutStartRequest& request,
   return Status::Ok();
 }
 
-void Master::CountPutStart(const Result<ReplicaDescriptor>& placed) {
-  if (placed.ok()) {
-    counters_.put_started.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    CountPutRefused(placed.status());
-  }
-}
-
 void Master::CountPutRefused(const Status& refused) {
   (refused.reason() == ErrorReason::kNoSpace ? counters_.put_no_space
                                              : counters_.put_rejected)

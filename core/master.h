@@ -323,7 +323,13 @@ class Master final : public MasterAdmin {
   Status ValidatePutStart(const PutStartRequest& request,
                           const Status* group_id_valid = nullptr) const;
   // Book a put start's outcome in the counters.
-  void CountPutStart(const Result<ReplicaDescriptor>& placed);
+  void CountPutStart(const Result<ReplicaDescriptor>& placed) {
+    if (placed.ok()) {
+      counters_.put_started.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      CountPutRefused(placed.status());
+    }
+  }
   void CountPutRefused(const Status& refused);
   // One try at every request, in order; sets waiting[i] for a request that
   // found no room (its result is then a NO_SPACE not yet counted).

@@ -41,12 +41,6 @@ bool ObjectSlot::EraseIfEmpty() {
   return true;
 }
 
-void ObjectSlot::ClearPutPending() {
-  stripe_->mu.AssertHeld();
-  const std::string_view k = key();
-  stripe_->pending_puts.erase(absl::string_view(k.data(), k.size()));
-}
-
 std::optional<TimePoint> ObjectSlot::PutPendingSince() const {
   stripe_->mu.AssertHeld();
   const std::string_view k = key();

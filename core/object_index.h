@@ -183,7 +183,11 @@ class ObjectSlot {
     stripe_->mu.AssertHeld();
     stripe_->pending_puts.emplace(it_->first, started);
   }
-  void ClearPutPending();
+  void ClearPutPending() {
+    stripe_->mu.AssertHeld();
+    const std::string_view k = key();
+    stripe_->pending_puts.erase(absl::string_view(k.data(), k.size()));
+  }
   std::optional<TimePoint> PutPendingSince() const;
 
  private:

@@ -41,19 +41,6 @@ bool ObjectMeta::HasComplete() const {
   return false;
 }
 
-bool ObjectMeta::PutInFlight() const {
-  return const_cast<ObjectMeta*>(this)->StagedPut() != nullptr;
-}
-
-Replica* ObjectMeta::StagedPut() {
-  for (Replica& r : replicas) {
-    if (r.desc.tier == Tier::kMemory &&
-        r.desc.state == ReplicaState::kProcessing && r.staged_by == 0) {
-      return &r;
-    }
-  }
-  return nullptr;
-}
 
 bool ObjectMeta::AnyPinned() const {
   for (const Replica& r : replicas) {

@@ -67,9 +67,19 @@ struct ObjectMeta {
   bool HasComplete() const;
   // A put in flight: a processing DRAM replica that is not a promotion's
   // staged copy.
-  bool PutInFlight() const;
+  bool PutInFlight() const {
+    return const_cast<ObjectMeta*>(this)->StagedPut() != nullptr;
+  }
   // The DRAM replica of the put in flight, or null.
-  Replica* StagedPut();
+  Replica* StagedPut() {
+    for (Replica& r : replicas) {
+      if (r.desc.tier == Tier::kMemory &&
+          r.desc.state == ReplicaState::kProcessing && r.staged_by == 0) {
+        return &r;
+      }
+    }
+    return nullptr;
+  }
   bool AnyPinned() const;
   bool Leased(TimePoint now) const {
     return leases > 0 && lease_deadline > now;
