@@ -47,6 +47,7 @@
 
 #include "core/hashed_key.h"
 #include "mooncake_tier/types.h"
+#include "protocol/group_status_owner.h"
 
 namespace mooncake_tier {
 

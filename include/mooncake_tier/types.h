@@ -1,9 +1,8 @@
 #pragma once
 
-// Vocabulary types shared by the client API and the engine. Plain values,
-// except SharedGroupStatus, a value with shared (reference-counted) state.
+// Vocabulary types of the client API. Plain values, except
+// SharedGroupStatus, a value with shared (reference-counted) state.
 
-#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -63,26 +62,14 @@ struct GroupStatus {
   friend bool operator==(const GroupStatus&, const GroupStatus&) = default;
 };
 
-// Keeps a GroupStatus shared by SharedGroupStatus alive: a reference count
-// owned by whoever made the status (the engine's group record, or a
-// SharedGroupStatus made from a value). Ref and Unref are thread-safe.
-class GroupStatusOwner {
- public:
-  virtual void Ref() const noexcept = 0;
-  // Drops a reference; the last one frees the owner.
-  virtual void Unref() const noexcept = 0;
-
- protected:
-  GroupStatusOwner() = default;
-  GroupStatusOwner(const GroupStatusOwner&) = default;
-  GroupStatusOwner& operator=(const GroupStatusOwner&) = default;
-  ~GroupStatusOwner() = default;
-};
+// Whoever keeps a shared GroupStatus alive (the store's own record of the
+// group, or a SharedGroupStatus's copy of a value). Opaque here.
+class GroupStatusOwner;
 
 // No status, or one immutable GroupStatus shared by every copy. Reads like
 // std::optional<GroupStatus> (has_value, bool, *, ->, value, reset, ==
 // compares the statuses). Why shared: every member of a complete group
-// answers an existence probe with the same status, which the engine keeps
+// answers an existence probe with the same status, which the store keeps
 // with the group, so a probe takes a reference instead of copying the group
 // id into each answer. Made from a value, it holds its own copy.
 // Thread safety: a value; copies may be made and dropped on any threads.
@@ -94,15 +81,16 @@ class SharedGroupStatus {
   SharedGroupStatus(std::optional<GroupStatus> status)  // NOLINT: as optional
       : SharedGroupStatus(status ? SharedGroupStatus(std::move(*status))
                                  : SharedGroupStatus()) {}
-  // Shares `*status`, which `owner` keeps alive (takes one reference).
+  // Shares `*status`, which `owner` keeps alive (takes one reference). For
+  // the store's side, which makes owners.
   SharedGroupStatus(const GroupStatus* status,
                     const GroupStatusOwner* owner) noexcept
       : status_(status), owner_(owner) {
-    if (owner_ != nullptr) owner_->Ref();
+    if (owner_ != nullptr) Retain(owner_);
   }
   SharedGroupStatus(const SharedGroupStatus& other) noexcept
       : status_(other.status_), owner_(other.owner_) {
-    if (owner_ != nullptr) owner_->Ref();
+    if (owner_ != nullptr) Retain(owner_);
   }
   SharedGroupStatus(SharedGroupStatus&& other) noexcept
       : status_(std::exchange(other.status_, nullptr)),
@@ -113,7 +101,7 @@ class SharedGroupStatus {
     return *this;
   }
   ~SharedGroupStatus() {
-    if (owner_ != nullptr) owner_->Unref();
+    if (owner_ != nullptr) Release(owner_);
   }
 
   bool has_value() const noexcept { return status_ != nullptr; }
@@ -140,27 +128,13 @@ class SharedGroupStatus {
   }
 
  private:
-  // A status made from a value: its own owner.
-  struct Owned final : GroupStatusOwner {
-    explicit Owned(GroupStatus s) : status(std::move(s)) {}
-    void Ref() const noexcept override {
-      refs.fetch_add(1, std::memory_order_relaxed);
-    }
-    void Unref() const noexcept override {
-      if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
-    }
-    GroupStatus status;
-    mutable std::atomic<uint32_t> refs{0};
-  };
+  // The owner's reference count, out of line (protocol/group_status.cc).
+  static void Retain(const GroupStatusOwner* owner) noexcept;
+  static void Release(const GroupStatusOwner* owner) noexcept;
 
   const GroupStatus* status_ = nullptr;
   const GroupStatusOwner* owner_ = nullptr;
 };
-
-inline SharedGroupStatus::SharedGroupStatus(GroupStatus status) {
-  const Owned* owned = new Owned(std::move(status));
-  *this = SharedGroupStatus(&owned->status, owned);
-}
 
 struct GroupMemberInfo {
   uint32_t index = 0;
