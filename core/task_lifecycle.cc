@@ -265,21 +265,9 @@ TaskLifecycle::Ended TaskLifecycle::Fail(const Task& task, TaskEnd end,
         });
     if (group_found) return ended;
   }
-  index_->Update(task.key, [&](ObjectSlot& object)
-                               ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                                   object_stripe_role) {
-                                 Result<Task> taken = tasks_.Take(task.id);
-                                 if (!taken.ok()) return;  // settled meanwhile
-                                 Left(*taken);
-                                 const bool was_doomed = taken->doomed;
-                                 policy(taken->kind)
-                                     .Abandon(object, *taken,
-                                              was_doomed ? TaskEnd::kDoomedEnd
-                                                         : end,
-                                              cause);
-                                 ended.self = true;
-                                 if (!was_doomed) ++ended.counted;
-                               });
+  const Abandoned abandoned = TakeAndAbandon(task.id, task.key, end, cause);
+  ended.self = abandoned != Abandoned::kNone;
+  if (abandoned == Abandoned::kEnded) ++ended.counted;
   return ended;
 }
 
@@ -293,19 +281,22 @@ void TaskLifecycle::EndDoomed(const Task& task) {
   TakeAndAbandon(task.id, task.key, TaskEnd::kDoomedEnd, Status::Ok());
 }
 
-bool TaskLifecycle::TakeAndAbandon(TaskId id, const std::string& key,
-                                   TaskEnd end, const Status& cause) {
+TaskLifecycle::Abandoned TaskLifecycle::TakeAndAbandon(TaskId id,
+                                                       const std::string& key,
+                                                       TaskEnd end,
+                                                       const Status& cause) {
   return index_->Update(
       key, [&](ObjectSlot& object)
                ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
                  Result<Task> taken = tasks_.Take(id);
-                 if (!taken.ok()) return false;  // settled meanwhile
+                 if (!taken.ok()) return Abandoned::kNone;  // settled
                  Left(*taken);
+                 const bool was_doomed = taken->doomed;
                  policy(taken->kind)
                      .Abandon(object, *taken,
-                              taken->doomed ? TaskEnd::kDoomedEnd : end,
-                              cause);
-                 return true;
+                              was_doomed ? TaskEnd::kDoomedEnd : end, cause);
+                 return was_doomed ? Abandoned::kDoomedEnded
+                                   : Abandoned::kEnded;
                });
 }
 

@@ -238,8 +238,9 @@ class TaskLifecycle {
   void EndDoomed(const Task& task)
       ABSL_LOCKS_EXCLUDED(group_stripe_role, object_stripe_role);
   // Takes task `id` of `key` out of the table if still booked and
-  // abandons it. True when it did.
-  bool TakeAndAbandon(TaskId id, const std::string& key, TaskEnd end,
+  // abandons it (a doomed one with kDoomedEnd: counted when it was doomed).
+  enum class Abandoned : uint8_t { kNone, kEnded, kDoomedEnded };
+  Abandoned TakeAndAbandon(TaskId id, const std::string& key, TaskEnd end,
                       const Status& cause)
       ABSL_LOCKS_EXCLUDED(object_stripe_role);
   // Book-keeping of a task leaving the table (the gate's slot).
