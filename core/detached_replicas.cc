@@ -19,8 +19,9 @@ std::optional<ReplicaDescriptor> DetachedReplicas::Unpin(ReplicaId id) {
 
 void DetachedReplicas::DropNode(NodeId node) {
   MutexLock lock(&mu_);
-  absl::erase_if(replicas_,
-                 [node](const auto& entry) { return entry.second.desc.node == node; });
+  absl::erase_if(replicas_, [node](const auto& entry) {
+    return entry.second.desc.node == node;
+  });
 }
 
 uint64_t DetachedReplicas::count() const {

@@ -124,8 +124,8 @@ struct GroupMeta {
   //                      has members;
   //   OBJECT_EXISTS      the index is reserved or present under another
   //                      key, or already present under this one.
-  // Reserving an index this key already holds, not yet present, is OK and changes
-  // nothing (a retried PutStart), whatever the group's state. On error
+  // Reserving an index this key already holds, not yet present, is OK and
+  // changes nothing (a retried PutStart), whatever the group's state. On error
   // nothing changes.
   // A group without members, in any state, is as good as new: its next
   // Reserve makes it filling and sets `expected` and `created` afresh, with

@@ -258,8 +258,9 @@ void NodeRegistry::ReportSsd(NodeId id, const SsdReport& report) {
   // always carries some, spread over its files below the share at which
   // compaction takes a file.
   const uint64_t capacity = ToObjectBytes(
-      report, static_cast<uint64_t>(static_cast<double>(report.put_limit_bytes) *
-                                    (1 - kSsdDeadAllowance)));
+      report,
+      static_cast<uint64_t>(static_cast<double>(report.put_limit_bytes) *
+                            (1 - kSsdDeadAllowance)));
   // A node with an SSD tier keeps one, even a full one: with none, eviction
   // would drop its objects' only copies instead of waiting for room.
   node->ssd_capacity.store(std::max<uint64_t>(capacity, 1),
@@ -375,7 +376,8 @@ TierUsage NodeRegistry::MemoryUsageOf(NodeId id) const {
   const Node* node = Find(id);
   if (node == nullptr) return {};
   const uint64_t capacity = node->segment_bytes.load(std::memory_order_relaxed);
-  return {capacity, capacity - node->free_bytes.load(std::memory_order_relaxed)};
+  return {capacity,
+          capacity - node->free_bytes.load(std::memory_order_relaxed)};
 }
 
 TierUsage NodeRegistry::SsdUsage() const {
