@@ -6,7 +6,6 @@
 
 #include <stdexcept>
 
-#include "core/two_choice_strategy.h"
 #include "core/validation.h"
 
 namespace mooncake_tier {
@@ -36,21 +35,12 @@ MasterConfig CheckedConfig(MasterConfig config) {
 }  // namespace
 
 Master::Master(MasterConfig config, const Clock* clock)
-    : config_(CheckedConfig(std::move(config))),
-      knobs_(config_),
-      clock_(clock),
-      index_(config_.shard_count, config_.group_shard_count),
-      nodes_(clock, config_.dram_alignment,
-             std::make_unique<TwoChoiceStrategy>(), config_.first_node_id),
-      lifecycle_(clock, &index_, &nodes_, config_.promotion) {
-  lifecycle_.SetPolicy(TaskKind::kOffload, &offload_tasks_);
-  lifecycle_.SetPolicy(TaskKind::kPromotion, &promotion_tasks_);
-}
+    : s_(CheckedConfig(std::move(config)), clock) {}
 
 MasterConfig Master::config() const {
-  MasterConfig config = config_;
-  knobs_.CopyTo(config);
-  config.promotion = lifecycle_.gate().options();
+  MasterConfig config = s_.config;
+  s_.knobs.CopyTo(config);
+  config.promotion = s_.lifecycle.gate().options();
   return config;
 }
 
@@ -68,8 +58,10 @@ Result<RuntimeConfigUpdate> Master::UpdateRuntimeConfig(
     return Status(ErrorReason::kInvalidArgument, error);
   }
   // Validated whole: neither store below can fail, so it is all or nothing.
-  if (edit_promotion) MT_RETURN_IF_ERROR(lifecycle_.gate().SetOptions(next.promotion));
-  knobs_.Store(next);
+  if (edit_promotion) {
+    MT_RETURN_IF_ERROR(s_.lifecycle.gate().SetOptions(next.promotion));
+  }
+  s_.knobs.Store(next);
   out.after = std::move(next);
   return out;
 }
@@ -86,12 +78,12 @@ Status Master::SetPromotionOptions(const PromotionOptions& options) {
 std::vector<Result<ReplicaDescriptor>> Master::PutStart(
     std::span<const PutStartRequest> requests, TimePoint wait_until) {
   std::vector<uint8_t> waiting(requests.size(), 0);
-  uint64_t seen = space_.generation();
+  uint64_t seen = s_.space.generation();
   std::vector<Result<ReplicaDescriptor>> out = PutStartPass(requests, waiting);
   // Back-pressure: a put that found DRAM full and no clean victim waits,
   // within its deadline, for writeback (or a reader, a task, another put)
   // to free room, and tries again each time something may have.
-  const TimePoint started = clock_->Now();
+  const TimePoint started = s_.clock->Now();
   const RealDeadline real_end(started, wait_until);
   bool waited = false;
   std::vector<size_t> pending;
@@ -102,14 +94,14 @@ std::vector<Result<ReplicaDescriptor>> Master::PutStart(
       if (waiting[i]) pending.push_back(i);
     }
     if (pending.empty()) break;
-    const TimePoint now = clock_->Now();
-    if (now >= wait_until || real_end.passed() || !RoomMayCome()) break;
+    const TimePoint now = s_.clock->Now();
+    if (now >= wait_until || real_end.passed() || !tiering_.RoomMayCome()) break;
     if (!waited) {
-      counters_.put_waits.fetch_add(pending.size(), std::memory_order_relaxed);
+      s_.counters.put_waits.fetch_add(pending.size(), std::memory_order_relaxed);
       waited = true;
     }
-    space_.WaitFor(seen, std::min<Duration>(kPutWaitPoll, wait_until - now));
-    seen = space_.generation();
+    s_.space.WaitFor(seen, std::min<Duration>(kPutWaitPoll, wait_until - now));
+    seen = s_.space.generation();
     retry.clear();
     for (size_t i : pending) retry.push_back(requests[i]);
     std::vector<uint8_t> still(retry.size(), 0);
@@ -117,13 +109,13 @@ std::vector<Result<ReplicaDescriptor>> Master::PutStart(
     for (size_t j = 0; j < pending.size(); ++j) {
       out[pending[j]] = std::move(again[j]);
       waiting[pending[j]] = still[j];
-      if (!still[j]) RecordPutWait(clock_->Now() - started);
+      if (!still[j]) RecordPutWait(s_.clock->Now() - started);
     }
   }
-  const Duration waited_for = waited ? clock_->Now() - started : Duration{};
+  const Duration waited_for = waited ? s_.clock->Now() - started : Duration{};
   for (size_t i : pending) {
     if (waited) RecordPutWait(waited_for);
-    out[i] = NoRoomStatus(requests[i].size, waited_for);
+    out[i] = tiering_.NoRoomStatus(requests[i].size, waited_for);
     CountPutRefused(out[i].status());
   }
   return out;
@@ -158,14 +150,14 @@ std::vector<Result<ReplicaDescriptor>> Master::PutStartPass(
 void Master::RecordPutWait(Duration waited) {
   const auto us =
       std::chrono::duration_cast<std::chrono::microseconds>(waited).count();
-  counters_.put_wait_us.fetch_add(
+  s_.counters.put_wait_us.fetch_add(
       static_cast<uint64_t>(std::max<int64_t>(us, 0)),
       std::memory_order_relaxed);
   size_t bucket = 0;
   while (bucket < kPutWaitBounds.size() && waited > kPutWaitBounds[bucket]) {
     ++bucket;
   }
-  counters_.put_wait_buckets[bucket].fetch_add(1, std::memory_order_relaxed);
+  s_.counters.put_wait_buckets[bucket].fetch_add(1, std::memory_order_relaxed);
 }
 
 std::vector<Status> Master::PutEnd(const ClientId& client,
@@ -220,15 +212,15 @@ Status Master::ValidatePutStart(const PutStartRequest& request,
     } else {
       MT_RETURN_IF_ERROR(ValidateGroupSpec(*request.options.group));
     }
-    if (request.options.group->group_size > config_.max_group_size) {
+    if (request.options.group->group_size > s_.config.max_group_size) {
       return Status(ErrorReason::kInvalidGroup,
                     "group_size " +
                         std::to_string(request.options.group->group_size) +
                         " is above max_group_size " +
-                        std::to_string(config_.max_group_size));
+                        std::to_string(s_.config.max_group_size));
     }
   }
-  if (request.size > nodes_.LargestSegment()) {
+  if (request.size > s_.nodes.LargestSegment()) {
     // No eviction could ever make room: do not evict for it.
     return Status(ErrorReason::kNoSpace,
                   "object of " + std::to_string(request.size) +
@@ -238,8 +230,8 @@ Status Master::ValidatePutStart(const PutStartRequest& request,
 }
 
 void Master::CountPutRefused(const Status& refused) {
-  (refused.reason() == ErrorReason::kNoSpace ? counters_.put_no_space
-                                             : counters_.put_rejected)
+  (refused.reason() == ErrorReason::kNoSpace ? s_.counters.put_no_space
+                                             : s_.counters.put_rejected)
       .fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -251,12 +243,12 @@ Result<ReplicaDescriptor> Master::PutStartOne(const PutStartRequest& request,
   }
   const HashedKey key(request.key);
   Result<ReplicaDescriptor> placed =
-      PutStartObject(request, key, clock_->Now());
+      PutStartObject(request, key, s_.clock->Now());
   // A full tier drops clean victims at once and places again; no lock is
   // held meanwhile.
   if (!placed.ok() && placed.status().reason() == ErrorReason::kNoSpace &&
-      MakeRoom(request.size)) {
-    placed = PutStartObject(request, key, clock_->Now());
+      tiering_.MakeRoom(request.size)) {
+    placed = PutStartObject(request, key, s_.clock->Now());
   }
   if (!placed.ok() && placed.status().reason() == ErrorReason::kNoSpace) {
     *no_room = true;  // counted when the caller gives up waiting
@@ -281,7 +273,7 @@ void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
   for (size_t i = 0; i < run.size();) {
     uint64_t make_room = 0;
     // One lookup for the run's members (one hash for stripe and lookup).
-    index_.UpdateGroup(id, [&](GroupSlot& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+    s_.index.UpdateGroup(id, [&](GroupSlot& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
                                group_stripe_role) {
       for (; i < run.size(); ++i, tried_room = false) {
         // Checked here rather than before the lock: the checks take no
@@ -293,7 +285,7 @@ void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
         }
         const HashedKey key(run[i].key);
         Result<ReplicaDescriptor> placed =
-            PutStartMemberLocked(group, run[i], key, clock_->Now());
+            PutStartMemberLocked(group, run[i], key, s_.clock->Now());
         const bool full =
             !placed.ok() && placed.status().reason() == ErrorReason::kNoSpace;
         if (full && !tried_room) {
@@ -309,7 +301,7 @@ void Master::PutStartGroupRun(std::span<const PutStartRequest> run,
       }
     });
     if (make_room != 0) {
-      MakeRoom(make_room);
+      tiering_.MakeRoom(make_room);
       tried_room = true;
     }
   }
@@ -319,7 +311,7 @@ Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request,
                                                  const HashedKey& key,
                                                  TimePoint now,
                                                  GroupRef group) {
-  return index_.Update(
+  return s_.index.Update(
       key, [&](ObjectSlot& object) -> Result<ReplicaDescriptor> {
         if (object) {
           ObjectMeta& meta = *object;
@@ -333,9 +325,9 @@ Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request,
                         "key already stored or being put");
         }
         MT_ASSIGN_OR_RETURN(ReplicaDescriptor desc,
-                            nodes_.AllocateMemory(
+                            s_.nodes.AllocateMemory(
                                 request.size, request.options.preferred_node));
-        desc.id = NextReplicaId();
+        desc.id = s_.NextReplicaId();
         desc.state = ReplicaState::kProcessing;
         // Built in place: the map's slot is the object.
         ObjectMeta& meta = object.Insert();
@@ -356,7 +348,7 @@ Result<ReplicaDescriptor> Master::PutStartObject(const PutStartRequest& request,
 
 Status Master::CompletePut(const ClientId& client, const std::string& key,
                            CompletedMembers* members) {
-  return index_.Update(
+  return s_.index.Update(
       key,
       [&](ObjectSlot& object)
           ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) -> Status {
@@ -379,10 +371,10 @@ Status Master::CompletePut(const ClientId& client, const std::string& key,
             }
             staged->desc.state = ReplicaState::kComplete;
             meta.put_owner.clear();
-            const TimePoint now = clock_->Now();
+            const TimePoint now = s_.clock->Now();
             meta.last_access = now;
             object.ClearPutPending();
-            counters_.put_completed.fetch_add(1, std::memory_order_relaxed);
+            s_.counters.put_completed.fetch_add(1, std::memory_order_relaxed);
             // A member counts itself present here, under its own stripe; only
             // the put that every other member's has preceded goes on to the
             // group stripe, to complete the group.
@@ -390,12 +382,12 @@ Status Master::CompletePut(const ClientId& client, const std::string& key,
               members->push_back(
                   CompletedMember{meta.group, meta.group_index, now});
             }
-            if (config_.offload_mode == OffloadMode::kWriteThrough &&
-                NodeHasSsd(staged->desc.node)) {
+            if (s_.config.offload_mode == OffloadMode::kWriteThrough &&
+                s_.NodeHasSsd(staged->desc.node)) {
               // Written back at once. Not queued (QUEUE_FULL, counted): a
               // memory round writes it back later, as every dirty unit under
               // write_through.
-              QueueOffloadLocked(key, meta, *staged, OffloadIntent::kCopy)
+              offloader_.QueueLocked(key, meta, *staged, OffloadIntent::kCopy)
                   .status()
                   .IgnoreError();
             }
@@ -413,7 +405,7 @@ Status Master::RevokeStaged(const std::string& key,
                             const std::optional<GroupSpec>& group,
                             const ClientId* client,
                             std::optional<uint64_t>* revoked_bytes) {
-  return index_.Update(
+  return s_.index.Update(
       key,
       [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
           object_stripe_role) -> Status {
@@ -427,7 +419,7 @@ Status Master::RevokeStaged(const std::string& key,
         if (client == nullptr) {
           // The put timeout: only a put that is still stalled.
           const std::optional<TimePoint> pending = object.PutPendingSince();
-          if (!pending || clock_->Now() - *pending < config_.put_timeout) {
+          if (!pending || s_.clock->Now() - *pending < s_.config.put_timeout) {
             return Status(ErrorReason::kObjectBusy,
                           "the put is no longer stalled");
           }
@@ -438,7 +430,7 @@ Status Master::RevokeStaged(const std::string& key,
         }
         const Replica replica = *staged;
         meta.Erase(replica.desc.id);
-        ReleaseReplicaLocked(key, replica, /*node_alive=*/true);
+        s_.ReleaseReplicaLocked(key, replica, /*node_alive=*/true);
         meta.put_owner.clear();
         object.ClearPutPending();
         if (meta.replicas.empty()) {
@@ -450,7 +442,7 @@ Status Master::RevokeStaged(const std::string& key,
           meta.group = GroupRecord::Make(meta.group->group_id(),
                                          meta.group->group_size());
         }
-        (client == nullptr ? counters_.put_timed_out : counters_.put_revoked)
+        (client == nullptr ? s_.counters.put_timed_out : s_.counters.put_revoked)
             .fetch_add(1, std::memory_order_relaxed);
         if (revoked_bytes != nullptr) *revoked_bytes = replica.desc.size;
         return Status::Ok();
@@ -458,7 +450,7 @@ Status Master::RevokeStaged(const std::string& key,
 }
 
 std::optional<GroupSpec> Master::GroupOf(const std::string& key) {
-  return index_.Read(key, [](const ObjectMeta* meta) {
+  return s_.index.Read(key, [](const ObjectMeta* meta) {
     return meta == nullptr ? std::nullopt : meta->group_spec();
   });
 }
@@ -469,27 +461,22 @@ Result<ObjectReplicas> Master::GetReplicaListOne(const std::string& key) {
   Result<ObjectReplicas> out = ReadReplicas(key, &candidate);
   // After the stripe is released: the gates may look at other stripes and
   // a group's promotion takes its group stripe first.
-  if (candidate) {
-    MaybePromote(*candidate);
-  } else if (out.ok() && lifecycle_.gate().counts_every_read()) {
-    lifecycle_.gate().Touch(HashKey(out->group ? std::string_view(out->group->group_id)
-                                        : std::string_view(key)));
-  }
+  promoter_.NoteRead(key, out, candidate);
   return out;
 }
 
 Result<ObjectReplicas> Master::ReadReplicas(
     const std::string& key, std::optional<PromotionCandidate>* candidate) {
-  return index_.Update(key, [&](ObjectSlot& object) -> Result<ObjectReplicas> {
+  return s_.index.Update(key, [&](ObjectSlot& object) -> Result<ObjectReplicas> {
     if (!object) {
-      counters_.get_miss.fetch_add(1, std::memory_order_relaxed);
+      s_.counters.get_miss.fetch_add(1, std::memory_order_relaxed);
       return Status(ErrorReason::kObjectNotFound, "no object with this key");
     }
     ObjectMeta& meta = *object;
     if (meta.group && !meta.GroupReadable() &&
-        config_.group_visibility == GroupVisibility::kAllOrNothing &&
+        s_.config.group_visibility == GroupVisibility::kAllOrNothing &&
         meta.HasComplete()) {
-      counters_.get_group_incomplete.fetch_add(1, std::memory_order_relaxed);
+      s_.counters.get_group_incomplete.fetch_add(1, std::memory_order_relaxed);
       return Status(ErrorReason::kGroupIncomplete,
                     "group '" + std::string(meta.group->group_id()) +
                         "' is not complete; its members are not readable yet");
@@ -505,17 +492,17 @@ Result<ObjectReplicas> Master::ReadReplicas(
       }
     }
     if (out.replicas.empty()) {
-      counters_.get_miss.fetch_add(1, std::memory_order_relaxed);
+      s_.counters.get_miss.fetch_add(1, std::memory_order_relaxed);
       return Status(ErrorReason::kObjectNotReady,
                     "the object's put has not completed");
     }
-    const TimePoint now = clock_->Now();
+    const TimePoint now = s_.clock->Now();
     GrantLeaseLocked(meta, now);
     meta.last_access = now;
     out.lease_deadline = meta.lease_deadline;
     out.lease_id = meta.lease_id;
     const bool ssd_only = out.replicas.front().tier == Tier::kLocalDisk;
-    (ssd_only ? counters_.get_local_disk_hit : counters_.get_memory_hit)
+    (ssd_only ? s_.counters.get_local_disk_hit : s_.counters.get_memory_hit)
         .fetch_add(1, std::memory_order_relaxed);
     if (ssd_only) {
       candidate->emplace(PromotionCandidate{key, meta.group_spec(), meta.size,
@@ -529,21 +516,21 @@ void Master::GrantLeaseLocked(ObjectMeta& meta, TimePoint now) {
   if (meta.lease_deadline <= now) {
     // A new lease period: readers of an ended one release nothing of it.
     if (meta.leases > 0) {
-      counters_.leases_expired.fetch_add(1, std::memory_order_relaxed);
+      s_.counters.leases_expired.fetch_add(1, std::memory_order_relaxed);
     }
     meta.leases = 0;
     meta.lease_id = next_lease_id_.fetch_add(1, std::memory_order_relaxed) + 1;
   }
   if (meta.leases < UINT32_MAX) ++meta.leases;
-  meta.lease_deadline = std::max(meta.lease_deadline, now + config_.lease_ttl);
+  meta.lease_deadline = std::max(meta.lease_deadline, now + s_.config.lease_ttl);
 }
 
 size_t Master::ReleaseLeases(std::span<const LeaseRelease> releases) {
   size_t released = 0;
-  const TimePoint now = clock_->Now();
+  const TimePoint now = s_.clock->Now();
   for (const LeaseRelease& release : releases) {
     if (release.lease_id == 0) continue;
-    index_.Update(release.key, [&](ObjectSlot& object) {
+    s_.index.Update(release.key, [&](ObjectSlot& object) {
       if (!object) return;
       ObjectMeta& meta = *object;
       if (meta.lease_id != release.lease_id || !meta.Leased(now)) return;
@@ -552,17 +539,17 @@ size_t Master::ReleaseLeases(std::span<const LeaseRelease> releases) {
     });
   }
   if (released > 0) {
-    counters_.leases_released.fetch_add(released, std::memory_order_relaxed);
-    space_.Notify();  // a leased victim may be evictable now
+    s_.counters.leases_released.fetch_add(released, std::memory_order_relaxed);
+    s_.space.Notify();  // a leased victim may be evictable now
   }
   return released;
 }
 
 Result<ExistsInfo> Master::ExistsOne(const std::string& key) {
   MT_RETURN_IF_ERROR(ValidateKey(key));
-  counters_.exists_calls.fetch_add(1, std::memory_order_relaxed);
+  s_.counters.exists_calls.fetch_add(1, std::memory_order_relaxed);
   ExistsInfo info;
-  const GroupRef group = index_.Read(key, [&](const ObjectMeta* meta) {
+  const GroupRef group = s_.index.Read(key, [&](const ObjectMeta* meta) {
     if (meta == nullptr) return GroupRef();
     info.exists = meta->HasComplete();
     info.size = meta->size;
@@ -576,7 +563,7 @@ Result<ExistsInfo> Master::ExistsOne(const std::string& key) {
   });
   // Read after the object's stripe is released (groups rank first); the two
   // halves may be a moment apart, which a probe tolerates.
-  if (group) info.group = index_.FindGroup(group->hashed_id());
+  if (group) info.group = s_.index.FindGroup(group->hashed_id());
   return info;
 }
 
@@ -584,7 +571,7 @@ Status Master::RemoveOne(const std::string& key, RemoveOptions options) {
   MT_RETURN_IF_ERROR(ValidateKey(key));
   std::optional<GroupSpec> group = GroupOf(key);
   if (!group) return RemoveObject(key, std::nullopt, options);
-  if (config_.group_remove_policy == GroupRemovePolicy::kGroup) {
+  if (s_.config.group_remove_policy == GroupRemovePolicy::kGroup) {
     Status removed =
         RemoveGroupOne(group->group_id, options, &key, group->group_index);
     // A member whose group is no longer booked goes alone.
@@ -598,7 +585,7 @@ Status Master::RemoveOne(const std::string& key, RemoveOptions options) {
 Status Master::RemoveObject(const std::string& key,
                             const std::optional<GroupSpec>& group,
                             RemoveOptions options) {
-  return index_.Update(
+  return s_.index.Update(
       key,
       [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
           object_stripe_role) -> Status {
@@ -612,43 +599,15 @@ Status Master::RemoveObject(const std::string& key,
                         "a put of this key is in flight; revoke it or wait for "
                         "the put timeout");
         }
-        if (!options.force && meta.Leased(clock_->Now())) {
+        if (!options.force && meta.Leased(s_.clock->Now())) {
           return Status(ErrorReason::kObjectLeased,
                         "a reader holds a lease on this object; retry later or "
                         "force");
         }
-        DropObjectLocked(object);
-        counters_.removes.fetch_add(1, std::memory_order_relaxed);
+        s_.DropObjectLocked(object);
+        s_.counters.removes.fetch_add(1, std::memory_order_relaxed);
         return Status::Ok();
       });
-}
-
-void Master::ReleaseReplicaLocked(std::string_view key, const Replica& replica,
-                                  bool node_alive) {
-  const ReplicaDescriptor& d = replica.desc;
-  if (d.tier == Tier::kMemory) {
-    if (!node_alive) return;  // the segment is gone with the node
-    if (replica.refcnt > 0) {
-      lifecycle_.Detach(replica);  // freed at the last unpin
-    } else {
-      nodes_.FreeMemory(d.node, d.offset, d.size);
-      space_.Notify();
-    }
-    return;
-  }
-  nodes_.AddSsdUsed(d.node, -static_cast<int64_t>(d.size));
-  if (node_alive) lifecycle_.QueueSsdDelete(d.node, std::string(key));
-}
-
-void Master::DropObjectLocked(ObjectSlot& object) {
-  for (const Replica& r : object->replicas) {
-    ReleaseReplicaLocked(object.key(), r, /*node_alive=*/true);
-  }
-  object.Erase();
-}
-
-bool Master::NodeHasSsd(NodeId node) const {
-  return nodes_.SsdUsageOf(node).capacity > 0;
 }
 
 }  // namespace mooncake_tier

@@ -37,14 +37,18 @@
 #include "core/group_table.h"
 #include "core/master_admin.h"
 #include "core/master_config.h"
+#include "core/master_state.h"
 #include "core/master_stats.h"
 #include "core/master_views.h"
 #include "core/node_registry.h"
 #include "core/object_index.h"
 #include "core/object_table.h"
+#include "core/offloader.h"
+#include "core/promoter.h"
 #include "core/runtime_knobs.h"
 #include "core/space_signal.h"
 #include "core/task_lifecycle.h"
+#include "core/tiering.h"
 #include "mooncake_tier/status.h"
 #include "mooncake_tier/types.h"
 #include "protocol/messages.h"
@@ -74,9 +78,9 @@ class Master final : public MasterAdmin {
   Master& operator=(const Master&) = delete;
 
   // The clock every deadline of this master is read from.
-  const Clock* clock() const { return clock_; }
+  const Clock* clock() const { return s_.clock; }
   // How long a put may wait for room (MasterConfig::put_wait_timeout).
-  Duration put_wait_timeout() const { return config_.put_wait_timeout; }
+  Duration put_wait_timeout() const { return s_.config.put_wait_timeout; }
 
   // The effective configuration: the start values, with the run-time
   // knobs and the promotion options as they are now. A copy.
@@ -203,7 +207,7 @@ class Master final : public MasterAdmin {
   // unknown, dead or replaced node, and nothing changes.
   Status DeregisterNode(NodeId node);
 
-  // ---- Promotion on hit (master_promotion.cc, docs/design/promotion.md) ----
+  // ---- Promotion on hit (core/promoter.h, docs/design/promotion.md) ----
 
   // Stages a processing DRAM replica for promotion `task` of `node`,
   // preferring the node's own segment, and says where to write the bytes.
@@ -232,15 +236,21 @@ class Master final : public MasterAdmin {
   // unknown; NOT_APPLICABLE when it is already in DRAM, has no SSD copy, is
   // being put, or its group is not complete; OBJECT_BUSY when a promotion
   // is already queued; QUEUE_FULL at the queue limit.
-  Result<std::vector<TaskId>> PromoteObject(const std::string& key) override;
+  Result<std::vector<TaskId>> PromoteObject(const std::string& key) override {
+    return promoter_.PromoteObject(key);
+  }
   Result<std::vector<TaskId>> PromoteGroup(
-      const std::string& group_id) override;
+      const std::string& group_id) override {
+    return promoter_.PromoteGroup(group_id);
+  }
   // Reaps promotions older than the task timeout. Returns tasks reaped.
-  size_t ReapPromotionTasks();
+  size_t ReapPromotionTasks() { return promoter_.Reap(); }
   // While DRAM is below the proactive low watermark, promotes the hottest
   // SSD-only objects among a bounded sample. Returns promotions queued.
-  size_t PromoteProactively();
-  PromotionOptions promotion_options() const { return lifecycle_.gate().options(); }
+  size_t PromoteProactively() { return promoter_.PromoteProactively(); }
+  PromotionOptions promotion_options() const {
+    return s_.lifecycle.gate().options();
+  }
   // INVALID_ARGUMENT (nothing changes) when `options` is invalid. Replaces
   // every promotion option; UpdateRuntimeConfig changes some atomically.
   Status SetPromotionOptions(const PromotionOptions& options);
@@ -282,7 +292,7 @@ class Master final : public MasterAdmin {
   // holding an object stripe).
   GroupPage ListGroups(std::optional<GroupState> filter, size_t limit,
                        std::string_view cursor) const override {
-    return index_.ListGroups(filter, limit, cursor);
+    return s_.index.ListGroups(filter, limit, cursor);
   }
 
   // ---- Background steps ----
@@ -290,23 +300,27 @@ class Master final : public MasterAdmin {
   void Tick();
   size_t ExpireNodes();       // returns nodes declared dead
   size_t ReapStalledPuts();   // returns puts freed
-  size_t ReapOffloadTasks();  // returns tasks reaped
+  size_t ReapOffloadTasks() { return offloader_.Reap(); }  // tasks reaped
   // A memory round that only evicts, per node: a node over the high
   // watermark (or, for the node that can free most at once, `need_free`
   // bytes more) frees down to high - ratio, least recently used first.
   // Clean units go now; dirty ones are offloaded first under offload.
   // Refreshes every node's clean reserve. Returns bytes freed or scheduled
   // to be freed.
-  uint64_t EvictMemory(uint64_t need_free = 0);
+  uint64_t EvictMemory(uint64_t need_free = 0) {
+    return tiering_.EvictMemory(need_free);
+  }
   // A memory round that only writes back: per node, while the bytes of
   // units without a whole SSD copy are above writeback_watermark x DRAM
   // (0 under write_through), the coldest are written to SSD (copies: they
   // stay in DRAM, clean), whole groups at a time, as far as the node's
   // offload queue takes them. Returns the bytes queued.
-  uint64_t WriteBack();
+  uint64_t WriteBack() { return tiering_.WriteBack(); }
   // Every node's DRAM as the last memory round saw it.
-  std::vector<NodeMemoryView> MemoryByNode() const override;
-  uint64_t EvictSsd();  // per node; returns bytes dropped
+  std::vector<NodeMemoryView> MemoryByNode() const override {
+    return tiering_.MemoryByNode();
+  }
+  uint64_t EvictSsd() { return tiering_.EvictSsd(); }  // bytes dropped
   // Expires groups filling past group_fill_timeout (removing their
   // members) and collects groups broken or expired for group_broken_ttl
   // (removing survivors). Returns groups expired plus collected.
@@ -325,7 +339,7 @@ class Master final : public MasterAdmin {
   // Book a put start's outcome in the counters.
   void CountPutStart(const Result<ReplicaDescriptor>& placed) {
     if (placed.ok()) {
-      counters_.put_started.fetch_add(1, std::memory_order_relaxed);
+      s_.counters.put_started.fetch_add(1, std::memory_order_relaxed);
     } else {
       CountPutRefused(placed.status());
     }
@@ -411,13 +425,6 @@ class Master final : public MasterAdmin {
   // A reader's share of the object's lease (a new lease period if the
   // last one ended).
   void GrantLeaseLocked(ObjectMeta& meta, TimePoint now);
-  // A read found `key` (or its group) only on SSD.
-  struct PromotionCandidate {
-    std::string key;
-    std::optional<GroupSpec> group;
-    uint64_t size = 0;
-    NodeId holder = kNoNode;  // the node of the SSD copy read
-  };
   // The read itself, under the key's stripe; an SSD-only hit sets
   // *candidate.
   Result<ObjectReplicas> ReadReplicas(
@@ -429,172 +436,9 @@ class Master final : public MasterAdmin {
                       const std::optional<GroupSpec>& group,
                       RemoveOptions options);
 
-  // Releases one replica's resources (DRAM space, SSD accounting, pins).
-  void ReleaseReplicaLocked(std::string_view key, const Replica& replica,
-                            bool node_alive)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-  // Removes an object and releases all its replicas.
-  void DropObjectLocked(ObjectSlot& object)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-  // What happens to the DRAM copy after an offload.
-  enum class OffloadIntent : uint8_t {
-    kCopy,       // stays (write_through)
-    kMove,       // dropped when the offload succeeds (on_evict)
-    kGroupMove,  // dropped with its group's once every member is on SSD
-  };
-  // Queues an offload of `replica`'s bytes to its node's SSD, pinning it.
-  // `forced`: by an operator's group eviction (Task::forced). QUEUE_FULL or
-  // NODE_NOT_FOUND when it cannot be queued.
-  Result<TaskId> QueueOffloadLocked(std::string_view key, ObjectMeta& meta,
-                                    Replica& replica, OffloadIntent intent,
-                                    bool forced = false)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-  // ---- The kinds of task (core/task_lifecycle.h) ----
-  // Offloads (master_offload.cc), forced eviction's included: commit adds
-  // the SSD replica (and, for a move, drops the DRAM copy); abandon unpins
-  // and, when the node may hold a copy no replica points at, deletes it.
-  class OffloadTasks final : public TaskPolicy {
-   public:
-    explicit OffloadTasks(Master* master) : m_(*master) {}
-    void Commit(ObjectSlot& object, const Task& task) override
-        ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-    void Abandon(ObjectSlot& object, const Task& task, TaskEnd end,
-                 const Status& cause) override
-        ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-    // A forced group eviction's offload reported: the eviction finishes
-    // if it was the last (FinishForcedGroupEviction checks).
-    void Committed(const Task& task) override;
 
-   private:
-    // Unpins and, when the node may hold a copy no replica points at
-    // (`delete_copy`), tells it to drop it.
-    void Settle(ObjectSlot& object, const Task& task, bool delete_copy)
-        ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-    Master& m_;
-  };
-  // Promotions (master_promotion.cc): staged into DRAM the master picks,
-  // committed a group at a time; abandon frees the staged space.
-  class PromotionTasks final : public TaskPolicy {
-   public:
-    explicit PromotionTasks(Master* master) : m_(*master) {}
-    bool stages() const override { return true; }
-    bool grouped() const override { return true; }
-    Result<ReplicaDescriptor> Stage(ObjectSlot& object,
-                                    const Task& task) override
-        ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-    void Commit(ObjectSlot& object, const Task& task) override
-        ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-    void Abandon(ObjectSlot& object, const Task& task, TaskEnd end,
-                 const Status& cause) override
-        ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-    void Doomed(const Task& task, TaskEnd end, const Status& cause) override;
 
-   private:
-    // Frees the staged replica (if any) and unpins the source.
-    void Release(ObjectSlot& object, const Task& task)
-        ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-    void Count(TaskEnd end, const Status& cause);
-    void CountDone(const Task& task);
-    Master& m_;
-  };
 
-  bool MemoryEvictable(const ObjectMeta& meta, TimePoint now) const;
-  // Frees (or schedules the freeing of) an object's DRAM copy. Returns the
-  // bytes freed or scheduled; 0 if nothing happened.
-  uint64_t EvictMemoryLocked(ObjectSlot& object)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-  // Drops an object's complete DRAM copy now (the object too when it was
-  // its last replica; the slot is then empty). Returns the bytes freed.
-  uint64_t DropMemoryCopyLocked(ObjectSlot& object)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-  uint64_t EvictSsdOf(NodeId node, TierUsage usage);
-  // Offloads to the node of `memory` (a DRAM replica) wait: its SSD is full.
-  bool OffloadsPausedFor(NodeId node) const {
-    return nodes_.OffloadsPaused(node, clock_->Now());
-  }
-  // Whether a member without an SSD copy sits on a node whose offloads
-  // wait.
-  bool GroupOffloadPausedLocked(const GroupSlot& group)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role);
-
-  // ---- Groups as eviction units (master_group_eviction.cc) ----
-  struct GroupUnit {
-    bool evictable = false;
-    uint64_t members = 0;
-    uint64_t bytes = 0;  // of the members with a copy in the tier at hand
-    TimePoint last_access;
-    bool all_on_disk = true;
-    bool all_in_memory = true;
-    // Why it is not evictable (any member).
-    bool filling = false;
-    bool hard_pinned = false;
-    bool in_flight = false;  // a put of a member in flight
-    bool pinned = false;     // a member's replica pinned by a task
-    bool leased = false;
-    // With memory_view: complete DRAM bytes per node, processing DRAM
-    // (puts, staged promotions) per node, and the nodes holding the DRAM
-    // copies of members without an SSD copy.
-    using PerNode = absl::InlinedVector<std::pair<NodeId, uint64_t>, 2>;
-    PerNode memory_bytes;
-    PerNode staged_bytes;
-    absl::InlinedVector<NodeId, 4> unwritten_nodes;
-  };
-  // What evicting `group` from `tier` (for local_disk: on `node`) means.
-  // With `memory_view`, also filling groups, and where the DRAM copies are
-  // (the memory round's view).
-  GroupUnit InspectGroupLocked(const GroupSlot& group, Tier tier, NodeId node,
-                               TimePoint now, bool memory_view = false)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role);
-  // Pass 1: every evictable group as one candidate.
-  void PlanGroups(EvictionPlanner& planner, Tier tier, NodeId node);
-  // Pass 2: evicts groups not used after `cutoff` until `need` bytes.
-  uint64_t EvictGroups(Tier tier, NodeId node, TimePoint cutoff, uint64_t need);
-  // Evicts one group from `tier`; true when the group left the store (the
-  // caller drops its entry).
-  bool EvictGroupLocked(GroupSlot& group, Tier tier, const GroupUnit& unit)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role);
-  // on_evict: queues offloads for the members without an SSD copy; false
-  // when a member's node has no SSD tier. With `forced` (an operator's
-  // eviction) the tasks are marked so that the last to land finishes the
-  // eviction, their ids go to *queued, and the first that cannot be queued
-  // is returned in *failed (the others stay queued: their copies are
-  // harmless and a retry queues only what is missing).
-  bool QueueGroupOffloadLocked(GroupSlot& group, OffloadIntent intent,
-                               bool forced = false,
-                               std::vector<TaskId>* queued = nullptr,
-                               Status* failed = nullptr)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role);
-  void CountEviction(Tier tier, uint64_t bytes);
-
-  // ---- Promotion (master_promotion.cc) ----
-  // Runs the gates for a read that found a unit only on SSD, and queues.
-  void MaybePromote(const PromotionCandidate& candidate);
-  // What a promotion of `bytes` would displace from DRAM, as sketch
-  // estimates (tinylfu); empty when DRAM has room for it.
-  std::vector<AdmissionVictim> VictimEstimates(uint64_t bytes);
-  // Calls fn(key, meta) for up to `per_stripe` objects of each of the next
-  // few stripes in turn (a bounded sample: ObjectIndex::SampleObjects).
-  void SampleObjects(uint32_t per_stripe, ObjectIndex::SampleFn fn);
-  // Pins the SSD copy of an SSD-only object and queues its task. `reason`
-  // receives why not (NOT_APPLICABLE, OBJECT_BUSY, QUEUE_FULL...).
-  Result<TaskId> QueuePromotionLocked(ObjectSlot& object, bool forced)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-  Result<std::vector<TaskId>> QueueObjectPromotion(const std::string& key,
-                                                   bool forced);
-  Result<std::vector<TaskId>> QueueGroupPromotion(const std::string& group_id,
-                                                  bool forced);
-  // Whether a promoted copy of `bytes` may be staged on `node`: it stays
-  // below its high watermark, and the DRAM writers can take at once (free
-  // or clean, as the last round saw it) stays at least a round's worth of
-  // eviction (eviction_ratio) beyond it. Promotion never takes the room
-  // writers need.
-  bool PromotionRoomOn(NodeId node, uint64_t bytes) const;
-  // `node` if it has promotion room, else the node with the most free DRAM
-  // that has; kNoNode when none has.
-  NodeId PromotionTarget(NodeId node, uint64_t bytes) const;
-  // DRAM for a promotion's staged copy: on `holder` if it has promotion
-  // room, else on a node that has; NO_SPACE when none has.
-  Result<ReplicaDescriptor> StagePromotionSpace(NodeId holder, uint64_t size);
 
   void RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry);
   // Adds the node's copy to the object (creating it); false when the copy
@@ -604,12 +448,9 @@ class Master final : public MasterAdmin {
   // into, or null if the group did not take it.
   using JoinFn = absl::FunctionRef<GroupRef()>;
   bool RestoreObject(NodeId node, const SsdInventoryEntry& entry, JoinFn join);
-  // Records a complete local_disk replica of `meta` on `node` and its SSD
-  // use. REQUIRES: the object's stripe lock is held.
-  void AddDiskReplica(ObjectMeta& meta, NodeId node);
   void DropNodeReplicas(NodeId node);
 
-  // Keeps filling_group_bytes_ in step with one group: made before the
+  // Keeps s_.filling_group_bytes in step with one group: made before the
   // group changes, it books the change of the group's FillingDramBytes()
   // when it goes out of scope. Dropped() before the group is erased.
   // REQUIRES: the group's stripe is held for its whole life.
@@ -636,59 +477,6 @@ class Master final : public MasterAdmin {
     const uint64_t before_;
   };
 
-  // ---- The DRAM tier as a pipeline (master_tiering.cc) ----
-  // One memory round: eviction, writeback and the reserves, per node, as
-  // `round` says. RunMemoryRound takes eviction_mu_ (one round at a time).
-  void RunMemoryRound(MemoryRound& round);
-  void RunMemoryRoundLocked(MemoryRound& round)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(eviction_mu_);
-  void PlanObjectsForMemory(MemoryRound& round, TimePoint now);
-  void PlanGroupsForMemory(MemoryRound& round, TimePoint now);
-  void DecideMemoryRound(MemoryRound& round);
-  void ActOnObjectsForMemory(MemoryRound& round, TimePoint now);
-  void ActOnGroupsForMemory(MemoryRound& round, TimePoint now);
-  // How the complete DRAM copy `memory` of `meta` (not a group member) is
-  // held; *unwritten when writeback may take it.
-  DramUse ClassifyMemory(const ObjectMeta& meta, const Replica& memory,
-                         bool node_has_ssd, TimePoint now,
-                         bool* unwritten) const;
-  // The same for a group (InspectGroupLocked with memory_view).
-  // `offloadable`: every member without an SSD copy is on a node with one.
-  DramUse ClassifyGroupMemory(const GroupUnit& unit, bool offloadable,
-                              bool* unwritten) const;
-  bool GroupOffloadable(const GroupUnit& unit, const MemoryRound& round) const;
-  // A put found no DRAM: drops reserved clean units (whole groups) of the
-  // node with the largest reserve until `size` contiguous bytes are free
-  // there; with every reserve empty, runs a round itself (at most every
-  // 20 ms) and tries once more. True when it freed anything. REQUIRES: no
-  // lock held.
-  bool MakeRoom(uint64_t size);
-  // Runs a memory round (eviction with `need_free` extra, writeback,
-  // reserves) unless one is running or the last ran less than
-  // max(min_interval, what it took) ago. True when it ran one.
-  bool RunRoundIfDue(uint64_t need_free, Duration min_interval);
-  // The share of a node's DRAM its unwritten bytes may hold.
-  double WritebackMark() const;
-  // Whether `node`'s unwritten bytes were above the writeback watermark
-  // when the last round saw them.
-  bool WritebackBehind(NodeId node) const;
-  // A node asks for work and none is queued: if its writeback is behind,
-  // runs a round (at most every 5 ms) so that the node's demand, not the
-  // background tick, paces writeback. True when it ran one.
-  bool RefillWriteback(NodeId node);
-  // Drops `entry`'s DRAM copies if it is still a clean, evictable unit on
-  // `node` not read since the round saw it. Returns the bytes freed.
-  uint64_t DropReserved(NodeId node, const ReserveEntry& entry);
-  // Whether anything in DRAM may yet turn free: allocated beyond what the
-  // last round found hard-pinned or in filling groups.
-  bool RoomMayCome() const;
-  // NO_SPACE for a put of `size` bytes, saying what holds each node's DRAM.
-  Status NoRoomStatus(uint64_t size, Duration waited) const;
-  bool Offloads() const { return config_.offload_mode != OffloadMode::kOff; }
-
-  ReplicaId NextReplicaId() { return next_replica_id_.fetch_add(1) + 1; }
-  bool NodeHasSsd(NodeId node) const;
-
   // Why `meta`'s DRAM copy cannot be evicted by an operator now (OK when
   // it can).
   Status ForcedEvictable(std::string_view key, const ObjectMeta& meta,
@@ -698,47 +486,19 @@ class Master final : public MasterAdmin {
   // pinned, the DRAM copies go together.
   void FinishForcedGroupEviction(const std::string& group_id);
 
-  // How long offloads to a node whose SSD refused a write for room wait,
-  // at first and at most (doubling while it keeps refusing).
-  static constexpr Duration kOffloadPause = std::chrono::milliseconds(500);
-  static constexpr Duration kMaxOffloadPause = std::chrono::seconds(2);
-
-  // Start-time configuration. Its run-time knobs (RuntimeConfigChange) and
-  // promotion options are the start values only: read knobs_ and
-  // lifecycle_.gate() for those.
-  const MasterConfig config_;
-  RuntimeKnobs knobs_;
+  // What every part shares: configuration, the index, the nodes, the task
+  // lifecycle, the counters.
+  MasterState s_;
+  // The parts.
+  Promoter promoter_{&s_};
+  Offloader offloader_{&s_, [this](const std::string& group_id) {
+                         FinishForcedGroupEviction(group_id);
+                       }};
+  Tiering tiering_{&s_, &offloader_};
   // Serializes run-time configuration changes (knobs and promotion
   // options), so a partial change is applied over the one before it.
   Mutex config_update_mu_;
-  const Clock* const clock_;
-  // Every object and group, with their stripe locks.
-  ObjectIndex index_;
-  NodeRegistry nodes_;
-  // Every task moving bytes between tiers, the replicas they pin and the
-  // promotion gate; with the policy of each kind.
-  TaskLifecycle lifecycle_;
-  OffloadTasks offload_tasks_{this};
-  PromotionTasks promotion_tasks_{this};
-  mutable GroupCounters group_counters_;
-  // One eviction round at a time (Tick and PutStart may both start one);
-  // taken before any stripe lock.
-  Mutex eviction_mu_;
-  std::atomic<ReplicaId> next_replica_id_{0};
   std::atomic<uint64_t> next_lease_id_{0};
-  // What the last memory round saw per node, and the clean reserves.
-  DramPressure pressure_;
-  // When the last memory round ran (the clock's nanoseconds; 0: never).
-  std::atomic<int64_t> last_memory_round_ns_{0};
-  // What the last round took, in real nanoseconds.
-  std::atomic<int64_t> last_memory_round_cost_ns_{0};
-  // Wakes puts waiting for DRAM.
-  SpaceSignal space_;
-  // DRAM held by groups still filling (sum of FillingDramBytes()).
-  std::atomic<int64_t> filling_group_bytes_{0};
-  Mutex proactive_mu_;
-  TimePoint last_proactive_ ABSL_GUARDED_BY(proactive_mu_);
-  mutable MasterCounters counters_;
 };
 
 }  // namespace mooncake_tier

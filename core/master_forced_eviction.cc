@@ -42,7 +42,7 @@ Result<ForcedEviction> Master::EvictObject(const std::string& key) {
   if (std::optional<GroupSpec> group = GroupOf(key)) {
     return EvictGroup(group->group_id);
   }
-  return index_.Update(
+  return s_.index.Update(
       key,
       [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
           object_stripe_role) -> Result<ForcedEviction> {
@@ -55,26 +55,26 @@ Result<ForcedEviction> Master::EvictObject(const std::string& key) {
           return Status(ErrorReason::kObjectBusy,
                         "'" + key + "' changed meanwhile; retry");
         }
-        MT_RETURN_IF_ERROR(ForcedEvictable(key, meta, clock_->Now()));
+        MT_RETURN_IF_ERROR(ForcedEvictable(key, meta, s_.clock->Now()));
         ForcedEviction out;
         Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
-        if (config_.offload_mode != OffloadMode::kOff &&
+        if (s_.config.offload_mode != OffloadMode::kOff &&
             !meta.HasComplete(Tier::kLocalDisk) &&
-            NodeHasSsd(memory->desc.node)) {
+            s_.NodeHasSsd(memory->desc.node)) {
           // SSD first; the DRAM copy goes when the node reports success.
           MT_ASSIGN_OR_RETURN(
               TaskId task,
-              QueueOffloadLocked(key, meta, *memory, OffloadIntent::kMove));
+              offloader_.QueueLocked(key, meta, *memory, OffloadIntent::kMove));
           out.offloads.push_back(task);
           return out;
         }
-        out.bytes_freed = DropMemoryCopyLocked(object);
+        out.bytes_freed = tiering_.DropMemoryCopyLocked(object);
         return out;
       });
 }
 
 Result<ForcedEviction> Master::EvictGroup(const std::string& group_id) {
-  return index_.UpdateGroup(
+  return s_.index.UpdateGroup(
       group_id,
       [&](GroupSlot& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
           group_stripe_role) -> Result<ForcedEviction> {
@@ -88,7 +88,7 @@ Result<ForcedEviction> Master::EvictGroup(const std::string& group_id) {
           return Status(ErrorReason::kNotApplicable,
                         "group '" + group_id + "' is still filling");
         }
-        const TimePoint now = clock_->Now();
+        const TimePoint now = s_.clock->Now();
         // Every member that has a DRAM copy must be free to lose it; members
         // only on SSD stay as they are, unless a task is moving one (a
         // promotion would bring it back alone).
@@ -103,23 +103,23 @@ Result<ForcedEviction> Master::EvictGroup(const std::string& group_id) {
           blocked = ForcedEvictable(member.key(), meta, now);
         });
         MT_RETURN_IF_ERROR(blocked);
-        const GroupUnit unit =
-            InspectGroupLocked(entry, Tier::kMemory, kNoNode, now);
+        const Tiering::GroupUnit unit =
+            tiering_.InspectGroupLocked(entry, Tier::kMemory, kNoNode, now);
         if (unit.bytes == 0) {
           return Status(ErrorReason::kNotApplicable,
                         "no member of group '" + group_id + "' is in DRAM");
         }
         ForcedEviction out;
-        if (!unit.all_on_disk && Offloads() &&
-            GroupOffloadPausedLocked(entry)) {
+        if (!unit.all_on_disk && s_.Offloads() &&
+            offloader_.GroupPausedLocked(entry)) {
           return Status(
               ErrorReason::kQueueFull,
               "a member's node has its SSD full: offloads wait while SSD "
               "eviction makes room; retry later");
         }
-        if (!unit.all_on_disk && config_.offload_mode != OffloadMode::kOff) {
+        if (!unit.all_on_disk && s_.config.offload_mode != OffloadMode::kOff) {
           Status failed;
-          if (QueueGroupOffloadLocked(entry, OffloadIntent::kGroupMove,
+          if (offloader_.QueueGroupLocked(entry, OffloadIntent::kGroupMove,
                                       /*forced=*/true, &out.offloads,
                                       &failed)) {
             MT_RETURN_IF_ERROR(failed);
@@ -129,7 +129,7 @@ Result<ForcedEviction> Master::EvictGroup(const std::string& group_id) {
           // whole, as an eviction round would do.
         }
         out.bytes_freed = unit.bytes;
-        if (EvictGroupLocked(entry, Tier::kMemory, unit)) {
+        if (tiering_.EvictGroupLocked(entry, Tier::kMemory, unit)) {
           entry.Erase();  // no copy left anywhere: it left the store
         }
         return out;
@@ -137,18 +137,18 @@ Result<ForcedEviction> Master::EvictGroup(const std::string& group_id) {
 }
 
 void Master::FinishForcedGroupEviction(const std::string& group_id) {
-  index_.UpdateGroup(
+  s_.index.UpdateGroup(
       group_id,
       [&](GroupSlot& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role) {
         if (!entry) return;
-        const GroupUnit unit =
-            InspectGroupLocked(entry, Tier::kMemory, kNoNode, clock_->Now());
+        const Tiering::GroupUnit unit =
+            tiering_.InspectGroupLocked(entry, Tier::kMemory, kNoNode, s_.clock->Now());
         // Another member's offload is still in flight (its source is pinned), a
         // reader holds a lease, or a member failed to reach SSD: the DRAM
         // copies stay; the last landing, the next round or another forced
         // eviction takes them.
         if (!unit.evictable || !unit.all_on_disk) return;
-        EvictGroupLocked(entry, Tier::kMemory, unit);
+        tiering_.EvictGroupLocked(entry, Tier::kMemory, unit);
       });
 }
 

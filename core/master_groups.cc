@@ -30,7 +30,7 @@ Result<ReplicaDescriptor> Master::PutStartMemberLocked(
           PutStartObject(request, key, now, group.record);
       if (placed.ok()) {
         group.BindPut({slot, false}, key.hash, request.size);
-        filling_group_bytes_.fetch_add(static_cast<int64_t>(request.size),
+        s_.filling_group_bytes.fetch_add(static_cast<int64_t>(request.size),
                                        std::memory_order_relaxed);
       } else {
         group.Unreserve(spec.group_index, request.key, 0);
@@ -40,11 +40,12 @@ Result<ReplicaDescriptor> Master::PutStartMemberLocked(
   }
   if (created || entry->Empty()) {
     // A new group: admitted only while filling groups leave DRAM room.
-    const uint64_t capacity = nodes_.MemoryCapacity();
-    const int64_t filling = filling_group_bytes_.load(std::memory_order_relaxed);
+    const uint64_t capacity = s_.nodes.MemoryCapacity();
+    const int64_t filling =
+        s_.filling_group_bytes.load(std::memory_order_relaxed);
     if (filling + static_cast<int64_t>(request.size) >
-        config_.group_filling_max_ratio * static_cast<double>(capacity)) {
-      group_counters_.groups_refused_filling_full.fetch_add(
+        s_.config.group_filling_max_ratio * static_cast<double>(capacity)) {
+      s_.group_counters.groups_refused_filling_full.fetch_add(
           1, std::memory_order_relaxed);
       return Status(ErrorReason::kFillingGroupsFull,
                     "groups still filling hold " + std::to_string(filling) +
@@ -53,7 +54,7 @@ Result<ReplicaDescriptor> Master::PutStartMemberLocked(
     }
   }
   GroupMeta& group = created ? entry.Create() : *entry;
-  FillingDelta filling(&filling_group_bytes_, &group);
+  FillingDelta filling(&s_.filling_group_bytes, &group);
   GroupMeta::Reservation reservation;
   Status reserved = entry.Reserve(spec, request.key, now, &reservation);
   // The object joins the group's current incarnation (Reserve may just
@@ -73,7 +74,7 @@ Result<ReplicaDescriptor> Master::PutStartMemberLocked(
     filling.Dropped();
     entry.Erase();
   } else if (created && placed.ok()) {
-    group_counters_.groups_created.fetch_add(1, std::memory_order_relaxed);
+    s_.group_counters.groups_created.fetch_add(1, std::memory_order_relaxed);
   }
   return placed;
 }
@@ -81,7 +82,7 @@ Result<ReplicaDescriptor> Master::PutStartMemberLocked(
 void Master::CompleteGroups(const CompletedMembers& last_members) {
   for (const CompletedMember& last : last_members) {
     const GroupRecord& record = *last.group;
-    index_.UpdateGroup(record.hashed_id(), [&](GroupSlot& entry) {
+    s_.index.UpdateGroup(record.hashed_id(), [&](GroupSlot& entry) {
       // Gone, or started afresh: the incarnation this member joined was
       // removed or expired and collected meanwhile, which removed its
       // members too (or will, at the next sweep).
@@ -92,11 +93,11 @@ void Master::CompleteGroups(const CompletedMembers& last_members) {
       // meanwhile broke the group, which then takes no member until it has
       // none left and starts afresh with a new record.
       if (group.Find(last.index) == nullptr) return;
-      FillingDelta filling(&filling_group_bytes_, &group);
+      FillingDelta filling(&s_.filling_group_bytes, &group);
       // The group completing makes every member readable (through the
       // record): no pass over their stripes.
       if (group.CompleteWithLast(last.index, last.completed)) {
-        group_counters_.groups_completed.fetch_add(1,
+        s_.group_counters.groups_completed.fetch_add(1,
                                                    std::memory_order_relaxed);
       }
     });
@@ -105,12 +106,12 @@ void Master::CompleteGroups(const CompletedMembers& last_members) {
 
 Status Master::RevokeGrouped(const std::string& key, const GroupSpec& spec,
                              const ClientId* client) {
-  return index_.UpdateGroup(spec.group_id, [&](GroupSlot& entry) -> Status {
+  return s_.index.UpdateGroup(spec.group_id, [&](GroupSlot& entry) -> Status {
     std::optional<uint64_t> revoked_bytes;
     MT_RETURN_IF_ERROR(RevokeStaged(key, spec, client, &revoked_bytes));
     if (revoked_bytes && entry) {
       // The index may be put again; the group keeps filling.
-      FillingDelta filling(&filling_group_bytes_, entry.get());
+      FillingDelta filling(&s_.filling_group_bytes, entry.get());
       entry->Unreserve(spec.group_index, key, *revoked_bytes);
       if (entry->Empty()) {
         filling.Dropped();
@@ -122,7 +123,7 @@ Status Master::RevokeGrouped(const std::string& key, const GroupSpec& spec,
 }
 
 Status Master::RemoveMembersLocked(GroupSlot& group, bool force) {
-  const TimePoint now = clock_->Now();
+  const TimePoint now = s_.clock->Now();
   Status blocked;
   group.ForEachMember([&](ObjectSlot& member) {
     if (!blocked.ok()) return;
@@ -139,8 +140,8 @@ Status Master::RemoveMembersLocked(GroupSlot& group, bool force) {
   if (!blocked.ok()) return blocked;
   group.ForEachMember([this](ObjectSlot& member) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
                           object_stripe_role) {
-    DropObjectLocked(member);
-    counters_.removes.fetch_add(1, std::memory_order_relaxed);
+    s_.DropObjectLocked(member);
+    s_.counters.removes.fetch_add(1, std::memory_order_relaxed);
   });
   return Status::Ok();
 }
@@ -149,14 +150,16 @@ std::vector<Status> Master::RemoveGroup(std::span<const std::string> group_ids,
                                         RemoveOptions options) {
   std::vector<Status> out;
   out.reserve(group_ids.size());
-  for (const std::string& id : group_ids) out.push_back(RemoveGroupOne(id, options));
+  for (const std::string& id : group_ids) {
+    out.push_back(RemoveGroupOne(id, options));
+  }
   return out;
 }
 
 Status Master::RemoveGroupOne(const std::string& group_id,
                               RemoveOptions options, const std::string* member,
                               uint32_t member_index) {
-  return index_.UpdateGroup(
+  return s_.index.UpdateGroup(
       group_id,
       [&](GroupSlot& group)
           ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role) -> Status {
@@ -171,11 +174,11 @@ Status Master::RemoveGroupOne(const std::string& group_id,
               }
             }
             MT_RETURN_IF_ERROR(RemoveMembersLocked(group, options.force));
-            filling_group_bytes_.fetch_sub(
+            s_.filling_group_bytes.fetch_sub(
                 static_cast<int64_t>(group->FillingDramBytes()),
                 std::memory_order_relaxed);
             group.Erase();
-            group_counters_.groups_collected.fetch_add(
+            s_.group_counters.groups_collected.fetch_add(
                 1, std::memory_order_relaxed);
             return Status::Ok();
           });
@@ -187,7 +190,7 @@ std::vector<Result<GroupDescription>> Master::GetGroup(
   out.reserve(group_ids.size());
   for (const std::string& id : group_ids) {
     GroupDescription d;
-    const bool found = index_.ReadGroup(id, [&](const GroupMeta* group) {
+    const bool found = s_.index.ReadGroup(id, [&](const GroupMeta* group) {
       if (group == nullptr) return false;
       std::vector<GroupMemberView> members;
       d.status = group->ToStatus(id, &members);
@@ -204,7 +207,7 @@ std::vector<Result<GroupDescription>> Master::GetGroup(
     }
     // Member tiers after the group stripe is released (object stripes alone).
     for (GroupDescription::Member& m : d.members) {
-      index_.Read(m.key, [&](const ObjectMeta* meta) {
+      s_.index.Read(m.key, [&](const ObjectMeta* meta) {
         if (meta == nullptr) return;
         for (Tier tier : {Tier::kMemory, Tier::kLocalDisk}) {
           if (meta->HasComplete(tier)) m.tiers.push_back(tier);
@@ -219,33 +222,33 @@ std::vector<Result<GroupDescription>> Master::GetGroup(
 void Master::LoseMembers(
     const std::vector<std::pair<GroupSpec, std::string>>& lost,
     BreakCause cause) {
-  const TimePoint now = clock_->Now();
+  const TimePoint now = s_.clock->Now();
   for (const auto& member_lost : lost) {
     const GroupSpec& spec = member_lost.first;
     const std::string& key = member_lost.second;
-    index_.UpdateGroup(spec.group_id, [&](GroupSlot& group) {
+    s_.index.UpdateGroup(spec.group_id, [&](GroupSlot& group) {
       if (!group) return;
       const GroupMember* member = group->Find(spec.group_index);
       if (member == nullptr || !group->KeyIs(*member, key)) return;
-      FillingDelta filling(&filling_group_bytes_, group.get());
+      FillingDelta filling(&s_.filling_group_bytes, group.get());
       // Breaking the group makes its members unreadable (through the
       // record).
       if (group->Lose(spec.group_index, cause, now)) {
-        group_counters_.Broken(cause).fetch_add(1, std::memory_order_relaxed);
+        s_.group_counters.Broken(cause).fetch_add(1, std::memory_order_relaxed);
       }
     });
   }
 }
 
 size_t Master::SweepGroups() {
-  const TimePoint now = clock_->Now();
+  const TimePoint now = s_.clock->Now();
   size_t swept = 0;
-  index_.ForEachGroup([&](GroupSlot& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+  s_.index.ForEachGroup([&](GroupSlot& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
                           group_stripe_role) {
     GroupMeta& group = *entry;
-    FillingDelta filling(&filling_group_bytes_, &group);
-    if (group.Expire(now, knobs_.group_fill_timeout())) {
-      group_counters_.groups_expired.fetch_add(1, std::memory_order_relaxed);
+    FillingDelta filling(&s_.filling_group_bytes, &group);
+    if (group.Expire(now, s_.knobs.group_fill_timeout())) {
+      s_.group_counters.groups_expired.fetch_add(1, std::memory_order_relaxed);
       ++swept;
     }
     const bool ended = group.state == GroupState::kBroken ||
@@ -253,7 +256,7 @@ size_t Master::SweepGroups() {
     if (!ended) return;
     // Expired groups lose their members at once; broken groups keep the
     // survivors for group_broken_ttl (an operator may still look).
-    const bool collect = now - group.state_since >= knobs_.group_broken_ttl();
+    const bool collect = now - group.state_since >= s_.knobs.group_broken_ttl();
     if (group.state == GroupState::kBroken && !collect) return;
     if (!RemoveMembersLocked(entry, /*force=*/true).ok()) {
       return;  // a member's put is still in flight: next sweep
@@ -262,7 +265,7 @@ size_t Master::SweepGroups() {
     if (collect) {
       filling.Dropped();
       entry.Erase();
-      group_counters_.groups_collected.fetch_add(1, std::memory_order_relaxed);
+      s_.group_counters.groups_collected.fetch_add(1, std::memory_order_relaxed);
       ++swept;
     }
   });

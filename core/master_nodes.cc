@@ -13,13 +13,13 @@ Result<NodeId> Master::RegisterNode(
   NodeId replaced = kNoNode;
   // The node's task queues exist before anything can be placed on it.
   MT_ASSIGN_OR_RETURN(const NodeId id,
-                      nodes_.Register(spec, &replaced, [this](NodeId fresh) {
-                        lifecycle_.AddNode(fresh);
+                      s_.nodes.Register(spec, &replaced, [this](NodeId fresh) {
+                        s_.lifecycle.AddNode(fresh);
                       }));
-  counters_.nodes_registered.fetch_add(1, std::memory_order_relaxed);
+  s_.counters.nodes_registered.fetch_add(1, std::memory_order_relaxed);
   if (replaced != kNoNode) {
     // The previous incarnation's DRAM is gone; its SSD comes back below.
-    counters_.nodes_expired.fetch_add(1, std::memory_order_relaxed);
+    s_.counters.nodes_expired.fetch_add(1, std::memory_order_relaxed);
     DropNodeReplicas(replaced);
   }
   for (const SsdInventoryEntry& entry : inventory) {
@@ -40,10 +40,10 @@ void Master::RestoreInventoryEntry(NodeId node,
   }
   // The member rejoins its group: group stripe first, then the object.
   const GroupSpec& spec = *entry.group;
-  index_.UpdateGroup(spec.group_id, [&](GroupSlot& slot) {
+  s_.index.UpdateGroup(spec.group_id, [&](GroupSlot& slot) {
     const bool created = !slot;
     GroupMeta& group = created ? slot.Create() : *slot;
-    const TimePoint now = clock_->Now();
+    const TimePoint now = s_.clock->Now();
     bool reserved = false;
     const bool restored = RestoreObject(node, entry, [&] {
       // Fails harmlessly when the member is already known (another copy).
@@ -52,11 +52,11 @@ void Master::RestoreInventoryEntry(NodeId node,
     });
     if (reserved) {
       if (created) {
-        group_counters_.groups_created.fetch_add(1, std::memory_order_relaxed);
+        s_.group_counters.groups_created.fetch_add(1, std::memory_order_relaxed);
       }
       // The last member makes the group complete and every member readable.
       if (group.MarkPresent(spec.group_index, now)) {
-        group_counters_.groups_completed.fetch_add(1,
+        s_.group_counters.groups_completed.fetch_add(1,
                                                    std::memory_order_relaxed);
       }
     } else if (group.Empty() && (created || restored)) {
@@ -70,19 +70,21 @@ void Master::RestoreInventoryEntry(NodeId node,
 
 bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry,
                            JoinFn join) {
-  return index_.Update(entry.key, [&](ObjectSlot& object) {
+  return s_.index.Update(entry.key, [&](ObjectSlot& object)
+                                        ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                                            object_stripe_role) {
     const bool inserted = !object;
     ObjectMeta& meta = inserted ? object.Insert() : *object;
     if (inserted) {
       meta.size = entry.size;
       if (entry.group) meta.group_index = entry.group->group_index;
-      meta.last_access = clock_->Now();
+      meta.last_access = s_.clock->Now();
     } else if (meta.size != entry.size || !meta.HasGroup(entry.group) ||
                meta.FindDisk(node) != nullptr) {
       // A different object now owns the key (or it is already known here):
       // the node's copy is stale.
       if (meta.FindDisk(node) == nullptr) {
-        lifecycle_.QueueSsdDelete(node, entry.key);
+        s_.lifecycle.QueueSsdDelete(node, entry.key);
       }
       return false;
     }
@@ -99,31 +101,30 @@ bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry,
             GroupRecord::Make(entry.group->group_id, entry.group->group_size);
       }
     }
-    AddDiskReplica(meta, node);
-    counters_.inventory_restored.fetch_add(1, std::memory_order_relaxed);
+    s_.AddDiskReplica(meta, node);
+    s_.counters.inventory_restored.fetch_add(1, std::memory_order_relaxed);
     return true;
   });
 }
 
 Status Master::Heartbeat(NodeId node, const std::optional<SsdReport>& ssd) {
-  MT_RETURN_IF_ERROR(nodes_.Heartbeat(node));
+  MT_RETURN_IF_ERROR(s_.nodes.Heartbeat(node));
   if (!ssd) return Status::Ok();
-  const std::optional<NodeView> before = nodes_.Get(node);
-  nodes_.ReportSsd(node, *ssd);
+  const std::optional<NodeView> before = s_.nodes.Get(node);
+  s_.nodes.ReportSsd(node, *ssd);
   // Writes refused for room since the last report: offloads there wait,
   // and the next SSD eviction round makes room.
   const bool refused =
       before && before->ssd_report &&
       ssd->no_space_refusals > before->ssd_report->no_space_refusals;
-  const bool paused = nodes_.OffloadsPaused(node, clock_->Now());
+  const bool paused = s_.nodes.OffloadsPaused(node, s_.clock->Now());
   if (refused && !paused) {
-    nodes_.PauseOffloads(node, clock_->Now(), kOffloadPause, kMaxOffloadPause);
-    counters_.offload_pauses.fetch_add(1, std::memory_order_relaxed);
+    offloader_.PauseFor(node);
   } else if (!refused && paused && SsdReportShowsRoom(*ssd)) {
     // SSD eviction and compaction made room: offloads go on now instead of
-    // when the pause runs out (up to kMaxOffloadPause; DRAM writers wait
+    // when the pause runs out (up to Offloader::kMaxPause; DRAM writers wait
     // for them). Without room the pause runs its course.
-    nodes_.EndOffloadPause(node);
+    s_.nodes.EndOffloadPause(node);
   }
   return Status::Ok();
 }
@@ -134,47 +135,48 @@ Result<NodeTasks> Master::PullTasks(NodeId node, uint32_t max_tasks,
   // deadline comes from the engine's clock, which may be a test's, and a
   // node that died meanwhile must not keep a server thread.
   constexpr Duration kPoll = std::chrono::milliseconds(50);
-  const RealDeadline real_end(clock_->Now(), wait_until);
+  const RealDeadline real_end(s_.clock->Now(), wait_until);
   while (true) {
     // A node asking for work is alive: a pull counts as a heartbeat.
-    MT_RETURN_IF_ERROR(nodes_.Heartbeat(node));
-    NodeTasks tasks = lifecycle_.Dispatch(
-        node, std::min(max_tasks, knobs_.offload_max_per_pull()),
-        config_.ssd_deletes_per_pull,
-        std::min(max_tasks, lifecycle_.gate().options().max_per_pull));
-    const TimePoint now = clock_->Now();
+    MT_RETURN_IF_ERROR(s_.nodes.Heartbeat(node));
+    NodeTasks tasks = s_.lifecycle.Dispatch(
+        node, std::min(max_tasks, s_.knobs.offload_max_per_pull()),
+        s_.config.ssd_deletes_per_pull,
+        std::min(max_tasks, s_.lifecycle.gate().options().max_per_pull));
+    const TimePoint now = s_.clock->Now();
     if (!tasks.ssd_deletes.empty() || !tasks.offloads.empty() ||
         !tasks.promotions.empty() || max_tasks == 0) {
       return tasks;
     }
     // Nothing queued while its writeback is behind: the node's demand runs
     // a round (writeback paced by what the SSD takes, not by the tick).
-    if (RefillWriteback(node)) continue;
+    if (tiering_.RefillWriteback(node)) continue;
     if (now >= wait_until || real_end.passed()) return tasks;
-    if (lifecycle_.WaitForWork(node, std::min<Duration>(kPoll, wait_until - now)) &&
-        !lifecycle_.HasWork(node)) {
+    const Duration wait = std::min<Duration>(kPoll, wait_until - now);
+    if (s_.lifecycle.WaitForWork(node, wait) &&
+        !s_.lifecycle.HasWork(node)) {
       return NodeTasks{};  // interrupted: the node is stopping
     }
   }
 }
 
-void Master::InterruptPull(NodeId node) { lifecycle_.Interrupt(node); }
+void Master::InterruptPull(NodeId node) { s_.lifecycle.Interrupt(node); }
 
 void Master::ReportSsdCorruption(NodeId node,
                                  std::span<const std::string> keys) {
   std::vector<std::pair<GroupSpec, std::string>> lost;
   for (const std::string& key : keys) {
-    counters_.ssd_corruptions.fetch_add(1, std::memory_order_relaxed);
-    index_.Update(key, [&](ObjectSlot& object) {
+    s_.counters.ssd_corruptions.fetch_add(1, std::memory_order_relaxed);
+    s_.index.Update(key, [&](ObjectSlot& object) {
       if (!object) return;
       Replica* disk = object->FindDisk(node);
       if (disk == nullptr) return;
       const Replica replica = *disk;
       object->Erase(replica.desc.id);
       // The node already dropped the record; only the accounting remains.
-      nodes_.AddSsdUsed(node, -static_cast<int64_t>(replica.desc.size));
+      s_.nodes.AddSsdUsed(node, -static_cast<int64_t>(replica.desc.size));
       if (object->replicas.empty()) {
-        counters_.objects_lost.fetch_add(1, std::memory_order_relaxed);
+        s_.counters.objects_lost.fetch_add(1, std::memory_order_relaxed);
         if (object->group) lost.emplace_back(*object->group_spec(), key);
       }
       object.EraseIfEmpty();
@@ -184,9 +186,9 @@ void Master::ReportSsdCorruption(NodeId node,
 }
 
 size_t Master::ExpireNodes() {
-  const std::vector<NodeId> dead = nodes_.ExpireSilent(config_.node_ttl);
+  const std::vector<NodeId> dead = s_.nodes.ExpireSilent(s_.config.node_ttl);
   for (NodeId node : dead) {
-    counters_.nodes_expired.fetch_add(1, std::memory_order_relaxed);
+    s_.counters.nodes_expired.fetch_add(1, std::memory_order_relaxed);
     DropNodeReplicas(node);
   }
   return dead.size();
@@ -196,8 +198,8 @@ Status Master::DeregisterNode(NodeId node) {
   // The registry retires the node first, under its lock: nothing is placed
   // on it from here on, and a concurrent ExpireNodes or re-registration
   // cannot also drop its replicas (only one of them finds it registered).
-  MT_RETURN_IF_ERROR(nodes_.Deregister(node));
-  counters_.nodes_deregistered.fetch_add(1, std::memory_order_relaxed);
+  MT_RETURN_IF_ERROR(s_.nodes.Deregister(node));
+  s_.counters.nodes_deregistered.fetch_add(1, std::memory_order_relaxed);
   DropNodeReplicas(node);
   return Status::Ok();
 }
@@ -205,9 +207,9 @@ Status Master::DeregisterNode(NodeId node) {
 void Master::DropNodeReplicas(NodeId node) {
   // Tasks first, so no report of theirs can act on replicas dropped below;
   // its detached replicas are forgotten (the segment is gone).
-  lifecycle_.DropNode(node);
+  s_.lifecycle.DropNode(node);
   std::vector<std::pair<GroupSpec, std::string>> lost;
-  index_.ForEachObject([&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+  s_.index.ForEachObject([&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
                            object_stripe_role) {
     ObjectMeta& meta = *object;
     bool touched = false;
@@ -215,13 +217,13 @@ void Master::DropNodeReplicas(NodeId node) {
       if (meta.replicas[i].desc.node != node) continue;
       const Replica replica = meta.replicas[i];
       meta.replicas.erase(meta.replicas.begin() + i);
-      ReleaseReplicaLocked(object.key(), replica, /*node_alive=*/false);
+      s_.ReleaseReplicaLocked(object.key(), replica, /*node_alive=*/false);
       touched = true;
     }
     if (!touched) return;
     if (!meta.PutInFlight()) object.ClearPutPending();
     if (meta.replicas.empty()) {
-      counters_.objects_lost.fetch_add(1, std::memory_order_relaxed);
+      s_.counters.objects_lost.fetch_add(1, std::memory_order_relaxed);
       if (meta.group) {
         lost.emplace_back(*meta.group_spec(), std::string(object.key()));
       }
@@ -232,23 +234,13 @@ void Master::DropNodeReplicas(NodeId node) {
   LoseMembers(lost, BreakCause::kNodeLost);
 }
 
-void Master::AddDiskReplica(ObjectMeta& meta, NodeId node) {
-  ReplicaDescriptor disk;
-  disk.id = NextReplicaId();
-  disk.tier = Tier::kLocalDisk;
-  disk.state = ReplicaState::kComplete;
-  disk.node = node;
-  disk.size = meta.size;
-  meta.replicas.push_back(Replica{disk, 0});
-  nodes_.AddSsdUsed(node, static_cast<int64_t>(meta.size));
-}
 
 std::optional<NodeView> Master::GetNode(NodeId node) const {
-  return nodes_.Get(node);
+  return s_.nodes.Get(node);
 }
 
 Result<NodeView> Master::FindNode(NodeId node) const {
-  std::optional<NodeView> view = nodes_.Get(node);
+  std::optional<NodeView> view = s_.nodes.Get(node);
   if (!view) {
     return Status(ErrorReason::kNodeNotFound,
                   "node " + std::to_string(node) + " is not registered");
@@ -256,6 +248,6 @@ Result<NodeView> Master::FindNode(NodeId node) const {
   return *std::move(view);
 }
 
-std::vector<NodeView> Master::ListNodes() const { return nodes_.List(); }
+std::vector<NodeView> Master::ListNodes() const { return s_.nodes.List(); }
 
 }  // namespace mooncake_tier

@@ -1,4 +1,4 @@
-// Promotion on hit in the engine (core/master_promotion.cc): the trigger,
+// Promotion on hit in the engine (core/promoter.cc): the trigger,
 // the gates in order, the task lifecycle and every way a task can end. Each
 // scenario ends with every pin released (Audit total_refcnt == 0).
 

@@ -1,18 +1,9 @@
-// Master: promotion on hit (ARCHITECTURE.md section 6,
-// docs/design/promotion.md). A read that finds an object, or a member of a
-// complete group, only on SSD feeds the sketch; admitted units get a task
-// per object for the node that holds the SSD copy, which is pinned until
-// the task ends. The node stages a DRAM replica (PromotionAllocStart),
-// writes the bytes and reports. A group's members commit together once all
-// of them are staged; one failure abandons the whole group's promotion.
-//
-// Every promotion task leaves the task table under its object's stripe (and
-// a group member's, under its group stripe too), so its exit is ordered
-// with any other change to the object, as offloads are.
+// Promotion on hit: the Promoter (core/promoter.h).
+
+#include "core/promoter.h"
 
 #include <algorithm>
 
-#include "core/master.h"
 #include "core/validation.h"
 
 namespace mooncake_tier {
@@ -42,46 +33,70 @@ uint64_t UnitHash(const std::string& key, const ObjectMeta& meta) {
   return meta.group ? meta.group->id_hash() : HashKey(key);
 }
 
+// Whether a read-free DRAM copy could be evicted now (a victim candidate).
+bool MemoryEvictable(const ObjectMeta& meta, TimePoint now) {
+  return !meta.hard_pin && meta.HasComplete(Tier::kMemory) &&
+         !meta.PutInFlight() && !meta.AnyPinned() && !meta.Leased(now);
+}
+
 }  // namespace
 
-void Master::MaybePromote(const PromotionCandidate& c) {
-  const PromotionOptions o = lifecycle_.gate().options();
+Promoter::Promoter(MasterState* state) : s_(*state) {
+  s_.lifecycle.SetPolicy(TaskKind::kPromotion, &tasks_);
+}
+
+void Promoter::NoteRead(std::string_view key,
+                        const Result<ObjectReplicas>& read,
+                        const std::optional<PromotionCandidate>& candidate) {
+  PromotionGate& gate = s_.lifecycle.gate();
+  if (candidate) {
+    MaybePromote(*candidate);
+  } else if (read.ok() && gate.counts_every_read()) {
+    gate.Touch(
+        HashKey(read->group ? std::string_view(read->group->group_id) : key));
+  }
+}
+
+void Promoter::MaybePromote(const PromotionCandidate& c) {
+  const PromotionOptions o = s_.lifecycle.gate().options();
   if (!o.on_hit) return;
-  counters_.promotion_attempts.fetch_add(1, std::memory_order_relaxed);
-  const uint32_t estimate = lifecycle_.gate().Touch(UnitHash(c.key, c.group));
+  s_.counters.promotion_attempts.fetch_add(1, std::memory_order_relaxed);
+  const uint32_t estimate = s_.lifecycle.gate().Touch(UnitHash(c.key, c.group));
   const uint64_t bytes = c.group ? c.size * c.group->group_size : c.size;
   std::vector<AdmissionVictim> victims;
   if (o.policy == PromotionPolicy::kTinyLfu &&
       estimate >= o.admission_threshold) {
     victims = VictimEstimates(bytes);
   }
-  if (!lifecycle_.gate().Admit(o, estimate, bytes, victims)) {
-    counters_.promotion_admission_gated.fetch_add(1, std::memory_order_relaxed);
+  if (!s_.lifecycle.gate().Admit(o, estimate, bytes, victims)) {
+    s_.counters.promotion_admission_gated.fetch_add(1,
+                                                    std::memory_order_relaxed);
     return;
   }
-  if (PromotionTarget(c.holder, bytes) == kNoNode) {
-    counters_.promotion_watermark_gated.fetch_add(1, std::memory_order_relaxed);
+  if (Target(c.holder, bytes) == kNoNode) {
+    s_.counters.promotion_watermark_gated.fetch_add(1,
+                                                    std::memory_order_relaxed);
     return;
   }
   Result<std::vector<TaskId>> queued =
-      c.group ? QueueGroupPromotion(c.group->group_id, /*forced=*/false)
-              : QueueObjectPromotion(c.key, /*forced=*/false);
+      c.group ? QueueGroup(c.group->group_id, /*forced=*/false)
+              : QueueObject(c.key, /*forced=*/false);
   if (queued.ok()) return;
   switch (queued.status().reason()) {
     case ErrorReason::kObjectBusy:  // already queued: not a failure
-      counters_.promotion_deduped.fetch_add(1, std::memory_order_relaxed);
+      s_.counters.promotion_deduped.fetch_add(1, std::memory_order_relaxed);
       break;
     case ErrorReason::kQueueFull:
-      counters_.promotion_queue_full.fetch_add(1, std::memory_order_relaxed);
+      s_.counters.promotion_queue_full.fetch_add(1, std::memory_order_relaxed);
       break;
     default:  // changed since the read (removed, promoted, being put)
       break;
   }
 }
 
-std::vector<AdmissionVictim> Master::VictimEstimates(uint64_t bytes) {
-  const TierUsage usage = nodes_.MemoryUsage();
-  const RuntimeKnobs::Watermarks marks = knobs_.memory();
+std::vector<AdmissionVictim> Promoter::VictimEstimates(uint64_t bytes) {
+  const TierUsage usage = s_.nodes.MemoryUsage();
+  const RuntimeKnobs::Watermarks marks = s_.knobs.memory();
   const double target = (marks.high - marks.ratio) * usage.capacity;
   if (usage.used + bytes <= target) return {};  // room: nothing displaced
   // The least recently used of a sample stand for what the next eviction
@@ -92,9 +107,10 @@ std::vector<AdmissionVictim> Master::VictimEstimates(uint64_t bytes) {
     uint64_t unit;
   };
   std::vector<Victim> sample;
-  const TimePoint now = clock_->Now();
-  SampleObjects(
-      kSamplePerStripe, [&](const std::string& key, const ObjectMeta& meta) {
+  const TimePoint now = s_.clock->Now();
+  s_.index.SampleObjects(
+      kSampleStripes, kSamplePerStripe,
+      [&](const std::string& key, const ObjectMeta& meta) {
         if (MemoryEvictable(meta, now)) {
           sample.push_back({meta.last_access, meta.size, UnitHash(key, meta)});
         }
@@ -106,17 +122,13 @@ std::vector<AdmissionVictim> Master::VictimEstimates(uint64_t bytes) {
   uint64_t covered = 0;
   for (const Victim& v : sample) {
     if (covered >= bytes) break;
-    out.push_back({lifecycle_.gate().Estimate(v.unit), v.size});
+    out.push_back({s_.lifecycle.gate().Estimate(v.unit), v.size});
     covered += v.size;
   }
   return out;
 }
 
-void Master::SampleObjects(uint32_t per_stripe, ObjectIndex::SampleFn fn) {
-  index_.SampleObjects(kSampleStripes, per_stripe, fn);
-}
-
-Result<TaskId> Master::QueuePromotionLocked(ObjectSlot& object, bool forced) {
+Result<TaskId> Promoter::QueueLocked(ObjectSlot& object, bool forced) {
   ObjectMeta& meta = *object;
   const std::string key(object.key());
   if (meta.HasComplete(Tier::kMemory)) {
@@ -129,7 +141,7 @@ Result<TaskId> Master::QueuePromotionLocked(ObjectSlot& object, bool forced) {
   for (Replica& r : meta.replicas) {
     if (r.desc.tier == Tier::kLocalDisk &&
         r.desc.state == ReplicaState::kComplete &&
-        nodes_.IsAlive(r.desc.node)) {
+        s_.nodes.IsAlive(r.desc.node)) {
       source = &r;
       break;
     }
@@ -146,16 +158,16 @@ Result<TaskId> Master::QueuePromotionLocked(ObjectSlot& object, bool forced) {
   task.forced = forced;
   // The table refuses a second task for the key (OBJECT_BUSY: dedup).
   MT_ASSIGN_OR_RETURN(const TaskId id,
-                      lifecycle_.Queue(*source, std::move(task), UINT32_MAX));
-  counters_.promotion_queued.fetch_add(1, std::memory_order_relaxed);
+                      s_.lifecycle.Queue(*source, std::move(task), UINT32_MAX));
+  s_.counters.promotion_queued.fetch_add(1, std::memory_order_relaxed);
   if (forced)
-    counters_.promotion_forced.fetch_add(1, std::memory_order_relaxed);
+    s_.counters.promotion_forced.fetch_add(1, std::memory_order_relaxed);
   return id;
 }
 
-Result<std::vector<TaskId>> Master::QueueObjectPromotion(const std::string& key,
-                                                         bool forced) {
-  return index_.Update(
+Result<std::vector<TaskId>> Promoter::QueueObject(const std::string& key,
+                                                  bool forced) {
+  return s_.index.Update(
       key,
       [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
           object_stripe_role) -> Result<std::vector<TaskId>> {
@@ -169,25 +181,26 @@ Result<std::vector<TaskId>> Master::QueueObjectPromotion(const std::string& key,
                             std::string(object->group->group_id()) +
                             "': promote the group");
         }
-        if (lifecycle_.HasTask(TaskKind::kPromotion, key)) {
+        if (s_.lifecycle.HasTask(TaskKind::kPromotion, key)) {
           return Status(ErrorReason::kObjectBusy,
                         "a promotion is already queued");
         }
-        if (!lifecycle_.gate().Reserve(1, lifecycle_.gate().options().queue_limit)) {
+        PromotionGate& gate = s_.lifecycle.gate();
+        if (!gate.Reserve(1, gate.options().queue_limit)) {
           return Status(ErrorReason::kQueueFull, "promotion queue is full");
         }
-        Result<TaskId> id = QueuePromotionLocked(object, forced);
+        Result<TaskId> id = QueueLocked(object, forced);
         if (!id.ok()) {
-          lifecycle_.gate().Release(1);  // the task holds it otherwise
+          s_.lifecycle.gate().Release(1);  // the task holds it otherwise
           return id.status();
         }
         return std::vector<TaskId>{*id};
       });
 }
 
-Result<std::vector<TaskId>> Master::QueueGroupPromotion(
-    const std::string& group_id, bool forced) {
-  return index_.UpdateGroup(
+Result<std::vector<TaskId>> Promoter::QueueGroup(const std::string& group_id,
+                                                 bool forced) {
+  return s_.index.UpdateGroup(
       group_id,
       [&](GroupSlot& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
           group_stripe_role) -> Result<std::vector<TaskId>> {
@@ -202,14 +215,15 @@ Result<std::vector<TaskId>> Master::QueueGroupPromotion(
                             std::string(GroupStateName(group.state)));
         }
         if (group.AnyMember([&](uint32_t, const GroupMember& member) {
-              return lifecycle_.HasTask(TaskKind::kPromotion,
-                                        group.KeyOf(member));
+              return s_.lifecycle.HasTask(TaskKind::kPromotion,
+                                          group.KeyOf(member));
             })) {
           return Status(ErrorReason::kObjectBusy,
                         "a promotion is already queued");
         }
         const uint32_t n = group.member_count;
-        if (!lifecycle_.gate().Reserve(n, lifecycle_.gate().options().queue_limit)) {
+        PromotionGate& gate = s_.lifecycle.gate();
+        if (!gate.Reserve(n, gate.options().queue_limit)) {
           return Status(ErrorReason::kQueueFull, "promotion queue is full");
         }
         std::vector<TaskId> ids;
@@ -220,7 +234,7 @@ Result<std::vector<TaskId>> Master::QueueGroupPromotion(
                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
                   ++visited;
                   if (!failed.ok()) return;
-                  Result<TaskId> id = QueuePromotionLocked(member, forced);
+                  Result<TaskId> id = QueueLocked(member, forced);
                   if (id.ok()) {
                     ids.push_back(*id);
                   } else {
@@ -237,33 +251,38 @@ Result<std::vector<TaskId>> Master::QueueGroupPromotion(
         entry.ForEachMember(
             [&](ObjectSlot& member)
                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
-                  std::optional<Task> task = lifecycle_.Booked(
-                      TaskKind::kPromotion, member.key());
+                  std::optional<Task> task =
+                      s_.lifecycle.Booked(TaskKind::kPromotion, member.key());
                   if (!task ||
                       std::find(ids.begin(), ids.end(), task->id) == ids.end())
                     return;
-                  lifecycle_.Cancel(member, task->id);
+                  s_.lifecycle.Cancel(member, task->id);
                 });
-        lifecycle_.gate().Release(n - static_cast<uint32_t>(ids.size()));
+        s_.lifecycle.gate().Release(n - static_cast<uint32_t>(ids.size()));
         return failed;
       });
 }
 
-Result<std::vector<TaskId>> Master::PromoteObject(const std::string& key) {
+Result<std::vector<TaskId>> Promoter::PromoteObject(const std::string& key) {
   MT_RETURN_IF_ERROR(ValidateKey(key));
-  if (std::optional<GroupSpec> group = GroupOf(key)) {
-    return QueueGroupPromotion(group->group_id, /*forced=*/true);
+  const std::optional<GroupSpec> group =
+      s_.index.Read(key, [](const ObjectMeta* meta) {
+        return meta == nullptr ? std::nullopt : meta->group_spec();
+      });
+  if (group) {
+    return QueueGroup(group->group_id, /*forced=*/true);
   }
-  return QueueObjectPromotion(key, /*forced=*/true);
+  return QueueObject(key, /*forced=*/true);
 }
 
-Result<std::vector<TaskId>> Master::PromoteGroup(const std::string& group_id) {
-  return QueueGroupPromotion(group_id, /*forced=*/true);
+Result<std::vector<TaskId>> Promoter::PromoteGroup(
+    const std::string& group_id) {
+  return QueueGroup(group_id, /*forced=*/true);
 }
 
-bool Master::PromotionRoomOn(NodeId node, uint64_t bytes) const {
-  const TierUsage usage = nodes_.MemoryUsageOf(node);
-  const RuntimeKnobs::Watermarks marks = knobs_.memory();
+bool Promoter::RoomOn(NodeId node, uint64_t bytes) const {
+  const TierUsage usage = s_.nodes.MemoryUsageOf(node);
+  const RuntimeKnobs::Watermarks marks = s_.knobs.memory();
   const double cap = static_cast<double>(usage.capacity);
   if (usage.capacity == 0 ||
       static_cast<double>(usage.used + bytes) >= marks.high * cap) {
@@ -273,21 +292,21 @@ bool Master::PromotionRoomOn(NodeId node, uint64_t bytes) const {
   // promoted copy is clean itself, so it only takes free room; but while
   // writeback lags and DRAM is mostly dirty, that room is what the writers
   // have left: then no promotion.
-  const std::optional<DramPressure::NodeState> seen = pressure_.Get(node);
+  const std::optional<DramPressure::NodeState> seen = s_.pressure.Get(node);
   if (!seen) return true;
   const uint64_t at_hand = seen->bytes.free() + seen->bytes.clean;
   const auto reserve = static_cast<uint64_t>(marks.ratio * cap);
   return at_hand >= bytes + reserve;
 }
 
-NodeId Master::PromotionTarget(NodeId node, uint64_t bytes) const {
-  if (node != kNoNode && PromotionRoomOn(node, bytes)) return node;
+NodeId Promoter::Target(NodeId node, uint64_t bytes) const {
+  if (node != kNoNode && RoomOn(node, bytes)) return node;
   NodeId best = kNoNode;
   uint64_t most_free = 0;
-  for (const NodeView& view : nodes_.List()) {
+  for (const NodeView& view : s_.nodes.List()) {
     const uint64_t free = view.spec.dram_size - view.dram_used;
     if (view.state == NodeState::kAlive && free > most_free &&
-        PromotionRoomOn(view.id, bytes)) {
+        RoomOn(view.id, bytes)) {
       best = view.id;
       most_free = free;
     }
@@ -295,17 +314,16 @@ NodeId Master::PromotionTarget(NodeId node, uint64_t bytes) const {
   return best;
 }
 
-Result<ReplicaDescriptor> Master::StagePromotionSpace(NodeId holder,
-                                                      uint64_t size) {
+Result<ReplicaDescriptor> Promoter::StageSpace(NodeId holder, uint64_t size) {
   // The holder's own segment first: its bytes then never cross the network.
-  const NodeId target = PromotionTarget(holder, size);
+  const NodeId target = Target(holder, size);
   if (target == kNoNode) {
     return Status(ErrorReason::kNoSpace,
                   "no node has DRAM for a promotion below its eviction "
                   "target (the room above is kept for puts)");
   }
   MT_ASSIGN_OR_RETURN(const uint64_t offset,
-                      nodes_.AllocateMemoryOn(target, size));
+                      s_.nodes.AllocateMemoryOn(target, size));
   ReplicaDescriptor desc;
   desc.tier = Tier::kMemory;
   desc.node = target;
@@ -317,15 +335,15 @@ Result<ReplicaDescriptor> Master::StagePromotionSpace(NodeId holder,
 // ---- The promotion policy (the lifecycle calls it under the object's
 // stripe) ----
 
-Result<ReplicaDescriptor> Master::PromotionTasks::Stage(ObjectSlot& object,
-                                                        const Task& task) {
+Result<ReplicaDescriptor> Promoter::Tasks::Stage(ObjectSlot& object,
+                                                 const Task& task) {
   if (!object || object->Find(task.source.id) == nullptr) {
     return Status(ErrorReason::kObjectNotFound,
                   "'" + task.key + "' or its SSD copy is gone");
   }
   MT_ASSIGN_OR_RETURN(ReplicaDescriptor desc,
-                      m_.StagePromotionSpace(task.node, task.source.size));
-  desc.id = m_.NextReplicaId();
+                      p_.StageSpace(task.node, task.source.size));
+  desc.id = s_.NextReplicaId();
   desc.state = ReplicaState::kProcessing;
   Replica staged{desc, /*refcnt=*/1};
   staged.staged_by = task.id;
@@ -333,23 +351,23 @@ Result<ReplicaDescriptor> Master::PromotionTasks::Stage(ObjectSlot& object,
   return desc;
 }
 
-void Master::PromotionTasks::Release(ObjectSlot& object, const Task& task) {
-  m_.lifecycle_.Unpin(object, task);
+void Promoter::Tasks::Release(ObjectSlot& object, const Task& task) {
+  s_.lifecycle.Unpin(object, task);
   if (task.target.id == 0) return;
   if (object) {
     if (std::optional<Replica> staged = object->Erase(task.target.id)) {
       staged->refcnt = 0;
-      m_.ReleaseReplicaLocked(task.key, *staged,
-                              m_.nodes_.IsAlive(staged->desc.node));
+      s_.ReleaseReplicaLocked(task.key, *staged,
+                              s_.nodes.IsAlive(staged->desc.node));
       object.EraseIfEmpty();
       return;
     }
   }
   // The object went while staged: the replica was detached, pinned by us.
-  m_.lifecycle_.UnpinDetached(task.target.id);
+  s_.lifecycle.UnpinDetached(task.target.id);
 }
 
-void Master::PromotionTasks::Commit(ObjectSlot& object, const Task& task) {
+void Promoter::Tasks::Commit(ObjectSlot& object, const Task& task) {
   Replica* target = !object ? nullptr : object->Find(task.target.id);
   Replica* source = !object ? nullptr : object->Find(task.source.id);
   if (target == nullptr || source == nullptr) {
@@ -361,30 +379,29 @@ void Master::PromotionTasks::Commit(ObjectSlot& object, const Task& task) {
   target->staged_by = 0;
   target->refcnt = 0;
   if (source->refcnt > 0) --source->refcnt;
-  if (m_.lifecycle_.gate().options().drop_source && source->refcnt == 0 &&
-      !meta.Leased(m_.clock_->Now())) {
+  if (s_.lifecycle.gate().options().drop_source && source->refcnt == 0 &&
+      !meta.Leased(s_.clock->Now())) {
     const Replica dropped = *source;
     meta.Erase(dropped.desc.id);
-    m_.ReleaseReplicaLocked(task.key, dropped, /*node_alive=*/true);
-    m_.counters_.promotion_dropped_sources.fetch_add(
-        1, std::memory_order_relaxed);
+    s_.ReleaseReplicaLocked(task.key, dropped, /*node_alive=*/true);
+    s_.counters.promotion_dropped_sources.fetch_add(1,
+                                                    std::memory_order_relaxed);
   }
   CountDone(task);
 }
 
-void Master::PromotionTasks::Abandon(ObjectSlot& object, const Task& task,
-                                     TaskEnd end, const Status& cause) {
+void Promoter::Tasks::Abandon(ObjectSlot& object, const Task& task, TaskEnd end,
+                              const Status& cause) {
   Release(object, task);
   Count(end, cause);
 }
 
-void Master::PromotionTasks::Doomed(const Task&, TaskEnd end,
-                                    const Status& cause) {
+void Promoter::Tasks::Doomed(const Task&, TaskEnd end, const Status& cause) {
   Count(end, cause);
 }
 
-void Master::PromotionTasks::Count(TaskEnd end, const Status& cause) {
-  MasterCounters& c = m_.counters_;
+void Promoter::Tasks::Count(TaskEnd end, const Status& cause) {
+  MasterCounters& c = s_.counters;
   std::atomic<uint64_t>* counter = nullptr;
   switch (end) {
     case TaskEnd::kFailed:
@@ -414,12 +431,12 @@ void Master::PromotionTasks::Count(TaskEnd end, const Status& cause) {
   counter->fetch_add(1, std::memory_order_relaxed);
 }
 
-void Master::PromotionTasks::CountDone(const Task& task) {
-  MasterCounters& c = m_.counters_;
+void Promoter::Tasks::CountDone(const Task& task) {
+  MasterCounters& c = s_.counters;
   c.promotion_completed.fetch_add(1, std::memory_order_relaxed);
   c.promotion_bytes.fetch_add(task.source.size, std::memory_order_relaxed);
   const Duration took =
-      std::max(Duration::zero(), m_.clock_->Now() - task.created);
+      std::max(Duration::zero(), s_.clock->Now() - task.created);
   c.promotion_duration_us.fetch_add(
       static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(took).count()),
@@ -432,21 +449,21 @@ void Master::PromotionTasks::CountDone(const Task& task) {
   c.promotion_duration_buckets[bucket].fetch_add(1, std::memory_order_relaxed);
 }
 
-size_t Master::ReapPromotionTasks() {
-  return lifecycle_.Reap(TaskKind::kPromotion,
-                         lifecycle_.gate().options().task_timeout);
+size_t Promoter::Reap() {
+  return s_.lifecycle.Reap(TaskKind::kPromotion,
+                           s_.lifecycle.gate().options().task_timeout);
 }
 
-size_t Master::PromoteProactively() {
-  const PromotionOptions o = lifecycle_.gate().options();
+size_t Promoter::PromoteProactively() {
+  const PromotionOptions o = s_.lifecycle.gate().options();
   if (o.proactive_low_watermark <= 0) return 0;
-  const TimePoint now = clock_->Now();
+  const TimePoint now = s_.clock->Now();
   {
     MutexLock lock(&proactive_mu_);
     if (now - last_proactive_ < o.proactive_interval) return 0;
     last_proactive_ = now;
   }
-  const TierUsage usage = nodes_.MemoryUsage();
+  const TierUsage usage = s_.nodes.MemoryUsage();
   const double room = o.proactive_low_watermark * usage.capacity;
   if (usage.capacity == 0 || usage.used >= room) return 0;
   // The hottest SSD-only units of a sample, by sketch estimate.
@@ -457,22 +474,24 @@ size_t Master::PromoteProactively() {
     uint64_t bytes;
   };
   std::vector<Hot> hot;
-  SampleObjects(kSamplePerStripe * 4, [&](const std::string& key,
-                                          const ObjectMeta& meta) {
-    const ReplicaDescriptor* source = SsdOnlySource(meta);
-    if (source == nullptr) return;
-    // Not what the next rounds would evict again at once: a unit no newer
-    // than its node's next victims stays on SSD.
-    const std::optional<DramPressure::NodeState> seen =
-        pressure_.Get(source->node);
-    if (seen && meta.last_access <= seen->victim_cutoff) return;
-    const uint32_t estimate = lifecycle_.gate().Estimate(UnitHash(key, meta));
-    if (estimate == 0) return;  // never read: nothing says it is hot
-    hot.push_back(
-        {estimate, meta.group ? std::string(meta.group->group_id()) : key,
-         meta.group != nullptr,
-         meta.group ? meta.size * meta.group->group_size() : meta.size});
-  });
+  s_.index.SampleObjects(
+      kSampleStripes, kSamplePerStripe * 4,
+      [&](const std::string& key, const ObjectMeta& meta) {
+        const ReplicaDescriptor* source = SsdOnlySource(meta);
+        if (source == nullptr) return;
+        // Not what the next rounds would evict again at once: a unit no newer
+        // than its node's next victims stays on SSD.
+        const std::optional<DramPressure::NodeState> seen =
+            s_.pressure.Get(source->node);
+        if (seen && meta.last_access <= seen->victim_cutoff) return;
+        const uint32_t estimate =
+            s_.lifecycle.gate().Estimate(UnitHash(key, meta));
+        if (estimate == 0) return;  // never read: nothing says it is hot
+        hot.push_back(
+            {estimate, meta.group ? std::string(meta.group->group_id()) : key,
+             meta.group != nullptr,
+             meta.group ? meta.size * meta.group->group_size() : meta.size});
+      });
   std::sort(hot.begin(), hot.end(),
             [](const Hot& a, const Hot& b) { return a.estimate > b.estimate; });
   size_t queued = 0;
@@ -480,10 +499,10 @@ size_t Master::PromoteProactively() {
   for (const Hot& h : hot) {
     if (queued >= o.proactive_max_per_step || used + h.bytes > room) break;
     Result<std::vector<TaskId>> ids =
-        h.group ? QueueGroupPromotion(h.unit, /*forced=*/false)
-                : QueueObjectPromotion(h.unit, /*forced=*/false);
+        h.group ? QueueGroup(h.unit, /*forced=*/false)
+                : QueueObject(h.unit, /*forced=*/false);
     if (!ids.ok()) continue;  // a group seen twice, or changed meanwhile
-    counters_.promotion_proactive.fetch_add(1, std::memory_order_relaxed);
+    s_.counters.promotion_proactive.fetch_add(1, std::memory_order_relaxed);
     used += static_cast<double>(h.bytes);
     ++queued;
   }

@@ -1,5 +1,5 @@
-// Master: the DRAM tier as one pipeline (docs/design/tiering.md). Per
-// node, a memory round
+// Tiering (core/tiering.h): the DRAM tier as one pipeline
+// (docs/design/tiering.md). Per node, a memory round
 //   - evicts down to the eviction target once DRAM crosses the high
 //     watermark (least recently used first; clean units go at once, dirty
 //     ones are offloaded first under offload),
@@ -12,10 +12,11 @@
 // classifies every DRAM copy per node and feeds the planners, the second
 // acts on the units at or below each node's recency cutoffs.
 
+#include "core/tiering.h"
+
 #include <algorithm>
 
 #include "base/byte_units.h"
-#include "core/master.h"
 #include "core/memory_round.h"
 
 namespace mooncake_tier {
@@ -32,7 +33,17 @@ constexpr int kMaxDropsPerAttempt = 256;
 
 }  // namespace
 
-uint64_t Master::EvictMemory(uint64_t need_free) {
+Tiering::Tiering(MasterState* state, Offloader* offloader)
+    : s_(*state), offloader_(*offloader) {}
+
+void Tiering::Round() {
+  MemoryRound round;
+  round.evict = true;
+  round.write_back = true;
+  RunMemoryRound(round);
+}
+
+uint64_t Tiering::EvictMemory(uint64_t need_free) {
   MemoryRound round;
   round.evict = true;
   round.need_free = need_free;
@@ -42,7 +53,7 @@ uint64_t Master::EvictMemory(uint64_t need_free) {
   return evicted;
 }
 
-uint64_t Master::WriteBack() {
+uint64_t Tiering::WriteBack() {
   MemoryRound round;
   round.write_back = true;
   RunMemoryRound(round);
@@ -51,22 +62,22 @@ uint64_t Master::WriteBack() {
   return written;
 }
 
-void Master::RunMemoryRound(MemoryRound& round) {
+void Tiering::RunMemoryRound(MemoryRound& round) {
   MutexLock one_round(&eviction_mu_);
   RunMemoryRoundLocked(round);
 }
 
-void Master::RunMemoryRoundLocked(MemoryRound& round) {
-  const TimePoint now = clock_->Now();
+void Tiering::RunMemoryRoundLocked(MemoryRound& round) {
+  const TimePoint now = s_.clock->Now();
   const auto started = std::chrono::steady_clock::now();
   std::vector<NodeId> live;
-  for (const NodeView& view : nodes_.List()) {
+  for (const NodeView& view : s_.nodes.List()) {
     MemoryRound::Node& node = round.nodes[view.id];
     node.capacity = view.spec.dram_size;
     node.used = view.dram_used;
     node.has_ssd = view.spec.ssd_capacity > 0;
-    node.freeing = lifecycle_.OffloadBytesOf(view.id).freeing;
-    node.write_back_paused = nodes_.OffloadsPaused(view.id, now);
+    node.freeing = s_.lifecycle.OffloadBytesOf(view.id).freeing;
+    node.write_back_paused = s_.nodes.OffloadsPaused(view.id, now);
     node.bytes.capacity = node.capacity;
     node.bytes.used = node.used;
     live.push_back(view.id);
@@ -77,13 +88,13 @@ void Master::RunMemoryRoundLocked(MemoryRound& round) {
   ActOnObjectsForMemory(round, now);
   ActOnGroupsForMemory(round, now);
   std::sort(live.begin(), live.end());
-  pressure_.Retain(live);
+  s_.pressure.Retain(live);
   for (auto& [id, node] : round.nodes) {
     std::sort(node.reserve.begin(), node.reserve.end(),
               [](const ReserveEntry& a, const ReserveEntry& b) {
                 return a.last_access < b.last_access;
               });
-    pressure_.Publish(id, node.bytes, std::move(node.reserve), now);
+    s_.pressure.Publish(id, node.bytes, std::move(node.reserve), now);
   }
   last_memory_round_ns_.store(now.time_since_epoch().count(),
                               std::memory_order_relaxed);
@@ -92,13 +103,13 @@ void Master::RunMemoryRoundLocked(MemoryRound& round) {
                                            started)
           .count(),
       std::memory_order_relaxed);
-  counters_.memory_rounds.fetch_add(1, std::memory_order_relaxed);
-  space_.Notify();
+  s_.counters.memory_rounds.fetch_add(1, std::memory_order_relaxed);
+  s_.space.Notify();
 }
 
-DramUse Master::ClassifyMemory(const ObjectMeta& meta, const Replica& memory,
-                               bool node_has_ssd, TimePoint now,
-                               bool* unwritten) const {
+DramUse Tiering::ClassifyMemory(const ObjectMeta& meta, const Replica& memory,
+                                bool node_has_ssd, TimePoint now,
+                                bool* unwritten) const {
   *unwritten = false;
   if (meta.hard_pin) return DramUse::kHardPinned;
   if (meta.PutInFlight()) return DramUse::kInFlight;
@@ -107,27 +118,28 @@ DramUse Master::ClassifyMemory(const ObjectMeta& meta, const Replica& memory,
   if (meta.AnyPinned()) return DramUse::kPinned;
   // Nothing to write: a copy is on SSD, offload is off, or this node has no
   // SSD (its DRAM copy is the only one it will ever have).
-  const bool nothing_to_write = on_ssd || !Offloads() || !node_has_ssd;
+  const bool nothing_to_write = on_ssd || !s_.Offloads() || !node_has_ssd;
   *unwritten = !nothing_to_write;
   if (meta.Leased(now)) return DramUse::kLeased;
   return nothing_to_write ? DramUse::kClean : DramUse::kDirty;
 }
 
-DramUse Master::ClassifyGroupMemory(const GroupUnit& unit, bool offloadable,
-                                    bool* unwritten) const {
+DramUse Tiering::ClassifyGroupMemory(const GroupUnit& unit, bool offloadable,
+                                     bool* unwritten) const {
   *unwritten = false;
   if (unit.hard_pinned) return DramUse::kHardPinned;
   if (unit.in_flight) return DramUse::kInFlight;
   if (unit.pinned)
     return unit.all_on_disk ? DramUse::kPinned : DramUse::kWriteback;
-  const bool nothing_to_write = unit.all_on_disk || !Offloads() || !offloadable;
+  const bool nothing_to_write =
+      unit.all_on_disk || !s_.Offloads() || !offloadable;
   *unwritten = !nothing_to_write;
   if (unit.leased) return DramUse::kLeased;
   return nothing_to_write ? DramUse::kClean : DramUse::kDirty;
 }
 
-void Master::PlanObjectsForMemory(MemoryRound& round, TimePoint now) {
-  index_.ReadEachObject([&](std::string_view, const ObjectMeta& meta) {
+void Tiering::PlanObjectsForMemory(MemoryRound& round, TimePoint now) {
+  s_.index.ReadEachObject([&](std::string_view, const ObjectMeta& meta) {
     if (meta.group) return;  // its group is the unit
     for (const Replica& r : meta.replicas) {
       if (r.desc.tier != Tier::kMemory) continue;
@@ -145,8 +157,8 @@ void Master::PlanObjectsForMemory(MemoryRound& round, TimePoint now) {
   });
 }
 
-bool Master::GroupOffloadable(const GroupUnit& unit,
-                              const MemoryRound& round) const {
+bool Tiering::GroupOffloadable(const GroupUnit& unit,
+                               const MemoryRound& round) const {
   for (NodeId node : unit.unwritten_nodes) {
     auto it = round.nodes.find(node);
     if (it == round.nodes.end() || !it->second.has_ssd) return false;
@@ -154,9 +166,9 @@ bool Master::GroupOffloadable(const GroupUnit& unit,
   return true;
 }
 
-void Master::PlanGroupsForMemory(MemoryRound& round, TimePoint now) {
-  index_.ForEachGroup([&](GroupSlot& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                          group_stripe_role) {
+void Tiering::PlanGroupsForMemory(MemoryRound& round, TimePoint now) {
+  s_.index.ForEachGroup([&](GroupSlot& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                            group_stripe_role) {
     const GroupUnit unit = InspectGroupLocked(group, Tier::kMemory, kNoNode,
                                               now, /*memory_view=*/true);
     for (const auto& [id, bytes] : unit.staged_bytes) {
@@ -183,8 +195,8 @@ void Master::PlanGroupsForMemory(MemoryRound& round, TimePoint now) {
   });
 }
 
-void Master::DecideMemoryRound(MemoryRound& round) {
-  const RuntimeKnobs::Watermarks marks = knobs_.memory();
+void Tiering::DecideMemoryRound(MemoryRound& round) {
+  const RuntimeKnobs::Watermarks marks = s_.knobs.memory();
   const double writeback_mark = WritebackMark();
   // An extra need (a put that found no room) goes to the node that can
   // free the most at once, else the one that can free the most at all.
@@ -211,7 +223,7 @@ void Master::DecideMemoryRound(MemoryRound& round) {
         node.evict_cutoff = node.evict.Cutoff(node.evict_need);
       }
     }
-    if (round.write_back && Offloads() && node.has_ssd &&
+    if (round.write_back && s_.Offloads() && node.has_ssd &&
         !node.write_back_paused) {
       const auto target = static_cast<uint64_t>(writeback_mark * cap);
       if (node.bytes.unwritten > target) {
@@ -229,9 +241,9 @@ void Master::DecideMemoryRound(MemoryRound& round) {
   }
 }
 
-void Master::ActOnObjectsForMemory(MemoryRound& round, TimePoint now) {
-  index_.ForEachObject([&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                           object_stripe_role) {
+void Tiering::ActOnObjectsForMemory(MemoryRound& round, TimePoint now) {
+  s_.index.ForEachObject([&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                             object_stripe_role) {
     ObjectMeta& meta = *object;
     if (meta.group) return;
     Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
@@ -246,8 +258,8 @@ void Master::ActOnObjectsForMemory(MemoryRound& round, TimePoint now) {
       return;
     }
     if (node->WritesBack(unwritten, meta.last_access)) {
-      Result<TaskId> queued =
-          QueueOffloadLocked(object.key(), meta, *memory, OffloadIntent::kCopy);
+      Result<TaskId> queued = offloader_.QueueLocked(
+          object.key(), meta, *memory, OffloadIntent::kCopy);
       if (queued.ok()) {
         node->written += meta.size;
       } else if (queued.status().reason() == ErrorReason::kQueueFull) {
@@ -262,9 +274,9 @@ void Master::ActOnObjectsForMemory(MemoryRound& round, TimePoint now) {
   });
 }
 
-void Master::ActOnGroupsForMemory(MemoryRound& round, TimePoint now) {
-  index_.ForEachGroup([&](GroupSlot& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                          group_stripe_role) {
+void Tiering::ActOnGroupsForMemory(MemoryRound& round, TimePoint now) {
+  s_.index.ForEachGroup([&](GroupSlot& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                            group_stripe_role) {
     const GroupUnit unit = InspectGroupLocked(group, Tier::kMemory, kNoNode,
                                               now, /*memory_view=*/true);
     if (unit.filling || unit.memory_bytes.empty()) return;
@@ -291,7 +303,7 @@ void Master::ActOnGroupsForMemory(MemoryRound& round, TimePoint now) {
       return;
     }
     if (write_back) {
-      if (QueueGroupOffloadLocked(group, OffloadIntent::kCopy)) {
+      if (offloader_.QueueGroupLocked(group, OffloadIntent::kCopy)) {
         for (const auto& [id, bytes] : unit.memory_bytes) {
           if (MemoryRound::Node* node = round.Find(id)) {
             node->written += bytes;
@@ -313,37 +325,38 @@ void Master::ActOnGroupsForMemory(MemoryRound& round, TimePoint now) {
 
 // ---- The put path: room at once, or a wait ----
 
-bool Master::MakeRoom(uint64_t size) {
+bool Tiering::MakeRoom(uint64_t size) {
   for (int pass = 0; pass < 2; ++pass) {
     int drops = 0;
     while (drops < kMaxDropsPerAttempt) {
-      const NodeId node = pressure_.Richest();
+      const NodeId node = s_.pressure.Richest();
       if (node == kNoNode) break;
-      std::optional<ReserveEntry> entry = pressure_.Pop(node);
+      std::optional<ReserveEntry> entry = s_.pressure.Pop(node);
       if (!entry) continue;
       ++drops;
       if (DropReserved(node, *entry) == 0) continue;  // changed since
-      if (nodes_.LargestFreeOn(node) >= size) return true;
+      if (s_.nodes.LargestFreeOn(node) >= size) return true;
     }
     if (drops > 0) return true;  // some room: the placement may use it
     if (pass > 0 || !RunRoundIfDue(size, kPutRoundInterval)) break;
-    counters_.memory_rounds_by_puts.fetch_add(1, std::memory_order_relaxed);
+    s_.counters.memory_rounds_by_puts.fetch_add(1, std::memory_order_relaxed);
   }
   return false;
 }
 
-double Master::WritebackMark() const {
+double Tiering::WritebackMark() const {
   // Under write_through every put is written back: nothing stays dirty.
-  if (config_.offload_mode == OffloadMode::kWriteThrough) return 0.0;
-  const RuntimeKnobs::Watermarks marks = knobs_.memory();
-  return std::min(knobs_.writeback_watermark(), marks.high - marks.ratio);
+  if (s_.config.offload_mode == OffloadMode::kWriteThrough) return 0.0;
+  const RuntimeKnobs::Watermarks marks = s_.knobs.memory();
+  return std::min(s_.knobs.writeback_watermark(), marks.high - marks.ratio);
 }
 
-bool Master::RunRoundIfDue(uint64_t need_free, Duration min_interval) {
-  const TimePoint now = clock_->Now();
+bool Tiering::RunRoundIfDue(uint64_t need_free, Duration min_interval) {
+  const TimePoint now = s_.clock->Now();
   const TimePoint last(
       Duration(last_memory_round_ns_.load(std::memory_order_relaxed)));
-  const Duration cost(last_memory_round_cost_ns_.load(std::memory_order_relaxed));
+  const Duration cost(
+      last_memory_round_cost_ns_.load(std::memory_order_relaxed));
   if (last != TimePoint() && now - last < std::max(min_interval, cost)) {
     return false;
   }
@@ -357,27 +370,28 @@ bool Master::RunRoundIfDue(uint64_t need_free, Duration min_interval) {
   return true;
 }
 
-bool Master::WritebackBehind(NodeId node) const {
-  if (!Offloads()) return false;
-  const std::optional<DramPressure::NodeState> seen = pressure_.Get(node);
+bool Tiering::WritebackBehind(NodeId node) const {
+  if (!s_.Offloads()) return false;
+  const std::optional<DramPressure::NodeState> seen = s_.pressure.Get(node);
   if (!seen || seen->bytes.capacity == 0) return false;
   return static_cast<double>(seen->bytes.unwritten) >
          WritebackMark() * static_cast<double>(seen->bytes.capacity);
 }
 
-bool Master::RefillWriteback(NodeId node) {
-  if (!WritebackBehind(node) || nodes_.OffloadsPaused(node, clock_->Now()) ||
+bool Tiering::RefillWriteback(NodeId node) {
+  if (!WritebackBehind(node) ||
+      s_.nodes.OffloadsPaused(node, s_.clock->Now()) ||
       !RunRoundIfDue(0, kPullRoundInterval)) {
     return false;
   }
-  counters_.memory_rounds_by_pulls.fetch_add(1, std::memory_order_relaxed);
+  s_.counters.memory_rounds_by_pulls.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
-uint64_t Master::DropReserved(NodeId node, const ReserveEntry& entry) {
-  const TimePoint now = clock_->Now();
+uint64_t Tiering::DropReserved(NodeId node, const ReserveEntry& entry) {
+  const TimePoint now = s_.clock->Now();
   if (!entry.group) {
-    return index_.Update(
+    return s_.index.Update(
         entry.unit,
         [&](ObjectSlot& object)
             ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) -> uint64_t {
@@ -392,15 +406,15 @@ uint64_t Master::DropReserved(NodeId node, const ReserveEntry& entry) {
                            // victim
               }
               bool unwritten = false;
-              if (ClassifyMemory(meta, *memory, NodeHasSsd(node), now,
+              if (ClassifyMemory(meta, *memory, s_.NodeHasSsd(node), now,
                                  &unwritten) != DramUse::kClean) {
                 return 0;
               }
-              counters_.put_evictions.fetch_add(1, std::memory_order_relaxed);
+              s_.counters.put_evictions.fetch_add(1, std::memory_order_relaxed);
               return DropMemoryCopyLocked(object);
             });
   }
-  return index_.UpdateGroup(
+  return s_.index.UpdateGroup(
       entry.unit,
       [&](GroupSlot& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
           group_stripe_role) -> uint64_t {
@@ -411,19 +425,19 @@ uint64_t Master::DropReserved(NodeId node, const ReserveEntry& entry) {
         bool on_node = false;
         for (const auto& [id, bytes] : unit.memory_bytes) on_node |= id == node;
         bool offloadable = true;
-        for (NodeId id : unit.unwritten_nodes) offloadable &= NodeHasSsd(id);
+        for (NodeId id : unit.unwritten_nodes) offloadable &= s_.NodeHasSsd(id);
         bool unwritten = false;
         if (!on_node || ClassifyGroupMemory(unit, offloadable, &unwritten) !=
                             DramUse::kClean) {
           return 0;
         }
-        counters_.put_evictions.fetch_add(1, std::memory_order_relaxed);
+        s_.counters.put_evictions.fetch_add(1, std::memory_order_relaxed);
         if (EvictGroupLocked(group, Tier::kMemory, unit)) group.Erase();
         return unit.bytes;
       });
 }
 
-bool Master::RoomMayCome() const {
+bool Tiering::RoomMayCome() const {
   // Anything but hard-pinned DRAM and the filling groups' may turn free:
   // dirty units once written back, leased ones once released, pinned ones
   // once their task ends, puts in flight once they end (and then dirty).
@@ -431,18 +445,18 @@ bool Master::RoomMayCome() const {
   // good: the round may be older than the puts that filled DRAM since (a
   // stream fills a node between two rounds), and what it did not see may
   // still be freed.
-  for (const NodeView& view : nodes_.List()) {
-    const std::optional<DramPressure::NodeState> seen = pressure_.Get(view.id);
-    const uint64_t stuck =
-        seen ? seen->bytes.hard_pinned + seen->bytes.filling +
-                   seen->bytes.slack()
-             : 0;
+  for (const NodeView& view : s_.nodes.List()) {
+    const std::optional<DramPressure::NodeState> seen =
+        s_.pressure.Get(view.id);
+    const uint64_t stuck = seen ? seen->bytes.hard_pinned +
+                                      seen->bytes.filling + seen->bytes.slack()
+                                : 0;
     if (view.dram_used > stuck) return true;
   }
   return false;
 }
 
-Status Master::NoRoomStatus(uint64_t size, Duration waited) const {
+Status Tiering::NoRoomStatus(uint64_t size, Duration waited) const {
   std::string why = "no DRAM for " + std::to_string(size) + " bytes";
   if (waited > Duration::zero()) {
     why += " after waiting " +
@@ -452,9 +466,9 @@ Status Master::NoRoomStatus(uint64_t size, Duration waited) const {
            " ms for writeback to free some";
   }
   const auto mib = [](uint64_t b) { return HumanBytes(b, ByteUnit::kPiB); };
-  for (const auto& [id, state] : pressure_.All()) {
+  for (const auto& [id, state] : s_.pressure.All()) {
     const MemoryBreakdown& b = state.bytes;
-    const std::optional<NodeView> view = nodes_.Get(id);
+    const std::optional<NodeView> view = s_.nodes.Get(id);
     why += "; node '" + (view ? view->spec.name : std::to_string(id)) + "' (" +
            mib(b.capacity) + "): " + mib(b.free()) + " free, " + mib(b.dirty) +
            " waiting for writeback, " + mib(b.writeback) +
@@ -467,18 +481,52 @@ Status Master::NoRoomStatus(uint64_t size, Duration waited) const {
   return Status(ErrorReason::kNoSpace, std::move(why));
 }
 
-std::vector<NodeMemoryView> Master::MemoryByNode() const {
+std::vector<NodeMemoryView> Tiering::MemoryByNode() const {
   std::vector<NodeMemoryView> out;
-  for (const auto& [id, state] : pressure_.All()) {
+  for (const auto& [id, state] : s_.pressure.All()) {
     NodeMemoryView view;
     view.node = id;
     view.bytes = state.bytes;
     view.reserve_bytes = state.reserve_bytes;
     view.reserve_units = state.reserve_units;
-    view.offload = lifecycle_.OffloadBytesOf(id);
+    view.offload = s_.lifecycle.OffloadBytesOf(id);
     out.push_back(view);
   }
   return out;
+}
+
+uint64_t Tiering::EvictMemoryLocked(ObjectSlot& object) {
+  ObjectMeta& meta = *object;
+  Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
+  if (memory == nullptr) return 0;
+  if (s_.Offloads() && !meta.HasComplete(Tier::kLocalDisk) &&
+      s_.NodeHasSsd(memory->desc.node)) {
+    // Write to SSD first; the DRAM copy goes when the node reports success
+    // (under write_through too: this object's own offload failed).
+    const bool queued =
+        offloader_
+            .QueueLocked(object.key(), meta, *memory, OffloadIntent::kMove)
+            .ok();
+    return queued ? meta.size : 0;
+  }
+  return DropMemoryCopyLocked(object);
+}
+
+uint64_t Tiering::DropMemoryCopyLocked(ObjectSlot& object) {
+  ObjectMeta& meta = *object;
+  Replica* memory = meta.FindTier(Tier::kMemory, ReplicaState::kComplete);
+  if (memory == nullptr) return 0;
+  const uint64_t size = meta.size;
+  const Replica dropped = *memory;
+  meta.Erase(dropped.desc.id);
+  s_.ReleaseReplicaLocked(object.key(), dropped, /*node_alive=*/true);
+  s_.counters.evicted_memory_objects.fetch_add(1, std::memory_order_relaxed);
+  s_.counters.evicted_memory_bytes.fetch_add(size, std::memory_order_relaxed);
+  if (meta.replicas.empty()) {
+    s_.counters.objects_evicted.fetch_add(1, std::memory_order_relaxed);
+  }
+  object.EraseIfEmpty();
+  return size;
 }
 
 }  // namespace mooncake_tier

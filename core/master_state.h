@@ -1,0 +1,81 @@
+#pragma once
+
+// The state every part of the master shares, and the few helpers that keep
+// it consistent whichever part changes it. The Master owns one; each part
+// (core/promoter.h, ...) holds a reference to it. core/README.md maps the
+// parts.
+//
+// Lock order (docs/design/core.md): group stripe -> object stripe (the
+// ObjectIndex's, checked by it) -> node registry -> task table -> detached
+// replicas. Every member is thread-safe on its own terms; the helpers below
+// say which stripe they need.
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include "base/clock.h"
+#include "core/dram_pressure.h"
+#include "core/group_table.h"
+#include "core/master_config.h"
+#include "core/master_stats.h"
+#include "core/node_registry.h"
+#include "core/object_index.h"
+#include "core/object_table.h"
+#include "core/runtime_knobs.h"
+#include "core/space_signal.h"
+#include "core/task_lifecycle.h"
+
+namespace mooncake_tier {
+
+struct MasterState {
+  // REQUIRES: config passed MasterConfig::Validate(). `clock` outlives it.
+  MasterState(MasterConfig config, const Clock* clock);
+  MasterState(const MasterState&) = delete;
+  MasterState& operator=(const MasterState&) = delete;
+
+  // Start-time configuration. Its run-time knobs (RuntimeConfigChange) and
+  // promotion options are the start values only: read `knobs` and
+  // lifecycle.gate() for those.
+  const MasterConfig config;
+  RuntimeKnobs knobs;
+  const Clock* const clock;
+  // Every object and group, with their stripe locks.
+  ObjectIndex index;
+  NodeRegistry nodes;
+  // Every task moving bytes between tiers, the replicas they pin and the
+  // promotion gate; the parts register the policy of each kind.
+  TaskLifecycle lifecycle;
+  // What the last memory round saw per node, and the clean reserves.
+  DramPressure pressure;
+  // Wakes puts waiting for DRAM.
+  SpaceSignal space;
+  // DRAM held by groups still filling (sum of FillingDramBytes()).
+  std::atomic<int64_t> filling_group_bytes{0};
+  mutable MasterCounters counters;
+  mutable GroupCounters group_counters;
+
+  ReplicaId NextReplicaId() { return next_replica_id_.fetch_add(1) + 1; }
+  bool Offloads() const { return config.offload_mode != OffloadMode::kOff; }
+  bool NodeHasSsd(NodeId node) const {
+    return nodes.SsdUsageOf(node).capacity > 0;
+  }
+  // Releases one replica's resources: its DRAM space (or, while a task
+  // pins it, detaches it until the last unpin), or its SSD accounting and
+  // the node's copy (queued for deletion).
+  void ReleaseReplicaLocked(std::string_view key, const Replica& replica,
+                            bool node_alive)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
+  // Records a complete local_disk replica of `meta` on `node` and its SSD
+  // use.
+  void AddDiskReplica(ObjectMeta& meta, NodeId node)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
+  // Removes an object and releases all its replicas.
+  void DropObjectLocked(ObjectSlot& object)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
+
+ private:
+  std::atomic<ReplicaId> next_replica_id_{0};
+};
+
+}  // namespace mooncake_tier
