@@ -1,8 +1,11 @@
 #pragma once
 
-// The metadata engine: a thin facade over the object table, the node
-// registry, the task table and the eviction planner. It decides where bytes
-// go and when they move, and never touches the bytes themselves.
+// The metadata engine: a facade over its parts (core/README.md maps them).
+// It decides where bytes go and when they move, and never touches the
+// bytes themselves. Every call is handed to the part that owns it: Puts,
+// ObjectService (reads, removal, groups), NodeService, Promoter, Tiering
+// (memory rounds, SSD eviction), ForcedEvictor and the task lifecycle
+// (reports); they share one MasterState.
 //
 // Every client call takes a batch; a single key is a batch of one and each
 // key gets its own result, so one bad key never hides the others.
@@ -21,33 +24,26 @@
 //
 // Thread safety: every public method is thread-safe.
 
-#include <atomic>
-#include <functional>
-#include <memory>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "absl/container/inlined_vector.h"
-#include "absl/functional/function_ref.h"
 #include "base/clock.h"
-#include "core/dram_pressure.h"
-#include "core/eviction_planner.h"
-#include "core/group_table.h"
+#include "base/mutex.h"
+#include "core/forced_evictor.h"
 #include "core/master_admin.h"
 #include "core/master_config.h"
 #include "core/master_state.h"
 #include "core/master_stats.h"
 #include "core/master_views.h"
-#include "core/node_registry.h"
-#include "core/object_index.h"
-#include "core/object_table.h"
+#include "core/node_service.h"
+#include "core/object_service.h"
 #include "core/offloader.h"
 #include "core/promoter.h"
-#include "core/runtime_knobs.h"
-#include "core/space_signal.h"
-#include "core/task_lifecycle.h"
+#include "core/puts.h"
 #include "core/tiering.h"
 #include "mooncake_tier/status.h"
 #include "mooncake_tier/types.h"
@@ -55,18 +51,6 @@
 #include "protocol/types.h"
 
 namespace mooncake_tier {
-
-
-
-
-
-
-
-
-
-struct MemoryRound;
-enum class DramUse : uint8_t;
-
 
 class Master final : public MasterAdmin {
  public:
@@ -120,52 +104,74 @@ class Master final : public MasterAdmin {
   // never longer in real time than `wait_until` is ahead of clock().
   std::vector<Result<ReplicaDescriptor>> PutStart(
       std::span<const PutStartRequest> requests,
-      TimePoint wait_until = TimePoint::min());
+      TimePoint wait_until = TimePoint::min()) {
+    return puts_.PutStart(requests, wait_until);
+  }
   // Makes each object visible. OBJECT_NOT_FOUND when no put is in flight
   // (revoked or timed out); OK again for an already completed put.
   std::vector<Status> PutEnd(const ClientId& client,
-                             std::span<const std::string> keys);
+                             std::span<const std::string> keys) {
+    return puts_.PutEnd(client, keys);
+  }
   // Abandons puts in flight and frees their space.
   std::vector<Status> PutRevoke(const ClientId& client,
-                                std::span<const std::string> keys);
+                                std::span<const std::string> keys) {
+    return puts_.PutRevoke(client, keys);
+  }
   // Complete replicas, MEMORY first; grants a lease that lasts until the
   // reader releases it (ReleaseLeases) or config().lease_ttl passes.
   // OBJECT_NOT_FOUND when absent, OBJECT_NOT_READY while only processing.
   std::vector<Result<ObjectReplicas>> GetReplicaList(
-      std::span<const std::string> keys);
+      std::span<const std::string> keys) {
+    return object_service_.GetReplicaList(keys);
+  }
   // Readers are done copying: each ends its share of the lease it was
   // granted. A release whose lease already ended (expired, or another
   // period's id), or of an object gone since, changes nothing. Returns the
   // releases that ended a reader's share.
-  size_t ReleaseLeases(std::span<const LeaseRelease> releases);
+  size_t ReleaseLeases(std::span<const LeaseRelease> releases) {
+    return object_service_.ReleaseLeases(releases);
+  }
   // Existence probes: never grant leases nor count as accesses.
-  std::vector<Result<ExistsInfo>> Exists(std::span<const std::string> keys);
+  std::vector<Result<ExistsInfo>> Exists(std::span<const std::string> keys) {
+    return object_service_.Exists(keys);
+  }
   // OBJECT_LEASED while a reader holds a lease (unless forced), OBJECT_BUSY
   // while a put is in flight. A group member follows group_remove_policy:
   // the whole group goes (kGroup), or the member goes and its group turns
   // broken (kMember).
   std::vector<Status> Remove(std::span<const std::string> keys,
-                             RemoveOptions options) override;
+                             RemoveOptions options) override {
+    return object_service_.Remove(keys, options);
+  }
 
   // Groups by id: state, counts and members. GROUP_NOT_FOUND when unknown.
   std::vector<Result<GroupDescription>> GetGroup(
-      std::span<const std::string> group_ids) const override;
+      std::span<const std::string> group_ids) const override {
+    return object_service_.GetGroup(group_ids);
+  }
   // Removes every member of each group and the group itself.
   std::vector<Status> RemoveGroup(std::span<const std::string> group_ids,
-                                  RemoveOptions options) override;
+                                  RemoveOptions options) override {
+    return object_service_.RemoveGroup(group_ids, options);
+  }
 
   // ---- Node calls ----
 
   // Registers a node (retiring an earlier incarnation of the same name) and
   // rebuilds the objects of its SSD inventory.
   Result<NodeId> RegisterNode(const NodeSpec& spec,
-                              std::span<const SsdInventoryEntry> inventory);
+                              std::span<const SsdInventoryEntry> inventory) {
+    return node_service_.RegisterNode(spec, inventory);
+  }
   // Records liveness and what the node says of its SSD store (from then
   // on the SSD capacity eviction counts with; a store that refused writes
   // for room since its last report pauses offloads to it, see
   // NotifyOffloadFailure). Never waits for work or I/O. NODE_NOT_FOUND when
   // the node must register again.
-  Status Heartbeat(NodeId node, const std::optional<SsdReport>& ssd = {});
+  Status Heartbeat(NodeId node, const std::optional<SsdReport>& ssd = {}) {
+    return node_service_.Heartbeat(node, ssd);
+  }
   // The node's work, as it is made (and, like Heartbeat, a sign of life):
   // its SSD deletions (apply them before
   // the tasks), then at most `max_tasks` offload tasks (and no more than
@@ -176,9 +182,11 @@ class Master final : public MasterAdmin {
   // node that asks again as it finishes gets tasks as fast as its SSD
   // takes them. NODE_NOT_FOUND when the node must register again.
   Result<NodeTasks> PullTasks(NodeId node, uint32_t max_tasks = UINT32_MAX,
-                              TimePoint wait_until = TimePoint::min());
+                              TimePoint wait_until = TimePoint::min()) {
+    return node_service_.PullTasks(node, max_tasks, wait_until);
+  }
   // Ends the node's waiting PullTasks now (with no tasks): it is stopping.
-  void InterruptPull(NodeId node);
+  void InterruptPull(NodeId node) { return node_service_.InterruptPull(node); }
   // Task reports (core/task_lifecycle.h). Each call takes a batch, the
   // node's, and answers one status per task in order: TASK_NOT_FOUND for a
   // task unknown (reaped, never issued, another node's or another kind's).
@@ -197,7 +205,9 @@ class Master final : public MasterAdmin {
   // whose SSD report shows room again ends the pause early.
   Status NotifyOffloadFailure(NodeId node, TaskId task, const Status& cause);
   // SSD records a node found corrupt: their local_disk replicas are dropped.
-  void ReportSsdCorruption(NodeId node, std::span<const std::string> keys);
+  void ReportSsdCorruption(NodeId node, std::span<const std::string> keys) {
+    return node_service_.ReportSsdCorruption(node, keys);
+  }
   // A node that is stopping cleanly leaves now instead of after node_ttl:
   // the same loss as ExpireNodes (its tasks reaped and their pins released,
   // its replicas dropped, objects left with none removed, their groups
@@ -205,7 +215,9 @@ class Master final : public MasterAdmin {
   // nodes_dead until its name registers again), as after node_ttl, but
   // counted in nodes_deregistered, not nodes_expired. NODE_NOT_FOUND for an
   // unknown, dead or replaced node, and nothing changes.
-  Status DeregisterNode(NodeId node);
+  Status DeregisterNode(NodeId node) {
+    return node_service_.DeregisterNode(node);
+  }
 
   // ---- Promotion on hit (core/promoter.h, docs/design/promotion.md) ----
 
@@ -268,23 +280,32 @@ class Master final : public MasterAdmin {
   // or is hard-pinned; OBJECT_BUSY while a put, an offload or a promotion
   // of it is in flight; OBJECT_LEASED while a reader holds a lease;
   // QUEUE_FULL when the offload cannot be queued.
-  Result<ForcedEviction> EvictObject(const std::string& key) override;
+  Result<ForcedEviction> EvictObject(const std::string& key) override {
+    return forced_.EvictObject(key);
+  }
   // The same for a whole group, as one unit (docs/design/groups.md): its
   // DRAM copies go together, and with offload on, not before every member
   // has an SSD copy: the missing offloads are queued and the last one to
   // land drops them all (unless a member is leased or pinned by then).
   // GROUP_NOT_FOUND; NOT_APPLICABLE when it is filling or no member is in
   // DRAM; the other reasons as EvictObject for any member.
-  Result<ForcedEviction> EvictGroup(const std::string& group_id) override;
+  Result<ForcedEviction> EvictGroup(const std::string& group_id) override {
+    return forced_.EvictGroup(group_id);
+  }
 
   // ---- Lookups for clients and operators ----
 
-  std::optional<NodeView> GetNode(NodeId node) const;
+  std::optional<NodeView> GetNode(NodeId node) const {
+    return node_service_.GetNode(node);
+  }
   // The same as a Result: NODE_NOT_FOUND when the node is not registered.
-  Result<NodeView> FindNode(NodeId node) const;
-  std::vector<NodeView> ListNodes() const override;
-  Result<ObjectDescription> DescribeObject(
-      std::string_view key) const override;
+  Result<NodeView> FindNode(NodeId node) const {
+    return node_service_.FindNode(node);
+  }
+  std::vector<NodeView> ListNodes() const override {
+    return node_service_.ListNodes();
+  }
+  Result<ObjectDescription> DescribeObject(std::string_view key) const override;
   std::vector<Task> ListTasks(TaskKind kind) const override;
   // Up to `limit` groups with ids after `cursor`, in id order, in state
   // `filter` if given; GroupPage::next_cursor continues the listing. For
@@ -298,8 +319,12 @@ class Master final : public MasterAdmin {
   // ---- Background steps ----
 
   void Tick();
-  size_t ExpireNodes();       // returns nodes declared dead
-  size_t ReapStalledPuts();   // returns puts freed
+  size_t ExpireNodes() {  // returns nodes declared dead
+    return node_service_.ExpireNodes();
+  }
+  size_t ReapStalledPuts() {  // returns puts freed
+    return puts_.ReapStalledPuts();
+  }
   size_t ReapOffloadTasks() { return offloader_.Reap(); }  // tasks reaped
   // A memory round that only evicts, per node: a node over the high
   // watermark (or, for the node that can free most at once, `need_free`
@@ -324,181 +349,29 @@ class Master final : public MasterAdmin {
   // Expires groups filling past group_fill_timeout (removing their
   // members) and collects groups broken or expired for group_broken_ttl
   // (removing survivors). Returns groups expired plus collected.
-  size_t SweepGroups();
+  size_t SweepGroups() { return object_service_.SweepGroups(); }
 
   MasterStats GetStats() const override;
   // Walks every object; O(n). For tests and operators.
   AuditReport Audit() const;
 
  private:
-  // Why `request` cannot be put at all (OK when it may be tried).
-  // `group_id_valid`, if given, is ValidateGroupId of the request's group
-  // id, checked once for a run of members sharing it.
-  Status ValidatePutStart(const PutStartRequest& request,
-                          const Status* group_id_valid = nullptr) const;
-  // Book a put start's outcome in the counters.
-  void CountPutStart(const Result<ReplicaDescriptor>& placed) {
-    if (placed.ok()) {
-      s_.counters.put_started.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      CountPutRefused(placed.status());
-    }
-  }
-  void CountPutRefused(const Status& refused);
-  // One try at every request, in order; sets waiting[i] for a request that
-  // found no room (its result is then a NO_SPACE not yet counted).
-  std::vector<Result<ReplicaDescriptor>> PutStartPass(
-      std::span<const PutStartRequest> requests, std::vector<uint8_t>& waiting);
-  void RecordPutWait(Duration waited);
-  // A put of an object that is no group member. *no_room: it found no
-  // room even after MakeRoom.
-  Result<ReplicaDescriptor> PutStartOne(const PutStartRequest& request,
-                                        bool* no_room);
-  // Consecutive members of one group (`run`, all carrying the same group
-  // id), appended to `out` in order: one visit of the group stripe for the
-  // run, left only for MakeRoom when a member finds no space. no_room[i]
-  // as PutStartOne's.
-  void PutStartGroupRun(std::span<const PutStartRequest> run,
-                        std::vector<Result<ReplicaDescriptor>>& out,
-                        std::span<uint8_t> no_room);
-  // The object half of a put start: NO_SPACE without evicting. `key` is
-  // request.key with its hash; `now` the time of the call; `group` the
-  // record of the group the member joins (null: not a member).
-  Result<ReplicaDescriptor> PutStartObject(const PutStartRequest& request,
-                                           const HashedKey& key, TimePoint now,
-                                           GroupRef group = nullptr);
-  // Reserves the member's index, then starts the object. `group` is the
-  // slot of the request's group id, looked up once for a run of members:
-  // the call may create or erase its entry.
-  Result<ReplicaDescriptor> PutStartMemberLocked(GroupSlot& group,
-                                                 const PutStartRequest& request,
-                                                 const HashedKey& key,
-                                                 TimePoint now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role);
-  // A group member whose put this call completed.
-  struct CompletedMember {
-    GroupRef group;
-    uint32_t index = 0;
-    TimePoint completed;
-  };
-  using CompletedMembers = absl::InlinedVector<CompletedMember, 8>;
-  // The object half of PutEnd, under the key's stripe alone: completes the
-  // staged DRAM replica, and a group member counts itself present in its
-  // group's record. It appends the member to *members when its put is the
-  // group's last (GroupRecord::CountPresent); the caller then completes
-  // those groups with CompleteGroups.
-  Status CompletePut(const ClientId& client, const std::string& key,
-                     CompletedMembers* members);
-  // The group half of PutEnd, under each group's stripe: the last member
-  // becomes present if its index is still held (by that put: see
-  // CompleteGroups), and a filling group complete, which makes every member
-  // readable (one store into the group's record).
-  void CompleteGroups(const CompletedMembers& last_members);
-  Status PutRevokeOne(const ClientId& client, const std::string& key);
-  // Frees a staged put of `key` (still carrying `group`). With a null
-  // client, only if it is stalled past the put timeout. On success
-  // *revoked_bytes (when given) is the DRAM the put had staged.
-  Status RevokeStaged(const std::string& key,
-                      const std::optional<GroupSpec>& group,
-                      const ClientId* client,
-                      std::optional<uint64_t>* revoked_bytes);
-  Status RevokeGrouped(const std::string& key, const GroupSpec& group,
-                       const ClientId* client);
-  // The group membership of `key`, read under its stripe alone.
-  std::optional<GroupSpec> GroupOf(const std::string& key);
-  // Removes a group and every member. With `member`, only if the member at
-  // `member_index` is still that key (GROUP_NOT_FOUND otherwise).
-  Status RemoveGroupOne(const std::string& group_id, RemoveOptions options,
-                        const std::string* member = nullptr,
-                        uint32_t member_index = 0);
-
-  // Removes every member object of `group` (leases and pins as Remove
-  // with `force`); returns OBJECT_LEASED / OBJECT_BUSY without changing
-  // anything when a member blocks it.
-  Status RemoveMembersLocked(GroupSlot& group, bool force)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role);
-  // Records that members of groups lost their last replica or were found
-  // corrupt: their groups turn broken.
-  void LoseMembers(const std::vector<std::pair<GroupSpec, std::string>>& lost,
-                   BreakCause cause);
-  Result<ObjectReplicas> GetReplicaListOne(const std::string& key);
-  // A reader's share of the object's lease (a new lease period if the
-  // last one ended).
-  void GrantLeaseLocked(ObjectMeta& meta, TimePoint now);
-  // The read itself, under the key's stripe; an SSD-only hit sets
-  // *candidate.
-  Result<ObjectReplicas> ReadReplicas(
-      const std::string& key, std::optional<PromotionCandidate>* candidate);
-  Result<ExistsInfo> ExistsOne(const std::string& key);
-  Status RemoveOne(const std::string& key, RemoveOptions options);
-  // Removes the object at `key` if it still carries `group`.
-  Status RemoveObject(const std::string& key,
-                      const std::optional<GroupSpec>& group,
-                      RemoveOptions options);
-
-
-
-
-
-  void RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry);
-  // Adds the node's copy to the object (creating it); false when the copy
-  // is stale or already known. For a group member, once the copy is known
-  // to be restored, calls join() (under the object's stripe; the caller
-  // holds the group's): the record of the incarnation the group took it
-  // into, or null if the group did not take it.
-  using JoinFn = absl::FunctionRef<GroupRef()>;
-  bool RestoreObject(NodeId node, const SsdInventoryEntry& entry, JoinFn join);
-  void DropNodeReplicas(NodeId node);
-
-  // Keeps s_.filling_group_bytes in step with one group: made before the
-  // group changes, it books the change of the group's FillingDramBytes()
-  // when it goes out of scope. Dropped() before the group is erased.
-  // REQUIRES: the group's stripe is held for its whole life.
-  class FillingDelta {
-   public:
-    FillingDelta(std::atomic<int64_t>* total, const GroupMeta* group)
-        : total_(total), group_(group), before_(group->FillingDramBytes()) {}
-    ~FillingDelta() {
-      const uint64_t after = group_ ? group_->FillingDramBytes() : 0;
-      // Most changes (a member of a complete group, a retried put) change
-      // nothing here: no atomic write for them.
-      if (after == before_) return;
-      total_->fetch_add(
-          static_cast<int64_t>(after) - static_cast<int64_t>(before_),
-          std::memory_order_relaxed);
-    }
-    void Dropped() { group_ = nullptr; }
-    FillingDelta(const FillingDelta&) = delete;
-    FillingDelta& operator=(const FillingDelta&) = delete;
-
-   private:
-    std::atomic<int64_t>* const total_;
-    const GroupMeta* group_;
-    const uint64_t before_;
-  };
-
-  // Why `meta`'s DRAM copy cannot be evicted by an operator now (OK when
-  // it can).
-  Status ForcedEvictable(std::string_view key, const ObjectMeta& meta,
-                         TimePoint now) const;
-  // A forced eviction of a group whose offloads were queued ends here when
-  // its last offload lands: with every member on SSD and none leased or
-  // pinned, the DRAM copies go together.
-  void FinishForcedGroupEviction(const std::string& group_id);
-
   // What every part shares: configuration, the index, the nodes, the task
   // lifecycle, the counters.
   MasterState s_;
-  // The parts.
+  // The parts, each over s_ (and the parts it calls, built before it).
   Promoter promoter_{&s_};
   Offloader offloader_{&s_, [this](const std::string& group_id) {
-                         FinishForcedGroupEviction(group_id);
+                         forced_.FinishForcedGroupEviction(group_id);
                        }};
   Tiering tiering_{&s_, &offloader_};
+  ForcedEvictor forced_{&s_, &tiering_, &offloader_};
+  ObjectService object_service_{&s_, &promoter_};
+  Puts puts_{&s_, &tiering_, &offloader_};
+  NodeService node_service_{&s_, &object_service_, &tiering_, &offloader_};
   // Serializes run-time configuration changes (knobs and promotion
   // options), so a partial change is applied over the one before it.
   Mutex config_update_mu_;
-  std::atomic<uint64_t> next_lease_id_{0};
 };
 
 }  // namespace mooncake_tier

@@ -16,7 +16,8 @@ MasterStats Master::GetStats() const {
   stats.pending_puts = objects.pending_puts;
   for (size_t i = 0; i < stats.promotion_duration_buckets.size(); ++i) {
     stats.promotion_duration_buckets[i] =
-        s_.counters.promotion_duration_buckets[i].load(std::memory_order_relaxed);
+        s_.counters.promotion_duration_buckets[i].load(
+            std::memory_order_relaxed);
   }
   stats.nodes_dead = s_.nodes.DeadCount();
   stats.memory = s_.nodes.MemoryUsage();
@@ -29,7 +30,8 @@ MasterStats Master::GetStats() const {
   stats.offload_tasks_queued = offloads.queued;
   stats.offload_tasks_in_flight = offloads.dispatched;
   stats.ssd_deletes_pending = s_.lifecycle.PendingSsdDeletes();
-  stats.promotion_tasks_queued = s_.lifecycle.Counts(TaskKind::kPromotion).queued;
+  stats.promotion_tasks_queued =
+      s_.lifecycle.Counts(TaskKind::kPromotion).queued;
   stats.promotion_in_flight = s_.lifecycle.gate().in_flight();
   stats.filling_group_bytes = static_cast<uint64_t>(std::max<int64_t>(
       0, s_.filling_group_bytes.load(std::memory_order_relaxed)));

@@ -12,10 +12,15 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/clock.h"
 #include "core/dram_pressure.h"
+#include "core/group_meta.h"
 #include "core/group_table.h"
 #include "core/master_config.h"
 #include "core/master_stats.h"
@@ -73,9 +78,52 @@ struct MasterState {
   // Removes an object and releases all its replicas.
   void DropObjectLocked(ObjectSlot& object)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
+  // The group membership of `key`, read under its stripe alone.
+  std::optional<GroupSpec> GroupOf(const std::string& key) const {
+    return index.Read(key, [](const ObjectMeta* meta) {
+      return meta == nullptr ? std::nullopt : meta->group_spec();
+    });
+  }
 
  private:
   std::atomic<ReplicaId> next_replica_id_{0};
 };
+
+// Keeps MasterState::filling_group_bytes in step with one group: made
+// before the group changes, it books the change of the group's
+// FillingDramBytes() when it goes out of scope. Dropped() before the group
+// is erased. REQUIRES: the group's stripe is held for its whole life.
+class FillingDelta {
+ public:
+  FillingDelta(std::atomic<int64_t>* total, const GroupMeta* group)
+      : total_(total), group_(group), before_(group->FillingDramBytes()) {}
+  ~FillingDelta() {
+    const uint64_t after = group_ ? group_->FillingDramBytes() : 0;
+    // Most changes (a member of a complete group, a retried put) change
+    // nothing here: no atomic write for them.
+    if (after == before_) return;
+    total_->fetch_add(
+        static_cast<int64_t>(after) - static_cast<int64_t>(before_),
+        std::memory_order_relaxed);
+  }
+  void Dropped() { group_ = nullptr; }
+  FillingDelta(const FillingDelta&) = delete;
+  FillingDelta& operator=(const FillingDelta&) = delete;
+
+ private:
+  std::atomic<int64_t>* const total_;
+  const GroupMeta* group_;
+  const uint64_t before_;
+};
+
+// Applies `one` to every element of a batch, in order: each call's batch
+// loop (one bad key never hides the others).
+template <typename In, typename Fn>
+auto ForEachInBatch(std::span<const In> batch, Fn&& one) {
+  std::vector<decltype(one(batch[0]))> out;
+  out.reserve(batch.size());
+  for (const In& item : batch) out.push_back(one(item));
+  return out;
+}
 
 }  // namespace mooncake_tier

@@ -5,13 +5,19 @@
 // with offload on nothing leaves DRAM that is not on SSD yet. Unlike a
 // round it names why it cannot act, and it ignores recency.
 
-#include "core/master.h"
+#include "core/forced_evictor.h"
+
 #include "core/validation.h"
 
 namespace mooncake_tier {
 
-Status Master::ForcedEvictable(std::string_view name, const ObjectMeta& meta,
-                               TimePoint now) const {
+ForcedEvictor::ForcedEvictor(MasterState* state, Tiering* tiering,
+                             Offloader* offloader)
+    : s_(*state), tiering_(*tiering), offloader_(*offloader) {}
+
+Status ForcedEvictor::ForcedEvictable(std::string_view name,
+                                      const ObjectMeta& meta,
+                                      TimePoint now) const {
   const std::string key(name);
   if (meta.PutInFlight()) {
     return Status(ErrorReason::kObjectBusy,
@@ -37,9 +43,9 @@ Status Master::ForcedEvictable(std::string_view name, const ObjectMeta& meta,
   return Status::Ok();
 }
 
-Result<ForcedEviction> Master::EvictObject(const std::string& key) {
+Result<ForcedEviction> ForcedEvictor::EvictObject(const std::string& key) {
   MT_RETURN_IF_ERROR(ValidateKey(key));
-  if (std::optional<GroupSpec> group = GroupOf(key)) {
+  if (std::optional<GroupSpec> group = s_.GroupOf(key)) {
     return EvictGroup(group->group_id);
   }
   return s_.index.Update(
@@ -73,7 +79,7 @@ Result<ForcedEviction> Master::EvictObject(const std::string& key) {
       });
 }
 
-Result<ForcedEviction> Master::EvictGroup(const std::string& group_id) {
+Result<ForcedEviction> ForcedEvictor::EvictGroup(const std::string& group_id) {
   return s_.index.UpdateGroup(
       group_id,
       [&](GroupSlot& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
@@ -120,8 +126,8 @@ Result<ForcedEviction> Master::EvictGroup(const std::string& group_id) {
         if (!unit.all_on_disk && s_.config.offload_mode != OffloadMode::kOff) {
           Status failed;
           if (offloader_.QueueGroupLocked(entry, OffloadIntent::kGroupMove,
-                                      /*forced=*/true, &out.offloads,
-                                      &failed)) {
+                                          /*forced=*/true, &out.offloads,
+                                          &failed)) {
             MT_RETURN_IF_ERROR(failed);
             return out;
           }
@@ -136,13 +142,13 @@ Result<ForcedEviction> Master::EvictGroup(const std::string& group_id) {
       });
 }
 
-void Master::FinishForcedGroupEviction(const std::string& group_id) {
+void ForcedEvictor::FinishForcedGroupEviction(const std::string& group_id) {
   s_.index.UpdateGroup(
       group_id,
       [&](GroupSlot& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role) {
         if (!entry) return;
-        const Tiering::GroupUnit unit =
-            tiering_.InspectGroupLocked(entry, Tier::kMemory, kNoNode, s_.clock->Now());
+        const Tiering::GroupUnit unit = tiering_.InspectGroupLocked(
+            entry, Tier::kMemory, kNoNode, s_.clock->Now());
         // Another member's offload is still in flight (its source is pinned), a
         // reader holds a lease, or a member failed to reach SSD: the DRAM
         // copies stay; the last landing, the next round or another forced

@@ -1,14 +1,22 @@
 // Master: node lifecycle (register, heartbeat, expiry, deregistration) and
 // SSD inventory.
 
+#include "core/node_service.h"
+
 #include <algorithm>
 
-#include "core/master.h"
 #include "core/validation.h"
 
 namespace mooncake_tier {
 
-Result<NodeId> Master::RegisterNode(
+NodeService::NodeService(MasterState* state, ObjectService* objects,
+                         Tiering* tiering, Offloader* offloader)
+    : s_(*state),
+      objects_(*objects),
+      tiering_(*tiering),
+      offloader_(*offloader) {}
+
+Result<NodeId> NodeService::RegisterNode(
     const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory) {
   NodeId replaced = kNoNode;
   // The node's task queues exist before anything can be placed on it.
@@ -28,8 +36,8 @@ Result<NodeId> Master::RegisterNode(
   return id;
 }
 
-void Master::RestoreInventoryEntry(NodeId node,
-                                   const SsdInventoryEntry& entry) {
+void NodeService::RestoreInventoryEntry(NodeId node,
+                                        const SsdInventoryEntry& entry) {
   if (!ValidateKey(entry.key).ok() || entry.size == 0 ||
       (entry.group && !ValidateGroupSpec(*entry.group).ok())) {
     return;  // a record the master cannot represent; the node keeps it
@@ -52,12 +60,13 @@ void Master::RestoreInventoryEntry(NodeId node,
     });
     if (reserved) {
       if (created) {
-        s_.group_counters.groups_created.fetch_add(1, std::memory_order_relaxed);
+        s_.group_counters.groups_created.fetch_add(1,
+                                                   std::memory_order_relaxed);
       }
       // The last member makes the group complete and every member readable.
       if (group.MarkPresent(spec.group_index, now)) {
         s_.group_counters.groups_completed.fetch_add(1,
-                                                   std::memory_order_relaxed);
+                                                     std::memory_order_relaxed);
       }
     } else if (group.Empty() && (created || restored)) {
       // Nothing joined: drop an entry made for this copy, or one that a
@@ -68,46 +77,47 @@ void Master::RestoreInventoryEntry(NodeId node,
   });
 }
 
-bool Master::RestoreObject(NodeId node, const SsdInventoryEntry& entry,
-                           JoinFn join) {
-  return s_.index.Update(entry.key, [&](ObjectSlot& object)
-                                        ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                                            object_stripe_role) {
-    const bool inserted = !object;
-    ObjectMeta& meta = inserted ? object.Insert() : *object;
-    if (inserted) {
-      meta.size = entry.size;
-      if (entry.group) meta.group_index = entry.group->group_index;
-      meta.last_access = s_.clock->Now();
-    } else if (meta.size != entry.size || !meta.HasGroup(entry.group) ||
-               meta.FindDisk(node) != nullptr) {
-      // A different object now owns the key (or it is already known here):
-      // the node's copy is stale.
-      if (meta.FindDisk(node) == nullptr) {
-        s_.lifecycle.QueueSsdDelete(node, entry.key);
-      }
-      return false;
-    }
-    if (entry.group) {
-      // The copy is restored: the object joins its group's incarnation if the
-      // group takes it. A new copy the group does not take (its index is
-      // someone else's, or the group is not filling) gets a record of its
-      // own that never completes, so it never reads as a member; a known
-      // object keeps its own.
-      if (GroupRef record = join()) {
-        meta.group = std::move(record);
-      } else if (inserted) {
-        meta.group =
-            GroupRecord::Make(entry.group->group_id, entry.group->group_size);
-      }
-    }
-    s_.AddDiskReplica(meta, node);
-    s_.counters.inventory_restored.fetch_add(1, std::memory_order_relaxed);
-    return true;
-  });
+bool NodeService::RestoreObject(NodeId node, const SsdInventoryEntry& entry,
+                                JoinFn join) {
+  return s_.index.Update(
+      entry.key, [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                     object_stripe_role) {
+        const bool inserted = !object;
+        ObjectMeta& meta = inserted ? object.Insert() : *object;
+        if (inserted) {
+          meta.size = entry.size;
+          if (entry.group) meta.group_index = entry.group->group_index;
+          meta.last_access = s_.clock->Now();
+        } else if (meta.size != entry.size || !meta.HasGroup(entry.group) ||
+                   meta.FindDisk(node) != nullptr) {
+          // A different object now owns the key (or it is already known here):
+          // the node's copy is stale.
+          if (meta.FindDisk(node) == nullptr) {
+            s_.lifecycle.QueueSsdDelete(node, entry.key);
+          }
+          return false;
+        }
+        if (entry.group) {
+          // The copy is restored: the object joins its group's incarnation if
+          // the group takes it. A new copy the group does not take (its index
+          // is someone else's, or the group is not filling) gets a record of
+          // its own that never completes, so it never reads as a member; a
+          // known object keeps its own.
+          if (GroupRef record = join()) {
+            meta.group = std::move(record);
+          } else if (inserted) {
+            meta.group = GroupRecord::Make(entry.group->group_id,
+                                           entry.group->group_size);
+          }
+        }
+        s_.AddDiskReplica(meta, node);
+        s_.counters.inventory_restored.fetch_add(1, std::memory_order_relaxed);
+        return true;
+      });
 }
 
-Status Master::Heartbeat(NodeId node, const std::optional<SsdReport>& ssd) {
+Status NodeService::Heartbeat(NodeId node,
+                              const std::optional<SsdReport>& ssd) {
   MT_RETURN_IF_ERROR(s_.nodes.Heartbeat(node));
   if (!ssd) return Status::Ok();
   const std::optional<NodeView> before = s_.nodes.Get(node);
@@ -129,8 +139,8 @@ Status Master::Heartbeat(NodeId node, const std::optional<SsdReport>& ssd) {
   return Status::Ok();
 }
 
-Result<NodeTasks> Master::PullTasks(NodeId node, uint32_t max_tasks,
-                                    TimePoint wait_until) {
+Result<NodeTasks> NodeService::PullTasks(NodeId node, uint32_t max_tasks,
+                                         TimePoint wait_until) {
   // A waiting pull looks again at least this often (real time): its
   // deadline comes from the engine's clock, which may be a test's, and a
   // node that died meanwhile must not keep a server thread.
@@ -153,17 +163,16 @@ Result<NodeTasks> Master::PullTasks(NodeId node, uint32_t max_tasks,
     if (tiering_.RefillWriteback(node)) continue;
     if (now >= wait_until || real_end.passed()) return tasks;
     const Duration wait = std::min<Duration>(kPoll, wait_until - now);
-    if (s_.lifecycle.WaitForWork(node, wait) &&
-        !s_.lifecycle.HasWork(node)) {
+    if (s_.lifecycle.WaitForWork(node, wait) && !s_.lifecycle.HasWork(node)) {
       return NodeTasks{};  // interrupted: the node is stopping
     }
   }
 }
 
-void Master::InterruptPull(NodeId node) { s_.lifecycle.Interrupt(node); }
+void NodeService::InterruptPull(NodeId node) { s_.lifecycle.Interrupt(node); }
 
-void Master::ReportSsdCorruption(NodeId node,
-                                 std::span<const std::string> keys) {
+void NodeService::ReportSsdCorruption(NodeId node,
+                                      std::span<const std::string> keys) {
   std::vector<std::pair<GroupSpec, std::string>> lost;
   for (const std::string& key : keys) {
     s_.counters.ssd_corruptions.fetch_add(1, std::memory_order_relaxed);
@@ -182,10 +191,10 @@ void Master::ReportSsdCorruption(NodeId node,
       object.EraseIfEmpty();
     });
   }
-  LoseMembers(lost, BreakCause::kCorrupt);
+  objects_.LoseMembers(lost, BreakCause::kCorrupt);
 }
 
-size_t Master::ExpireNodes() {
+size_t NodeService::ExpireNodes() {
   const std::vector<NodeId> dead = s_.nodes.ExpireSilent(s_.config.node_ttl);
   for (NodeId node : dead) {
     s_.counters.nodes_expired.fetch_add(1, std::memory_order_relaxed);
@@ -194,7 +203,7 @@ size_t Master::ExpireNodes() {
   return dead.size();
 }
 
-Status Master::DeregisterNode(NodeId node) {
+Status NodeService::DeregisterNode(NodeId node) {
   // The registry retires the node first, under its lock: nothing is placed
   // on it from here on, and a concurrent ExpireNodes or re-registration
   // cannot also drop its replicas (only one of them finds it registered).
@@ -204,13 +213,13 @@ Status Master::DeregisterNode(NodeId node) {
   return Status::Ok();
 }
 
-void Master::DropNodeReplicas(NodeId node) {
+void NodeService::DropNodeReplicas(NodeId node) {
   // Tasks first, so no report of theirs can act on replicas dropped below;
   // its detached replicas are forgotten (the segment is gone).
   s_.lifecycle.DropNode(node);
   std::vector<std::pair<GroupSpec, std::string>> lost;
   s_.index.ForEachObject([&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                           object_stripe_role) {
+                             object_stripe_role) {
     ObjectMeta& meta = *object;
     bool touched = false;
     for (size_t i = meta.replicas.size(); i-- > 0;) {
@@ -231,15 +240,14 @@ void Master::DropNodeReplicas(NodeId node) {
     }
   });
   // Group stripes rank before object stripes: after the walk.
-  LoseMembers(lost, BreakCause::kNodeLost);
+  objects_.LoseMembers(lost, BreakCause::kNodeLost);
 }
 
-
-std::optional<NodeView> Master::GetNode(NodeId node) const {
+std::optional<NodeView> NodeService::GetNode(NodeId node) const {
   return s_.nodes.Get(node);
 }
 
-Result<NodeView> Master::FindNode(NodeId node) const {
+Result<NodeView> NodeService::FindNode(NodeId node) const {
   std::optional<NodeView> view = s_.nodes.Get(node);
   if (!view) {
     return Status(ErrorReason::kNodeNotFound,
@@ -248,6 +256,6 @@ Result<NodeView> Master::FindNode(NodeId node) const {
   return *std::move(view);
 }
 
-std::vector<NodeView> Master::ListNodes() const { return s_.nodes.List(); }
+std::vector<NodeView> NodeService::ListNodes() const { return s_.nodes.List(); }
 
 }  // namespace mooncake_tier

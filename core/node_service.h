@@ -1,0 +1,66 @@
+#pragma once
+
+// The part of the master that answers storage nodes: registration (and
+// the objects rebuilt from a node's SSD inventory), heartbeats, task pulls
+// (a long poll), a node's loss (expiry, deregistration) and its reports of
+// corrupt SSD records. Task reports go to the task lifecycle directly.
+//
+// Thread safety: thread-safe. PullTasks may block while it waits for work
+// (never holding a lock).
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "core/master_state.h"
+#include "core/object_service.h"
+#include "core/offloader.h"
+#include "core/tiering.h"
+#include "mooncake_tier/status.h"
+#include "protocol/messages.h"
+#include "protocol/node.h"
+
+namespace mooncake_tier {
+
+class NodeService {
+ public:
+  NodeService(MasterState* state, ObjectService* objects, Tiering* tiering,
+              Offloader* offloader);
+  NodeService(const NodeService&) = delete;
+  NodeService& operator=(const NodeService&) = delete;
+
+  // See Master for each.
+  Result<NodeId> RegisterNode(const NodeSpec& spec,
+                              std::span<const SsdInventoryEntry> inventory);
+  Status Heartbeat(NodeId node, const std::optional<SsdReport>& ssd);
+  Result<NodeTasks> PullTasks(NodeId node, uint32_t max_tasks,
+                              TimePoint wait_until);
+  void InterruptPull(NodeId node);
+  void ReportSsdCorruption(NodeId node, std::span<const std::string> keys);
+  size_t ExpireNodes();
+  Status DeregisterNode(NodeId node);
+  std::optional<NodeView> GetNode(NodeId node) const;
+  Result<NodeView> FindNode(NodeId node) const;
+  std::vector<NodeView> ListNodes() const;
+
+ private:
+  void RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry);
+  // Adds the node's copy to the object (creating it); false when the copy
+  // is stale or already known. For a group member, once the copy is known
+  // to be restored, calls join() (under the object's stripe; the caller
+  // holds the group's): the record of the incarnation the group took it
+  // into, or null if the group did not take it.
+  using JoinFn = absl::FunctionRef<GroupRef()>;
+  bool RestoreObject(NodeId node, const SsdInventoryEntry& entry, JoinFn join);
+  void DropNodeReplicas(NodeId node);
+
+  MasterState& s_;
+  ObjectService& objects_;
+  Tiering& tiering_;
+  Offloader& offloader_;
+};
+
+}  // namespace mooncake_tier

@@ -1,0 +1,195 @@
+// ObjectService (core/object_service.h): reads, leases, existence probes
+// and removal of objects.
+
+#include "core/object_service.h"
+
+#include <algorithm>
+
+#include "core/validation.h"
+
+namespace mooncake_tier {
+
+ObjectService::ObjectService(MasterState* state, Promoter* promoter)
+    : s_(*state), promoter_(*promoter) {}
+
+std::vector<Result<ObjectReplicas>> ObjectService::GetReplicaList(
+    std::span<const std::string> keys) {
+  return ForEachInBatch(
+      keys, [this](const std::string& key) { return GetReplicaListOne(key); });
+}
+
+std::vector<Result<ExistsInfo>> ObjectService::Exists(
+    std::span<const std::string> keys) {
+  return ForEachInBatch(
+      keys, [this](const std::string& key) { return ExistsOne(key); });
+}
+
+std::vector<Status> ObjectService::Remove(std::span<const std::string> keys,
+                                          RemoveOptions options) {
+  return ForEachInBatch(
+      keys, [&](const std::string& key) { return RemoveOne(key, options); });
+}
+
+Result<ObjectReplicas> ObjectService::GetReplicaListOne(
+    const std::string& key) {
+  MT_RETURN_IF_ERROR(ValidateKey(key));
+  std::optional<PromotionCandidate> candidate;
+  Result<ObjectReplicas> out = ReadReplicas(key, &candidate);
+  // After the stripe is released: the gates may look at other stripes and
+  // a group's promotion takes its group stripe first.
+  promoter_.NoteRead(key, out, candidate);
+  return out;
+}
+
+Result<ObjectReplicas> ObjectService::ReadReplicas(
+    const std::string& key, std::optional<PromotionCandidate>* candidate) {
+  return s_.index.Update(
+      key, [&](ObjectSlot& object) -> Result<ObjectReplicas> {
+        if (!object) {
+          s_.counters.get_miss.fetch_add(1, std::memory_order_relaxed);
+          return Status(ErrorReason::kObjectNotFound,
+                        "no object with this key");
+        }
+        ObjectMeta& meta = *object;
+        if (meta.group && !meta.GroupReadable() &&
+            s_.config.group_visibility == GroupVisibility::kAllOrNothing &&
+            meta.HasComplete()) {
+          s_.counters.get_group_incomplete.fetch_add(1,
+                                                     std::memory_order_relaxed);
+          return Status(
+              ErrorReason::kGroupIncomplete,
+              "group '" + std::string(meta.group->group_id()) +
+                  "' is not complete; its members are not readable yet");
+        }
+        ObjectReplicas out;
+        out.size = meta.size;
+        out.group = meta.group_spec();
+        for (Tier tier : {Tier::kMemory, Tier::kLocalDisk}) {
+          for (const Replica& r : meta.replicas) {
+            if (r.desc.tier == tier &&
+                r.desc.state == ReplicaState::kComplete) {
+              out.replicas.push_back(r.desc);
+            }
+          }
+        }
+        if (out.replicas.empty()) {
+          s_.counters.get_miss.fetch_add(1, std::memory_order_relaxed);
+          return Status(ErrorReason::kObjectNotReady,
+                        "the object's put has not completed");
+        }
+        const TimePoint now = s_.clock->Now();
+        GrantLeaseLocked(meta, now);
+        meta.last_access = now;
+        out.lease_deadline = meta.lease_deadline;
+        out.lease_id = meta.lease_id;
+        const bool ssd_only = out.replicas.front().tier == Tier::kLocalDisk;
+        (ssd_only ? s_.counters.get_local_disk_hit : s_.counters.get_memory_hit)
+            .fetch_add(1, std::memory_order_relaxed);
+        if (ssd_only) {
+          candidate->emplace(PromotionCandidate{
+              key, meta.group_spec(), meta.size, out.replicas.front().node});
+        }
+        return out;
+      });
+}
+
+void ObjectService::GrantLeaseLocked(ObjectMeta& meta, TimePoint now) {
+  if (meta.lease_deadline <= now) {
+    // A new lease period: readers of an ended one release nothing of it.
+    if (meta.leases > 0) {
+      s_.counters.leases_expired.fetch_add(1, std::memory_order_relaxed);
+    }
+    meta.leases = 0;
+    meta.lease_id = next_lease_id_.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+  if (meta.leases < UINT32_MAX) ++meta.leases;
+  meta.lease_deadline =
+      std::max(meta.lease_deadline, now + s_.config.lease_ttl);
+}
+
+size_t ObjectService::ReleaseLeases(std::span<const LeaseRelease> releases) {
+  size_t released = 0;
+  const TimePoint now = s_.clock->Now();
+  for (const LeaseRelease& release : releases) {
+    if (release.lease_id == 0) continue;
+    s_.index.Update(release.key, [&](ObjectSlot& object) {
+      if (!object) return;
+      ObjectMeta& meta = *object;
+      if (meta.lease_id != release.lease_id || !meta.Leased(now)) return;
+      if (--meta.leases == 0) meta.lease_deadline = now;  // the period ends
+      ++released;
+    });
+  }
+  if (released > 0) {
+    s_.counters.leases_released.fetch_add(released, std::memory_order_relaxed);
+    s_.space.Notify();  // a leased victim may be evictable now
+  }
+  return released;
+}
+
+Result<ExistsInfo> ObjectService::ExistsOne(const std::string& key) {
+  MT_RETURN_IF_ERROR(ValidateKey(key));
+  s_.counters.exists_calls.fetch_add(1, std::memory_order_relaxed);
+  ExistsInfo info;
+  const GroupRef group = s_.index.Read(key, [&](const ObjectMeta* meta) {
+    if (meta == nullptr) return GroupRef();
+    info.exists = meta->HasComplete();
+    info.size = meta->size;
+    if (meta->GroupReadable()) {
+      // Readable means complete: every member present. No second lookup,
+      // and no copy of the id: the answer shares the record's.
+      info.group = meta->group->CompleteStatus();
+      return GroupRef();
+    }
+    return meta->group;
+  });
+  // Read after the object's stripe is released (groups rank first); the two
+  // halves may be a moment apart, which a probe tolerates.
+  if (group) info.group = s_.index.FindGroup(group->hashed_id());
+  return info;
+}
+
+Status ObjectService::RemoveOne(const std::string& key, RemoveOptions options) {
+  MT_RETURN_IF_ERROR(ValidateKey(key));
+  std::optional<GroupSpec> group = s_.GroupOf(key);
+  if (!group) return RemoveObject(key, std::nullopt, options);
+  if (s_.config.group_remove_policy == GroupRemovePolicy::kGroup) {
+    Status removed =
+        RemoveGroupOne(group->group_id, options, &key, group->group_index);
+    // A member whose group is no longer booked goes alone.
+    if (removed.reason() != ErrorReason::kGroupNotFound) return removed;
+  }
+  MT_RETURN_IF_ERROR(RemoveObject(key, group, options));
+  LoseMembers({{*group, key}}, BreakCause::kRemoved);
+  return Status::Ok();
+}
+
+Status ObjectService::RemoveObject(const std::string& key,
+                                   const std::optional<GroupSpec>& group,
+                                   RemoveOptions options) {
+  return s_.index.Update(
+      key,
+      [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+          object_stripe_role) -> Status {
+        if (!object || !object->HasGroup(group)) {
+          return Status(ErrorReason::kObjectNotFound,
+                        "no object with this key");
+        }
+        const ObjectMeta& meta = *object;
+        if (meta.PutInFlight()) {
+          return Status(ErrorReason::kObjectBusy,
+                        "a put of this key is in flight; revoke it or wait for "
+                        "the put timeout");
+        }
+        if (!options.force && meta.Leased(s_.clock->Now())) {
+          return Status(ErrorReason::kObjectLeased,
+                        "a reader holds a lease on this object; retry later or "
+                        "force");
+        }
+        s_.DropObjectLocked(object);
+        s_.counters.removes.fetch_add(1, std::memory_order_relaxed);
+        return Status::Ok();
+      });
+}
+
+}  // namespace mooncake_tier
