@@ -267,7 +267,7 @@ class Master final : public MasterAdmin {
   // every promotion option; UpdateRuntimeConfig changes some atomically.
   Status SetPromotionOptions(const PromotionOptions& options);
 
-  // ---- Forced eviction (master_forced_eviction.cc) ----
+  // ---- Forced eviction (core/forced_evictor.h) ----
 
   // Operator: evicts an object's DRAM copy now; a group member's group is
   // evicted whole (as EvictGroup). With offload off, or when an SSD copy
