@@ -7,11 +7,16 @@
 
 #include <cstdint>
 #include <span>
-#include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "protocol/types.h"
 
 namespace mooncake_tier {
+
+// Every put places once: up to this many nodes, placement allocates
+// nothing (more nodes spill to the heap).
+inline constexpr size_t kInlineNodes = 16;
+using NodeOrder = absl::InlinedVector<NodeId, kInlineNodes>;
 
 // What the strategy may look at for one placement-eligible node.
 struct NodeSpace {
@@ -24,9 +29,10 @@ struct NodeSpace {
 class AllocationStrategy {
  public:
   virtual ~AllocationStrategy() = default;
-  // Nodes to try, best first. May omit nodes that cannot hold `size`.
-  virtual std::vector<NodeId> Rank(std::span<const NodeSpace> nodes,
-                                   uint64_t size) = 0;
+  // Nodes to try, best first, into *order (cleared first). May omit nodes
+  // that cannot hold `size`.
+  virtual void Rank(std::span<const NodeSpace> nodes, uint64_t size,
+                    NodeOrder* order) = 0;
 };
 
 }  // namespace mooncake_tier

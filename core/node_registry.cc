@@ -204,8 +204,7 @@ Result<uint64_t> NodeRegistry::AllocateOn(Node& node, uint64_t size) {
 Result<ReplicaDescriptor> NodeRegistry::AllocateMemory(
     uint64_t size, std::string_view preferred) {
   ReaderMutexLock lock(&map_mu_);
-  std::vector<NodeSpace> spaces;
-  spaces.reserve(nodes_.size());
+  absl::InlinedVector<NodeSpace, kInlineNodes> spaces;
   for (const auto& [id, node] : nodes_) {
     if (!node->placeable.load(std::memory_order_relaxed) ||
         node->segment_bytes.load(std::memory_order_relaxed) == 0) {
@@ -216,7 +215,9 @@ Result<ReplicaDescriptor> NodeRegistry::AllocateMemory(
                       node->largest_free.load(std::memory_order_relaxed),
                       is_preferred});
   }
-  for (NodeId id : strategy_->Rank(spaces, size)) {
+  NodeOrder order;
+  strategy_->Rank(spaces, size, &order);
+  for (NodeId id : order) {
     Result<uint64_t> offset = AllocateOn(*nodes_.at(id), size);
     if (!offset.ok()) continue;  // the figures were a moment old
     ReplicaDescriptor desc;

@@ -4,17 +4,15 @@
 
 namespace mooncake_tier {
 
-std::vector<NodeId> TwoChoiceStrategy::Rank(std::span<const NodeSpace> nodes,
-                                            uint64_t size) {
-  // Sized once: growing them node by node cost a put several allocations.
-  std::vector<const NodeSpace*> fits;
-  fits.reserve(nodes.size());
-  std::vector<NodeId> order;
-  order.reserve(nodes.size());
+void TwoChoiceStrategy::Rank(std::span<const NodeSpace> nodes, uint64_t size,
+                             NodeOrder* order) {
+  order->clear();
+  // On the stack for the usual node counts: every put ranks.
+  absl::InlinedVector<const NodeSpace*, kInlineNodes> fits;
   for (const NodeSpace& n : nodes) {
     if (n.largest_free_extent < size) continue;
     if (n.preferred) {
-      order.push_back(n.id);
+      order->push_back(n.id);
     } else {
       fits.push_back(&n);
     }
@@ -38,8 +36,7 @@ std::vector<NodeId> TwoChoiceStrategy::Rank(std::span<const NodeSpace> nodes,
                 return x->free_bytes > y->free_bytes;
               });
   }
-  for (const NodeSpace* n : fits) order.push_back(n->id);
-  return order;
+  for (const NodeSpace* n : fits) order->push_back(n->id);
 }
 
 }  // namespace mooncake_tier

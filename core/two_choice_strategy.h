@@ -19,8 +19,8 @@ class TwoChoiceStrategy final : public AllocationStrategy {
  public:
   explicit TwoChoiceStrategy(uint64_t seed = std::random_device{}())
       : rng_(seed) {}
-  std::vector<NodeId> Rank(std::span<const NodeSpace> nodes,
-                           uint64_t size) override;
+  void Rank(std::span<const NodeSpace> nodes, uint64_t size,
+            NodeOrder* order) override;
 
  private:
   Mutex mu_;
