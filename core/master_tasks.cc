@@ -31,6 +31,16 @@ std::vector<TaskLifecycle::Outcome> Failures(
   return out;
 }
 
+// One task's report: a batch of one. A null `cause` reports success.
+Status ReportOne(TaskLifecycle& lifecycle, NodeId node, TaskKind kind,
+                 TaskId task, const Status* cause) {
+  if (cause == nullptr) {
+    return lifecycle.Report(node, kind, Successes({&task, 1})).front();
+  }
+  const TaskFailure failure{task, *cause};
+  return lifecycle.Report(node, kind, Failures({&failure, 1})).front();
+}
+
 }  // namespace
 
 std::vector<Status> Master::NotifyOffloadSuccess(
@@ -43,17 +53,6 @@ std::vector<Status> Master::NotifyOffloadFailure(
   return s_.lifecycle.Report(node, TaskKind::kOffload, Failures(failures));
 }
 
-Status Master::NotifyOffloadSuccess(NodeId node, TaskId task) {
-  return NotifyOffloadSuccess(node, std::span<const TaskId>(&task, 1)).front();
-}
-
-Status Master::NotifyOffloadFailure(NodeId node, TaskId task,
-                                    const Status& cause) {
-  const TaskFailure failure{task, cause};
-  return NotifyOffloadFailure(node, std::span<const TaskFailure>(&failure, 1))
-      .front();
-}
-
 std::vector<Status> Master::NotifyPromotionSuccess(
     NodeId node, std::span<const TaskId> tasks) {
   return s_.lifecycle.Report(node, TaskKind::kPromotion, Successes(tasks));
@@ -64,16 +63,22 @@ std::vector<Status> Master::NotifyPromotionFailure(
   return s_.lifecycle.Report(node, TaskKind::kPromotion, Failures(failures));
 }
 
+Status Master::NotifyOffloadSuccess(NodeId node, TaskId task) {
+  return ReportOne(s_.lifecycle, node, TaskKind::kOffload, task, nullptr);
+}
+
+Status Master::NotifyOffloadFailure(NodeId node, TaskId task,
+                                    const Status& cause) {
+  return ReportOne(s_.lifecycle, node, TaskKind::kOffload, task, &cause);
+}
+
 Status Master::NotifyPromotionSuccess(NodeId node, TaskId task) {
-  return NotifyPromotionSuccess(node, std::span<const TaskId>(&task, 1))
-      .front();
+  return ReportOne(s_.lifecycle, node, TaskKind::kPromotion, task, nullptr);
 }
 
 Status Master::NotifyPromotionFailure(NodeId node, TaskId task,
                                       const Status& cause) {
-  const TaskFailure failure{task, cause};
-  return NotifyPromotionFailure(node, std::span<const TaskFailure>(&failure, 1))
-      .front();
+  return ReportOne(s_.lifecycle, node, TaskKind::kPromotion, task, &cause);
 }
 
 std::vector<Result<ReplicaDescriptor>> Master::PromotionAllocStart(
