@@ -177,6 +177,31 @@ TEST_F(PromotionTest, WatermarkGateStopsPromotionUnderDramPressure) {
   ExpectNoPins();
 }
 
+TEST_F(PromotionTest, PromotionMayTakeDramOverTheHighWatermark) {
+  // 64 KiB of DRAM filled to 14/16 with clean units (offload is off: any
+  // can be dropped): below the 0.90 high watermark, so no round evicts,
+  // and no put comes. A promoted copy takes the node to 15/16; it is
+  // admitted, and the next round evicts the least recently used units,
+  // not the one just read. (Refused, no hot unit would ever come back into
+  // a tier that full.)
+  ASSERT_EQ(h_.master().config().offload_mode, OffloadMode::kOff);
+  const NodeId node = AddNode("n", {OnSsd("k")}, 16 * kObj);
+  for (int i = 0; i < 14; ++i) {
+    ASSERT_TRUE(h_.Put("fill" + std::to_string(i), kObj).ok());
+  }
+  h_.master().EvictMemory();  // a round sees them clean; it evicts nothing
+  ASSERT_EQ(Stats().evicted_memory_objects, 0u);
+  Read("k", 2);
+  EXPECT_EQ(Stats().promotion_watermark_gated, 0u);
+  EXPECT_EQ(Run(node), 1u);
+  EXPECT_EQ(Stats().promotion_completed, 1u);
+  h_.master().EvictMemory();
+  Result<ObjectReplicas> r = h_.Get("k");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->replicas[0].tier, Tier::kMemory);
+  ExpectNoPins();
+}
+
 class PromotionQueueTest : public PromotionTest {
  protected:
   static PromotionOptions Small() {

@@ -284,15 +284,30 @@ bool Promoter::RoomOn(NodeId node, uint64_t bytes) const {
   const TierUsage usage = s_.nodes.MemoryUsageOf(node);
   const RuntimeKnobs::Watermarks marks = s_.knobs.memory();
   const double cap = static_cast<double>(usage.capacity);
-  if (usage.capacity == 0 ||
-      static_cast<double>(usage.used + bytes) >= marks.high * cap) {
-    return false;  // at the high watermark: the next round evicts
+  const double used = static_cast<double>(usage.used);
+  // At or above the high watermark the tier is evicting: promoting into it
+  // would only move the pressure around.
+  if (usage.capacity == 0 || usage.used + bytes > usage.capacity ||
+      used >= marks.high * cap) {
+    return false;  // no room for it at all, or evicting
+  }
+  const std::optional<DramPressure::NodeState> seen = s_.pressure.Get(node);
+  if (used + static_cast<double>(bytes) >= marks.high * cap) {
+    // The copy would take the node over its mark, and the next round would
+    // evict down to its target. Only when clean units (dropped without any
+    // I/O, the least recently used first, which the unit just read is not)
+    // cover all of that: a tier full of clean, cold units swaps them for
+    // hot ones. Refused, such a tier, below its mark and touched by no put,
+    // would never evict and never promote again. With dirty units that
+    // eviction would cost writeback, and the room is the writers'.
+    const double evicts =
+        used + static_cast<double>(bytes) - (marks.high - marks.ratio) * cap;
+    return seen && static_cast<double>(seen->bytes.clean) >= evicts;
   }
   // Writers need free or clean DRAM at hand (what a put takes at once). A
   // promoted copy is clean itself, so it only takes free room; but while
   // writeback lags and DRAM is mostly dirty, that room is what the writers
   // have left: then no promotion.
-  const std::optional<DramPressure::NodeState> seen = s_.pressure.Get(node);
   if (!seen) return true;
   const uint64_t at_hand = seen->bytes.free() + seen->bytes.clean;
   const auto reserve = static_cast<uint64_t>(marks.ratio * cap);

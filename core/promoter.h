@@ -102,11 +102,12 @@ class Promoter {
   Result<std::vector<TaskId>> QueueObject(const std::string& key, bool forced);
   Result<std::vector<TaskId>> QueueGroup(const std::string& group_id,
                                          bool forced);
-  // Whether a promoted copy of `bytes` may be staged on `node`: it stays
-  // below its high watermark, and the DRAM writers can take at once (free
-  // or clean, as the last round saw it) stays at least a round's worth of
-  // eviction (eviction_ratio) beyond it. Promotion never takes the room
-  // writers need.
+  // Whether a promoted copy of `bytes` may be staged on `node`: the node
+  // is below its high watermark (not evicting); a copy that takes it over
+  // the mark only when clean units cover the eviction that follows; else
+  // the DRAM writers can take at once (free or clean, as the last round
+  // saw it) stays at least a round's worth of eviction (eviction_ratio)
+  // beyond it. Promotion never takes the room writers need.
   bool RoomOn(NodeId node, uint64_t bytes) const;
   // `node` if it has promotion room, else the node with the most free DRAM
   // that has; kNoNode when none has.
