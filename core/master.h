@@ -186,7 +186,7 @@ class Master final : public MasterAdmin {
     return node_service_.PullTasks(node, max_tasks, wait_until);
   }
   // Ends the node's waiting PullTasks now (with no tasks): it is stopping.
-  void InterruptPull(NodeId node) { return node_service_.InterruptPull(node); }
+  void InterruptPull(NodeId node) { node_service_.InterruptPull(node); }
   // Task reports (core/task_lifecycle.h). Each call takes a batch, the
   // node's, and answers one status per task in order: TASK_NOT_FOUND for a
   // task unknown (reaped, never issued, another node's or another kind's).
@@ -206,7 +206,7 @@ class Master final : public MasterAdmin {
   Status NotifyOffloadFailure(NodeId node, TaskId task, const Status& cause);
   // SSD records a node found corrupt: their local_disk replicas are dropped.
   void ReportSsdCorruption(NodeId node, std::span<const std::string> keys) {
-    return node_service_.ReportSsdCorruption(node, keys);
+    node_service_.ReportSsdCorruption(node, keys);
   }
   // A node that is stopping cleanly leaves now instead of after node_ttl:
   // the same loss as ExpireNodes (its tasks reaped and their pins released,
