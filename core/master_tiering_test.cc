@@ -1,4 +1,4 @@
-// The DRAM tier as one pipeline (core/master_tiering.cc): writeback ahead
+// The DRAM tier as one pipeline (core/tiering.cc): writeback ahead
 // of need, the clean reserve a put drops victims from, puts that wait for
 // room instead of failing, pressure per node, offloads that back off from a
 // full SSD, leases that end when readers release them, and work pulled by

@@ -1,12 +1,12 @@
 #pragma once
 
-// Internal to the engine (core/master_*.cc): the working state of one
-// memory round (Master::RunMemoryRound, docs/design/tiering.md). Pass 1
+// Internal to the engine (core/tiering*.cc): the working state of one
+// memory round (Tiering::RunMemoryRound, docs/design/tiering.md). Pass 1
 // classifies every unit with a DRAM copy per node and feeds three
 // planners; the round then fixes each node's needs and recency cutoffs;
 // pass 2 acts on the units at or below them.
 //
-// Thread safety: none; one round at a time (Master::eviction_mu_).
+// Thread safety: none; one round at a time (Tiering::eviction_mu_).
 
 #include <algorithm>
 #include <cmath>

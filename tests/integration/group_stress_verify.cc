@@ -35,7 +35,7 @@ void GroupStress::Quiesce() {
   // above its writeback watermark, or runs tasks the node finishes in the
   // same round; a few rounds settle it, 500 is a generous bound. Writeback
   // must settle too: a node's pull runs a writeback round whenever the
-  // last round left it behind (Master::RefillWriteback).
+  // last round left it behind (Tiering::RefillWriteback).
   bool settled = false;
   uint64_t evicted = 0;
   for (int round = 0; round < 500 && !settled; ++round) {
