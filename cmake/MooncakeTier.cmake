@@ -1,12 +1,19 @@
 # mt_add_test(<name> SOURCES <files...> [LIBS <targets...>] [LABELS <labels...>]
-#             [TIMEOUT <seconds>])
+#             [TIMEOUT <seconds>] [NO_TSAN])
 #
 # Builds one gtest binary and registers it with ctest under <name>, with a
 # timeout (default 60 s) and labels (default "unit"). Every test goes through
 # here so that no test can hang CI.
+#
+# NO_TSAN: the test runs one thread of the project's code (parsers, a
+# single-threaded model walk, a CLI in a child process), so ThreadSanitizer
+# has nothing to check in it; a TSAN tree neither builds nor registers it.
 function(mt_add_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "NO_TSAN" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   if(NOT MOONCAKE_TIER_BUILD_TESTS)
+    return()
+  endif()
+  if(T_NO_TSAN AND MOONCAKE_TIER_TSAN)
     return()
   endif()
   if(NOT T_TIMEOUT)

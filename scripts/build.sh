@@ -2,11 +2,20 @@
 # Configures and builds mooncake-tier.
 #   scripts/build.sh [BUILD_DIR] [extra cmake args...]
 # Defaults: build/ with RelWithDebInfo. Uses 2 jobs (the project's machines
-# have 2 cores); override with JOBS=N.
+# have 2 cores); override with JOBS=N. Generates for Ninja, which starts a
+# target's compiles while the libraries it links are still being built
+# (Make waits for them and leaves a core idle).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build}
 shift || true
 jobs=${JOBS:-2}
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+cache=$build_dir/CMakeCache.txt
+if [[ -f $cache ]] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$cache"; then
+  # A tree configured by an older checkout for Make: CMake cannot switch a
+  # tree's generator, so start it again.
+  echo "[build] $build_dir was generated for another build tool; regenerating"
+  rm -rf "$build_dir"
+fi
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
 cmake --build "$build_dir" -j "$jobs"

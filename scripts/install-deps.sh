@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake g++ clang make pkg-config git ca-certificates
+  cmake ninja-build g++ clang make pkg-config git ca-certificates
   libabsl-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   liburing-dev libxxhash-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
