@@ -1,7 +1,5 @@
 #include "bench/groups_scenario.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,6 +12,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/heap_kept.h"
 #include "base/clock.h"
 #include "core/master.h"
 #include "core/master_config.h"
@@ -175,45 +174,6 @@ MT_GROUPS_PHASE Timed GroupsPutPhase(Master& master, const Objects& o,
   t.seconds = Since(start);
   return t;
 }
-
-// While alive, freed heap memory stays with the process instead of going
-// back to the kernel (no trimming; blocks up to 32 MiB, glibc's largest
-// allowed threshold, from the heap rather than their own mappings). Each
-// run builds a fresh master of a few hundred MB; without this every run
-// pays the kernel again for zeroed pages, and how much varies with what
-// the host does, which swamped the difference being measured. A master
-// that has run for a while has its heap grown already.
-//
-// It cannot restore glibc's behaviour on the way out. Setting either
-// threshold turns off glibc's dynamic thresholds (which raise them as large
-// blocks are freed), and glibc has no call to turn them back on; so the
-// destructor trims and leaves both at a fixed 128 KiB, glibc's initial
-// value, for the rest of the process. The pressure phase that follows
-// counts reads, not time, so it does not mind.
-class HeapKeptForBench {
- public:
-  HeapKeptForBench() {
-    kept_ = mallopt(M_TRIM_THRESHOLD, kNoTrim) == 1 &&
-            mallopt(M_MMAP_THRESHOLD, kLargestMmapThreshold) == 1;
-  }
-  // Fixed 128 KiB thresholds from here on, not glibc's dynamic ones (above).
-  ~HeapKeptForBench() {
-    mallopt(M_TRIM_THRESHOLD, kGlibcInitialThreshold);
-    mallopt(M_MMAP_THRESHOLD, kGlibcInitialThreshold);
-    malloc_trim(0);
-  }
-  HeapKeptForBench(const HeapKeptForBench&) = delete;
-  HeapKeptForBench& operator=(const HeapKeptForBench&) = delete;
-
-  // Whether malloc took both settings.
-  bool kept() const { return kept_; }
-
- private:
-  static constexpr int kNoTrim = 1 << 30;
-  static constexpr int kLargestMmapThreshold = 32 << 20;
-  static constexpr int kGlibcInitialThreshold = 128 << 10;
-  bool kept_ = false;
-};
 
 // Full passes of Exists over the keys until kMinExistsTime elapsed (at
 // least one). A key that is absent, or (grouped) whose group is not
