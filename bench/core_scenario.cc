@@ -225,10 +225,16 @@ bool PutRound(ResultSink& sink, const Workload& w, std::string_view op,
   return CheckErrors(sink, op, *m);
 }
 
+// Whether `op` on `threads` threads is one of the selected runs.
+bool Selected(const CoreOptions& core, std::string_view op, int threads) {
+  return (core.op.empty() || core.op == op) &&
+         (core.threads == 0 || core.threads == threads);
+}
+
 // The put variants, kPutRounds each, every round into a fresh master,
 // after one unreported round that grows the heap to a loaded master's
 // size. Leaves the last (fully loaded) master in `*loaded` for the reads.
-bool RunPuts(ResultSink& sink, const Workload& w,
+bool RunPuts(ResultSink& sink, const Workload& w, const CoreOptions& core,
              std::unique_ptr<Master>* loaded) {
   const uint64_t objects = w.keys.size();
   sink.Progress("core: warm-up put pass (not reported)");
@@ -237,6 +243,7 @@ bool RunPuts(ResultSink& sink, const Workload& w,
   for (const auto& [op, batch] : {std::pair<std::string_view, size_t>{"put", 1},
                                   {"put_batch32", kBatch}}) {
     for (int threads : kThreadCounts) {
+      if (!Selected(core, op, threads)) continue;
       sink.Progress("core: " + std::string(op) + " threads=" +
                     std::to_string(threads) + ", " +
                     std::to_string(kPutRounds) + " rounds");
@@ -245,6 +252,9 @@ bool RunPuts(ResultSink& sink, const Workload& w,
         Measurement m;
         if (!PutRound(sink, w, op, threads, batch, loaded, &m)) return false;
         ops_per_s.push_back(m.ops_per_s());
+        sink.Progress("core:   round " + std::to_string(round + 1) + ": " +
+                      std::to_string(static_cast<uint64_t>(m.ops_per_s())) +
+                      " ops/s");
       }
       ReportRounds(sink, op, threads, objects, batch, ops_per_s);
     }
@@ -258,7 +268,8 @@ bool RunPuts(ResultSink& sink, const Workload& w,
 }
 
 // get_replica_list and exists, one key and kBatch keys per call.
-bool RunReads(ResultSink& sink, const Workload& w, Master& master) {
+bool RunReads(ResultSink& sink, const Workload& w, const CoreOptions& core,
+              Master& master) {
   struct ReadOp {
     std::string_view name;
     size_t batch;
@@ -279,6 +290,7 @@ bool RunReads(ResultSink& sink, const Workload& w, Master& master) {
   bool ok = true;
   for (const ReadOp& op : kReadOps) {
     for (int threads : kThreadCounts) {
+      if (!Selected(core, op.name, threads)) continue;
       sink.Progress("core: " + std::string(op.name) +
                     " threads=" + std::to_string(threads));
       const Measurement m = op.exists
@@ -292,8 +304,16 @@ bool RunReads(ResultSink& sink, const Workload& w, Master& master) {
 
 }  // namespace
 
+const std::vector<std::string>& CoreOpNames() {
+  static const std::vector<std::string> names = {
+      "put",    "put_batch32",   "get_replica_list", "get_replica_list_batch32",
+      "exists", "exists_batch32"};
+  return names;
+}
+
 int RunCoreScenario(const CommonOptions& options, ResultSink& sink,
-                    uint64_t objects) {
+                    const CoreOptions& core) {
+  const uint64_t objects = core.objects;
   if (objects == 0) {
     sink.Progress("core: --objects must be at least 1");
     return 1;
@@ -310,8 +330,8 @@ int RunCoreScenario(const CommonOptions& options, ResultSink& sink,
         "put figures include the kernel's page zeroing");
   }
   std::unique_ptr<Master> loaded;
-  bool ok = RunPuts(sink, w, &loaded);
-  if (loaded != nullptr) ok = RunReads(sink, w, *loaded) && ok;
+  bool ok = RunPuts(sink, w, core, &loaded);
+  if (loaded != nullptr) ok = RunReads(sink, w, core, *loaded) && ok;
   sink.Progress("core: tearing down");
   return ok ? 0 : 1;
 }

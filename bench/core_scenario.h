@@ -10,6 +10,8 @@
 // before returning.
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "bench/result_sink.h"
 
@@ -18,8 +20,20 @@ namespace mooncake_tier::bench {
 // Default object count before --scale is applied.
 inline constexpr uint64_t kDefaultCoreObjects = 1'000'000;
 
+// The ops the scenario measures, in the order it runs them.
+const std::vector<std::string>& CoreOpNames();
+
+struct CoreOptions {
+  uint64_t objects = 0;
+  // Only this op (one of CoreOpNames()) when not empty; reads still load
+  // the keys first, with one unreported put pass.
+  std::string op;
+  // Only this thread count (1 or 2) when not 0.
+  int threads = 0;
+};
+
 // Returns the process exit code: 0 on success, 1 if any engine call failed.
 int RunCoreScenario(const CommonOptions& options, ResultSink& sink,
-                    uint64_t objects);
+                    const CoreOptions& core);
 
 }  // namespace mooncake_tier::bench

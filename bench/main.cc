@@ -40,7 +40,7 @@ constexpr int kExitUsage = 2;
 struct Flags {
   CommonOptions common;
   bool json = false;
-  uint64_t core_objects = 0;  // 0: kDefaultCoreObjects x scale
+  mooncake_tier::bench::CoreOptions core;  // objects 0: default x scale
   mooncake_tier::bench::RemoteOptions remote;
   mooncake_tier::bench::GroupsOptions groups;
   mooncake_tier::bench::SustainedOptions sustained;
@@ -213,9 +213,15 @@ Scenarios DefineCli(CLI::App& app, Flags& flags) {
   s.core = app.add_subcommand(
       "core", "metadata engine ops/s: put, get_replica_list, exists");
   s.core
-      ->add_option("--objects", flags.core_objects,
+      ->add_option("--objects", flags.core.objects,
                    "objects to load (default: 1000000 x --scale)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}));
+  s.core
+      ->add_option("--op", flags.core.op,
+                   "only this op (a read op first loads the keys, unreported)")
+      ->check(CLI::IsMember(mooncake_tier::bench::CoreOpNames()));
+  s.core->add_option("--threads", flags.core.threads, "only this thread count")
+      ->check(CLI::IsMember({1, 2}));
   s.alloc = app.add_subcommand(
       "alloc", "DRAM space allocator ops/s and utilisation vs first fit");
 #ifdef MOONCAKE_TIER_BENCH_HAVE_SSD
@@ -285,13 +291,13 @@ int RunSsd(const Flags& flags, ResultSink& sink) {
 int RunSelected(const Scenarios& s, const Flags& flags) {
   ResultSink sink(flags.json);
   if (s.core->parsed()) {
-    const uint64_t objects =
-        flags.core_objects != 0
-            ? flags.core_objects
-            : static_cast<uint64_t>(std::max<long long>(
-                  1, std::llround(mooncake_tier::bench::kDefaultCoreObjects *
-                                  flags.common.scale)));
-    return mooncake_tier::bench::RunCoreScenario(flags.common, sink, objects);
+    mooncake_tier::bench::CoreOptions core = flags.core;
+    if (core.objects == 0) {
+      core.objects = static_cast<uint64_t>(std::max<long long>(
+          1, std::llround(mooncake_tier::bench::kDefaultCoreObjects *
+                          flags.common.scale)));
+    }
+    return mooncake_tier::bench::RunCoreScenario(flags.common, sink, core);
   }
   if (s.alloc->parsed()) {
     return mooncake_tier::bench::RunAllocScenario(flags.common, sink);

