@@ -86,10 +86,7 @@ struct MasterState {
   }
 
  private:
-  // Written by every put on every thread: on a cache line of its own, so
-  // that it does not evict what the calls read (the parts' references to
-  // this state sit right after it in Master).
-  alignas(64) std::atomic<ReplicaId> next_replica_id_{0};
+  std::atomic<ReplicaId> next_replica_id_{0};
 };
 
 // Keeps MasterState::filling_group_bytes in step with one group: made
