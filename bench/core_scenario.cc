@@ -36,8 +36,8 @@ constexpr size_t kBatch = 32;
 constexpr int kThreadCounts[] = {1, 2};
 // Each put variant runs this many times, each into a fresh master; the
 // figure is their median (and the fastest is printed beside it). One pass
-// of one run is a few hundred milliseconds, short enough for a timer tick,
-// a page-cache flush or the host's memory scanner to move it by 10%.
+// lasts a few hundred milliseconds; on the project's shared VM single
+// passes of one binary moved by up to 30% with the host's load.
 constexpr int kPutRounds = 5;
 
 const ClientId kClient = "bench-core";
