@@ -11,6 +11,7 @@ packages=(
   prometheus-cpp-dev libcpp-httplib-dev libucx-dev ucx-utils
   libgtest-dev libgmock-dev libbenchmark-dev
   prometheus  # server and promtool, for the dashboard tests (they run their own)
+  etcd-server etcd-client  # for the HA tests (they run their own, on loopback)
   python3 python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy
 )
 
@@ -27,3 +28,17 @@ echo "[deps] installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+# The tests start their own servers. Packages this run installed do not
+# leave a system service of theirs running or enabled (one the machine had
+# before is left alone).
+for p in "${missing[@]}"; do
+  case $p in
+    etcd-server) unit=etcd.service ;;
+    prometheus) unit=prometheus.service ;;
+    *) continue ;;
+  esac
+  if command -v systemctl >/dev/null && [[ -d /run/systemd/system ]]; then
+    systemctl disable --now "$unit" >/dev/null 2>&1 || true
+  fi
+done
