@@ -33,6 +33,27 @@ std::optional<uint64_t> SpaceAllocator::Allocate(uint64_t size) {
   return offset;
 }
 
+bool SpaceAllocator::Reserve(uint64_t offset, uint64_t size) {
+  const uint64_t len = RoundUp(size);
+  if (len == 0 || offset % alignment_ != 0 || offset > capacity_ ||
+      len > capacity_ - offset) {
+    return false;
+  }
+  // The free extent that starts at or before `offset` must cover the range.
+  auto it = by_offset_.upper_bound(offset);
+  if (it == by_offset_.begin()) return false;
+  it = std::prev(it);
+  const auto [start, extent] = *it;
+  if (start + extent < offset + len) return false;
+  EraseFree(it);
+  if (offset > start) InsertFree(start, offset - start);
+  if (start + extent > offset + len) {
+    InsertFree(offset + len, start + extent - offset - len);
+  }
+  allocated_ += len;
+  return true;
+}
+
 bool SpaceAllocator::Free(uint64_t offset, uint64_t size) {
   const uint64_t len = RoundUp(size);
   if (len == 0 || offset % alignment_ != 0 || offset > capacity_ ||

@@ -29,6 +29,13 @@ class SpaceAllocator {
   // alignment), or nullopt when no free extent is large enough or size is 0.
   std::optional<uint64_t> Allocate(uint64_t size);
 
+  // Takes the range [offset, offset + size) (size rounded up) if it lies
+  // wholly in one free extent: a placement known from elsewhere (a node's
+  // record of what it holds) rebuilt into a fresh allocator. Returns false
+  // (and changes nothing) when any of it is taken, out of bounds or
+  // misaligned.
+  bool Reserve(uint64_t offset, uint64_t size);
+
   // Returns the range that Allocate(size) returned at `offset`.
   // Returns false (and changes nothing) for a range that is not currently
   // allocated as a whole, e.g. a double free.

@@ -91,5 +91,28 @@ TEST(SpaceAllocatorTest, RandomChurnKeepsAccountingExact) {
   EXPECT_EQ(alloc.free_extent_count(), 1u);
 }
 
+TEST(SpaceAllocatorTest, ReserveTakesAKnownRangeOnlyWhenFree) {
+  SpaceAllocator alloc(4096, 64);
+  // Ranges rebuilt from a node's record, in any order.
+  EXPECT_TRUE(alloc.Reserve(1024, 100));  // rounded up to 128
+  EXPECT_TRUE(alloc.Reserve(0, 64));
+  EXPECT_EQ(alloc.allocated_bytes(), 192u);
+  // Overlapping, misaligned, out of bounds or empty: refused, nothing taken.
+  EXPECT_FALSE(alloc.Reserve(1088, 64));
+  EXPECT_FALSE(alloc.Reserve(960, 128));
+  EXPECT_FALSE(alloc.Reserve(1000, 64));
+  EXPECT_FALSE(alloc.Reserve(4096, 64));
+  EXPECT_FALSE(alloc.Reserve(4032, 128));
+  EXPECT_FALSE(alloc.Reserve(64, 0));
+  EXPECT_EQ(alloc.allocated_bytes(), 192u);
+  // What is left is allocatable around them, and frees coalesce back.
+  EXPECT_EQ(alloc.Allocate(960), std::optional<uint64_t>(64));
+  EXPECT_TRUE(alloc.Free(1024, 100));
+  EXPECT_TRUE(alloc.Free(0, 64));
+  EXPECT_TRUE(alloc.Free(64, 960));
+  EXPECT_EQ(alloc.allocated_bytes(), 0u);
+  EXPECT_EQ(alloc.free_extent_count(), 1u);
+}
+
 }  // namespace
 }  // namespace mooncake_tier

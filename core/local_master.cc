@@ -68,8 +68,18 @@ Result<NodeView> LocalMasterApi::GetNode(NodeId node) {
 // ---- LocalMasterLink ----
 
 Result<NodeId> LocalMasterLink::RegisterNode(
-    const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory) {
-  return master_->RegisterNode(spec, inventory);
+    const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory,
+    std::span<const DramEntry> dram) {
+  return master_->RegisterNode(spec, inventory, dram);
+}
+
+Result<DirectoryChanges> LocalMasterLink::SyncDirectory(NodeId node,
+                                                        uint64_t acked,
+                                                        uint32_t max_changes,
+                                                        Duration wait) {
+  return master_->SyncDirectory(
+      node, acked, max_changes,
+      master_->clock()->Now() + std::max(wait, Duration::zero()));
 }
 
 Status LocalMasterLink::Heartbeat(NodeId node,

@@ -56,9 +56,12 @@ class LocalMasterLink final : public MasterLink {
  public:
   // `master` must outlive this.
   explicit LocalMasterLink(Master* master) : master_(master) {}
-  Result<NodeId> RegisterNode(
-      const NodeSpec& spec,
-      std::span<const SsdInventoryEntry> inventory) override;
+  Result<NodeId> RegisterNode(const NodeSpec& spec,
+                              std::span<const SsdInventoryEntry> inventory,
+                              std::span<const DramEntry> dram) override;
+  Result<DirectoryChanges> SyncDirectory(NodeId node, uint64_t acked,
+                                         uint32_t max_changes,
+                                         Duration wait) override;
   Status Heartbeat(NodeId node, const std::optional<SsdReport>& ssd) override;
   Result<NodeTasks> PullTasks(NodeId node, uint32_t max_tasks,
                               Duration wait) override;

@@ -159,10 +159,21 @@ class Master final : public MasterAdmin {
   // ---- Node calls ----
 
   // Registers a node (retiring an earlier incarnation of the same name) and
-  // rebuilds the objects of its SSD inventory.
+  // rebuilds the objects of its DRAM directory and its SSD inventory (a
+  // restarted master or a new leader learns what the node holds; ha.md).
   Result<NodeId> RegisterNode(const NodeSpec& spec,
-                              std::span<const SsdInventoryEntry> inventory) {
-    return node_service_.RegisterNode(spec, inventory);
+                              std::span<const SsdInventoryEntry> inventory,
+                              std::span<const DramEntry> dram = {}) {
+    return node_service_.RegisterNode(spec, inventory, dram);
+  }
+  // A node with a DRAM directory (NodeSpec::keeps_directory): acknowledges
+  // the changes up to `acked` and takes the next ones, at most
+  // `max_changes`, waiting until `wait_until` (a long poll, as PullTasks)
+  // when there are none. NODE_NOT_FOUND when the node must register again.
+  Result<DirectoryChanges> SyncDirectory(
+      NodeId node, uint64_t acked, uint32_t max_changes = UINT32_MAX,
+      TimePoint wait_until = TimePoint::min()) {
+    return node_service_.SyncDirectory(node, acked, max_changes, wait_until);
   }
   // Records liveness and what the node says of its SSD store (from then
   // on the SSD capacity eviction counts with; a store that refused writes
@@ -185,7 +196,8 @@ class Master final : public MasterAdmin {
                               TimePoint wait_until = TimePoint::min()) {
     return node_service_.PullTasks(node, max_tasks, wait_until);
   }
-  // Ends the node's waiting PullTasks now (with no tasks): it is stopping.
+  // Ends the node's waiting PullTasks and SyncDirectory now (with nothing):
+  // it is stopping.
   void InterruptPull(NodeId node) { node_service_.InterruptPull(node); }
   // Task reports (core/task_lifecycle.h). Each call takes a batch, the
   // node's, and answers one status per task in order: TASK_NOT_FOUND for a

@@ -24,7 +24,8 @@ std::string MasterConfig::Validate() const {
     return "need 0 < ssd_eviction_ratio < ssd_high_watermark <= 1";
   }
   if (lease_ttl.count() <= 0 || put_timeout.count() <= 0 ||
-      offload_task_timeout.count() <= 0 || node_ttl.count() <= 0) {
+      offload_task_timeout.count() <= 0 || node_ttl.count() <= 0 ||
+      directory_record_timeout.count() <= 0) {
     return "timeouts must be positive";
   }
   if (first_node_id == kNoNode) return "first_node_id must be at least 1";

@@ -26,6 +26,10 @@ struct MasterConfig {
   // A put still processing after this long is revoked and its space freed.
   // Default: 30 s.
   Duration put_timeout = std::chrono::seconds(30);
+  // How long a PutEnd waits for the node holding the object to record it
+  // in its DRAM directory (nodes that keep one; ha.md) before it answers
+  // TIMEOUT. Default: 5 s.
+  Duration directory_record_timeout = std::chrono::seconds(5);
 
   // DRAM eviction starts when used/capacity >= high watermark and frees
   // until used/capacity <= high watermark - eviction ratio.

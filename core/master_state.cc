@@ -15,7 +15,11 @@ MasterState::MasterState(MasterConfig start, const Clock* clock_in)
       index(config.shard_count, config.group_shard_count),
       nodes(clock_in, config.dram_alignment,
             std::make_unique<TwoChoiceStrategy>(), config.first_node_id),
-      lifecycle(clock_in, &index, &nodes, config.promotion) {}
+      lifecycle(clock_in, &index, &nodes, config.promotion, &directory),
+      directory([this](NodeId node, uint64_t offset, uint64_t size) {
+        nodes.FreeMemory(node, offset, size);
+        space.Notify();
+      }) {}
 
 void MasterState::ReleaseReplicaLocked(std::string_view key,
                                        const Replica& replica,
@@ -25,7 +29,9 @@ void MasterState::ReleaseReplicaLocked(std::string_view key,
     if (!node_alive) return;  // the segment is gone with the node
     if (replica.refcnt > 0) {
       lifecycle.Detach(replica);  // freed at the last unpin
-    } else {
+    } else if (d.state != ReplicaState::kComplete ||
+               !directory.DropThenFree(d.node, key, d.offset, d.size)) {
+      // Never committed (nothing lists it), or its node keeps no directory.
       nodes.FreeMemory(d.node, d.offset, d.size);
       space.Notify();
     }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "core/dram_directory_log.h"
 #include "core/dram_pressure.h"
 #include "core/group_meta.h"
 #include "core/group_table.h"
@@ -66,7 +67,8 @@ struct MasterState {
     return nodes.SsdUsageOf(node).capacity > 0;
   }
   // Releases one replica's resources: its DRAM space (or, while a task
-  // pins it, detaches it until the last unpin), or its SSD accounting and
+  // pins it, detaches it until the last unpin; a complete replica on a node
+  // with a DRAM directory is freed once the node dropped its entry), or its SSD accounting and
   // the node's copy (queued for deletion).
   void ReleaseReplicaLocked(std::string_view key, const Replica& replica,
                             bool node_alive)
@@ -87,6 +89,12 @@ struct MasterState {
 
  private:
   std::atomic<ReplicaId> next_replica_id_{0};
+
+ public:
+  // The DRAM directories of the nodes that keep one (ha.md). Last, so that
+  // it moves none of the hot members above (their cache lines were
+  // measured: master-renovation.md).
+  DramDirectoryLog directory;
 };
 
 // Keeps MasterState::filling_group_bytes in step with one group: made

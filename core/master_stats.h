@@ -79,7 +79,9 @@ namespace mooncake_tier {
   X(promotion_duration_us)     /* sum of queue-to-commit times */             \
   X(promotion_forced)          /* queued by an operator */                    \
   X(promotion_proactive)       /* units queued by proactive promotion */      \
-  X(promotion_dropped_sources) /* SSD copies dropped after promotion */
+  X(promotion_dropped_sources) /* SSD copies dropped after promotion */      \
+  X(put_unrecorded)   /* PutEnd whose node did not record it in time */     \
+  X(dram_restored)    /* DRAM objects rebuilt from node directories */
 
 // Upper bounds of the buckets of promotion latency (queued to committed);
 // a last bucket holds what is above them. Fixed: a histogram's buckets

@@ -239,6 +239,16 @@ Result<uint64_t> NodeRegistry::AllocateMemoryOn(NodeId id, uint64_t size) {
   return AllocateOn(*node, size);
 }
 
+bool NodeRegistry::ReserveMemory(NodeId id, uint64_t offset, uint64_t size) {
+  ReaderMutexLock lock(&map_mu_);
+  Node* node = Find(id);
+  if (node == nullptr) return false;
+  MutexLock node_lock(&node->mu);
+  if (!node->allocator || !node->allocator->Reserve(offset, size)) return false;
+  PublishSpace(*node);
+  return true;
+}
+
 bool NodeRegistry::FreeMemory(NodeId id, uint64_t offset, uint64_t size) {
   ReaderMutexLock lock(&map_mu_);
   Node* node = Find(id);

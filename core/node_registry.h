@@ -97,6 +97,10 @@ class NodeRegistry {
                                            std::string_view preferred);
   // Allocates on one given alive node.
   Result<uint64_t> AllocateMemoryOn(NodeId node, uint64_t size);
+  // Takes a given range of a registered node's segment (a placement its
+  // DRAM directory reports, rebuilt after a master restart or failover).
+  // False when the node is unknown or any of the range is taken.
+  bool ReserveMemory(NodeId node, uint64_t offset, uint64_t size);
   // Frees a range AllocateMemory returned. A range of a retired node is
   // ignored (its segment is gone). Returns false for a double free.
   bool FreeMemory(NodeId node, uint64_t offset, uint64_t size);

@@ -17,47 +17,69 @@ NodeService::NodeService(MasterState* state, ObjectService* objects,
       offloader_(*offloader) {}
 
 Result<NodeId> NodeService::RegisterNode(
-    const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory) {
+    const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory,
+    std::span<const DramEntry> dram) {
   NodeId replaced = kNoNode;
-  // The node's task queues exist before anything can be placed on it.
-  MT_ASSIGN_OR_RETURN(const NodeId id,
-                      s_.nodes.Register(spec, &replaced, [this](NodeId fresh) {
-                        s_.lifecycle.AddNode(fresh);
-                      }));
+  // The node's task queues (and its directory's log) exist before anything
+  // can be placed on it.
+  MT_ASSIGN_OR_RETURN(
+      const NodeId id,
+      s_.nodes.Register(spec, &replaced, [this, &spec](NodeId fresh) {
+        s_.lifecycle.AddNode(fresh);
+        if (spec.keeps_directory) s_.directory.AddNode(fresh);
+      }));
   s_.counters.nodes_registered.fetch_add(1, std::memory_order_relaxed);
   if (replaced != kNoNode) {
-    // The previous incarnation's DRAM is gone; its SSD comes back below.
+    // The previous incarnation's replicas go; what the node still holds
+    // comes back below, from its directory and its SSD inventory.
     s_.counters.nodes_expired.fetch_add(1, std::memory_order_relaxed);
     DropNodeReplicas(replaced);
   }
+  // DRAM first: a key the node holds in both tiers is one object, and its
+  // DRAM copy is the one readers take.
+  for (const DramEntry& entry : dram) {
+    RestoreCopy(id, Copy{entry.key, entry.size, entry.group, entry.offset});
+  }
   for (const SsdInventoryEntry& entry : inventory) {
-    RestoreInventoryEntry(id, entry);
+    RestoreCopy(id, Copy{entry.key, entry.size, entry.group, std::nullopt});
   }
   return id;
 }
 
-void NodeService::RestoreInventoryEntry(NodeId node,
-                                        const SsdInventoryEntry& entry) {
-  if (!ValidateKey(entry.key).ok() || entry.size == 0 ||
-      (entry.group && !ValidateGroupSpec(*entry.group).ok())) {
-    return;  // a record the master cannot represent; the node keeps it
+void NodeService::RestoreCopy(NodeId node, const Copy& copy) {
+  if (!ValidateKey(copy.key).ok() || copy.size == 0 ||
+      (copy.group && !ValidateGroupSpec(*copy.group).ok())) {
+    // A record the master cannot represent: an SSD record stays on the
+    // node; a DRAM entry goes from its directory (its range is not
+    // reserved here, so it is free for new puts).
+    if (copy.dram_offset) DiscardDramEntry(node, copy);
+    return;
   }
-  if (!entry.group) {
-    RestoreObject(node, entry, [] { return GroupRef(); });
+  if (!copy.group) {
+    RestoreObject(node, copy, [](GroupMeta::Reservation*) { return GroupRef(); });
     return;
   }
   // The member rejoins its group: group stripe first, then the object.
-  const GroupSpec& spec = *entry.group;
+  const GroupSpec& spec = *copy.group;
   s_.index.UpdateGroup(spec.group_id, [&](GroupSlot& slot) {
     const bool created = !slot;
     GroupMeta& group = created ? slot.Create() : *slot;
+    // A DRAM member of a filling group counts in the filling cap.
+    FillingDelta filling(&s_.filling_group_bytes, &group);
     const TimePoint now = s_.clock->Now();
     bool reserved = false;
-    const bool restored = RestoreObject(node, entry, [&] {
-      // Fails harmlessly when the member is already known (another copy).
-      reserved = slot.Reserve(spec, entry.key, now).ok();
-      return reserved ? group.record : GroupRef();
-    });
+    const bool restored =
+        RestoreObject(node, copy, [&](GroupMeta::Reservation* reservation) {
+          // Fails harmlessly when the member is already known (another
+          // copy).
+          reserved = slot.Reserve(spec, copy.key, now, reservation).ok();
+          if (!reserved) return GroupRef();
+          // A DRAM member counts in the group's filling DRAM, as its put
+          // did.
+          group.BindPut(*reservation, HashKey(copy.key),
+                        copy.dram_offset ? copy.size : 0);
+          return group.record;
+        });
     if (reserved) {
       if (created) {
         s_.group_counters.groups_created.fetch_add(1,
@@ -72,46 +94,83 @@ void NodeService::RestoreInventoryEntry(NodeId node,
       // Nothing joined: drop an entry made for this copy, or one that a
       // failed reservation left empty (a stale copy leaves a kept record,
       // such as an expired group's, alone).
+      filling.Dropped();
       slot.Erase();
     }
   });
 }
 
-bool NodeService::RestoreObject(NodeId node, const SsdInventoryEntry& entry,
-                                JoinFn join) {
+void NodeService::DiscardDramEntry(NodeId node, const Copy& copy) {
+  s_.directory.Discard(node, copy.key, *copy.dram_offset);
+}
+
+bool NodeService::RestoreObject(NodeId node, const Copy& copy, JoinFn join) {
+  const bool dram = copy.dram_offset.has_value();
   return s_.index.Update(
-      entry.key, [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                     object_stripe_role) {
+      copy.key, [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                    object_stripe_role) {
         const bool inserted = !object;
-        ObjectMeta& meta = inserted ? object.Insert() : *object;
-        if (inserted) {
-          meta.size = entry.size;
-          if (entry.group) meta.group_index = entry.group->group_index;
-          meta.last_access = s_.clock->Now();
-        } else if (meta.size != entry.size || !meta.HasGroup(entry.group) ||
-                   meta.FindDisk(node) != nullptr) {
-          // A different object now owns the key (or it is already known here):
-          // the node's copy is stale.
-          if (meta.FindDisk(node) == nullptr) {
-            s_.lifecycle.QueueSsdDelete(node, entry.key);
+        if (!inserted) {
+          const ObjectMeta& meta = *object;
+          // A different object now owns the key, or this copy (or, for
+          // DRAM, any DRAM copy: one per object) is already known: the
+          // node's copy is stale or redundant.
+          const bool same = meta.size == copy.size &&
+                            meta.HasGroup(copy.group) &&
+                            (dram ? !meta.HasComplete(Tier::kMemory) &&
+                                        !meta.PutInFlight()
+                                  : meta.FindDisk(node) == nullptr);
+          if (!same) {
+            if (dram) {
+              DiscardDramEntry(node, copy);
+            } else if (meta.FindDisk(node) == nullptr) {
+              s_.lifecycle.QueueSsdDelete(node, copy.key);
+            }
+            return false;
           }
+        }
+        // The range must be free here: two entries of one node that
+        // overlap (which the node's directory prevents) keep the first.
+        if (dram && !s_.nodes.ReserveMemory(node, *copy.dram_offset,
+                                            copy.size)) {
+          DiscardDramEntry(node, copy);
           return false;
         }
-        if (entry.group) {
-          // The copy is restored: the object joins its group's incarnation if
-          // the group takes it. A new copy the group does not take (its index
-          // is someone else's, or the group is not filling) gets a record of
-          // its own that never completes, so it never reads as a member; a
-          // known object keeps its own.
-          if (GroupRef record = join()) {
+        ObjectMeta& meta = inserted ? object.Insert() : *object;
+        if (inserted) {
+          meta.size = copy.size;
+          if (copy.group) meta.group_index = copy.group->group_index;
+          meta.last_access = s_.clock->Now();
+        }
+        if (copy.group) {
+          // The copy is restored: the object joins its group's incarnation
+          // if the group takes it. A new copy the group does not take (its
+          // index is someone else's, or the group is not filling) gets a
+          // record of its own that never completes, so it never reads as a
+          // member; a known object keeps its own.
+          GroupMeta::Reservation reservation;
+          if (GroupRef record = join(&reservation)) {
             meta.group = std::move(record);
           } else if (inserted) {
-            meta.group = GroupRecord::Make(entry.group->group_id,
-                                           entry.group->group_size);
+            meta.group =
+                GroupRecord::Make(copy.group->group_id, copy.group->group_size);
           }
         }
-        s_.AddDiskReplica(meta, node);
-        s_.counters.inventory_restored.fetch_add(1, std::memory_order_relaxed);
+        if (dram) {
+          ReplicaDescriptor desc;
+          desc.id = s_.NextReplicaId();
+          desc.tier = Tier::kMemory;
+          desc.state = ReplicaState::kComplete;
+          desc.node = node;
+          desc.offset = *copy.dram_offset;
+          desc.size = copy.size;
+          meta.replicas.insert(meta.replicas.begin(), Replica{desc, 0});
+          s_.counters.dram_restored.fetch_add(1, std::memory_order_relaxed);
+        } else {
+          s_.AddDiskReplica(meta, node);
+          s_.counters.inventory_restored.fetch_add(1,
+                                                   std::memory_order_relaxed);
+        }
         return true;
       });
 }
@@ -169,7 +228,22 @@ Result<NodeTasks> NodeService::PullTasks(NodeId node, uint32_t max_tasks,
   }
 }
 
-void NodeService::InterruptPull(NodeId node) { s_.lifecycle.Interrupt(node); }
+void NodeService::InterruptPull(NodeId node) {
+  s_.lifecycle.Interrupt(node);
+  s_.directory.Interrupt(node);
+}
+
+Result<DirectoryChanges> NodeService::SyncDirectory(NodeId node,
+                                                    uint64_t acked,
+                                                    uint32_t max_changes,
+                                                    TimePoint wait_until) {
+  // A node recording placements is alive.
+  MT_RETURN_IF_ERROR(s_.nodes.Heartbeat(node));
+  const TimePoint now = s_.clock->Now();
+  const Duration wait =
+      wait_until > now ? wait_until - now : Duration::zero();
+  return s_.directory.Sync(node, acked, max_changes, wait);
+}
 
 void NodeService::ReportSsdCorruption(NodeId node,
                                       std::span<const std::string> keys) {
@@ -214,8 +288,11 @@ Status NodeService::DeregisterNode(NodeId node) {
 }
 
 void NodeService::DropNodeReplicas(NodeId node) {
-  // Tasks first, so no report of theirs can act on replicas dropped below;
-  // its detached replicas are forgotten (the segment is gone).
+  // Its directory's log first (puts waiting for it fail; nothing of the
+  // segment is freed any more), then its tasks, so no report of theirs can
+  // act on replicas dropped below; its detached replicas are forgotten
+  // (the segment is gone).
+  s_.directory.DropNode(node);
   s_.lifecycle.DropNode(node);
   std::vector<std::pair<GroupSpec, std::string>> lost;
   s_.index.ForEachObject([&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(

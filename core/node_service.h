@@ -34,7 +34,11 @@ class NodeService {
 
   // See Master for each.
   Result<NodeId> RegisterNode(const NodeSpec& spec,
-                              std::span<const SsdInventoryEntry> inventory);
+                              std::span<const SsdInventoryEntry> inventory,
+                              std::span<const DramEntry> dram);
+  Result<DirectoryChanges> SyncDirectory(NodeId node, uint64_t acked,
+                                         uint32_t max_changes,
+                                         TimePoint wait_until);
   Status Heartbeat(NodeId node, const std::optional<SsdReport>& ssd);
   Result<NodeTasks> PullTasks(NodeId node, uint32_t max_tasks,
                               TimePoint wait_until);
@@ -47,14 +51,25 @@ class NodeService {
   std::vector<NodeView> ListNodes() const;
 
  private:
-  void RestoreInventoryEntry(NodeId node, const SsdInventoryEntry& entry);
+  // A copy a registering node reports: an SSD record, or a DRAM directory
+  // entry (at `dram_offset`).
+  struct Copy {
+    const std::string& key;
+    uint64_t size;
+    const std::optional<GroupSpec>& group;
+    std::optional<uint64_t> dram_offset;
+  };
+  void RestoreCopy(NodeId node, const Copy& copy);
   // Adds the node's copy to the object (creating it); false when the copy
   // is stale or already known. For a group member, once the copy is known
   // to be restored, calls join() (under the object's stripe; the caller
   // holds the group's): the record of the incarnation the group took it
-  // into, or null if the group did not take it.
-  using JoinFn = absl::FunctionRef<GroupRef()>;
-  bool RestoreObject(NodeId node, const SsdInventoryEntry& entry, JoinFn join);
+  // into (filling in the reservation), or null if the group did not take
+  // it.
+  using JoinFn = absl::FunctionRef<GroupRef(GroupMeta::Reservation*)>;
+  bool RestoreObject(NodeId node, const Copy& copy, JoinFn join);
+  // A DRAM entry the master does not take goes from the node's directory.
+  void DiscardDramEntry(NodeId node, const Copy& copy);
   void DropNodeReplicas(NodeId node);
 
   MasterState& s_;

@@ -391,6 +391,13 @@ void Promoter::Tasks::Commit(ObjectSlot& object, const Task& task) {
   }
   ObjectMeta& meta = *object;
   target->desc.state = ReplicaState::kComplete;
+  // Its node lists the copy (nothing waits for that: no caller was
+  // promised it; a copy lost with the master is read from SSD again).
+  const ReplicaDescriptor& d = target->desc;
+  if (s_.directory.Tracks(d.node)) {
+    s_.directory.Add(d.node,
+                     DramEntry{task.key, d.offset, d.size, meta.group_spec()});
+  }
   target->staged_by = 0;
   target->refcnt = 0;
   if (source->refcnt > 0) --source->refcnt;

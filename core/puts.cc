@@ -113,11 +113,46 @@ std::vector<Status> Puts::PutEnd(const ClientId& client,
   // batch ended. In between that member's object is complete but its
   // group is still filling, like any member whose PutEnd has not returned.
   CompletedMembers members;
+  RecordedPlacements recorded;
+  std::optional<Recorded> one;
+  size_t index = 0;
   std::vector<Status> out = ForEachInBatch(keys, [&](const std::string& key) {
-    return CompletePut(client, key, &members);
+    one.reset();
+    Status s = CompletePut(client, key, &members, &one);
+    if (one) {
+      one->index = index;
+      recorded.push_back(*one);
+    }
+    ++index;
+    return s;
   });
   if (!members.empty()) CompleteGroups(members);
+  if (!recorded.empty()) WaitRecorded(recorded, out);
   return out;
+}
+
+void Puts::WaitRecorded(const RecordedPlacements& recorded,
+                        std::vector<Status>& out) {
+  // One wait per node, for its highest number: the node records in order.
+  absl::InlinedVector<std::pair<NodeId, uint64_t>, 4> last;
+  for (const Recorded& r : recorded) {
+    auto it = std::find_if(last.begin(), last.end(),
+                           [&](const auto& p) { return p.first == r.node; });
+    if (it == last.end()) {
+      last.emplace_back(r.node, r.seq);
+    } else {
+      it->second = std::max(it->second, r.seq);
+    }
+  }
+  for (const auto& [node, seq] : last) {
+    const Status s = s_.directory.WaitRecorded(
+        node, seq, s_.config.directory_record_timeout);
+    if (s.ok()) continue;
+    s_.counters.put_unrecorded.fetch_add(1, std::memory_order_relaxed);
+    for (const Recorded& r : recorded) {
+      if (r.node == node) out[r.index] = s;
+    }
+  }
 }
 
 std::vector<Status> Puts::PutRevoke(const ClientId& client,
@@ -276,7 +311,8 @@ Result<ReplicaDescriptor> Puts::PutStartObject(const PutStartRequest& request,
 }
 
 Status Puts::CompletePut(const ClientId& client, const std::string& key,
-                         CompletedMembers* members) {
+                         CompletedMembers* members,
+                         std::optional<Recorded>* recorded) {
   return s_.index.Update(
       key,
       [&](ObjectSlot& object)
@@ -299,6 +335,14 @@ Status Puts::CompletePut(const ClientId& client, const std::string& key,
                             "the put in flight belongs to another client");
             }
             staged->desc.state = ReplicaState::kComplete;
+            const ReplicaDescriptor& d = staged->desc;
+            if (s_.directory.Tracks(d.node)) {
+              if (const uint64_t seq = s_.directory.Add(
+                      d.node,
+                      DramEntry{key, d.offset, d.size, meta.group_spec()})) {
+                *recorded = Recorded{0, d.node, seq};
+              }
+            }
             meta.put_owner.clear();
             const TimePoint now = s_.clock->Now();
             meta.last_access = now;

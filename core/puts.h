@@ -99,8 +99,20 @@ class Puts {
   // group's record. It appends the member to *members when its put is the
   // group's last (GroupRecord::CountPresent); the caller then completes
   // those groups with CompleteGroups.
+  // A committed placement its node lists in its DRAM directory: PutEnd
+  // answers once the node recorded it.
+  struct Recorded {
+    size_t index;  // in the PutEnd batch
+    NodeId node;
+    uint64_t seq;
+  };
+  using RecordedPlacements = absl::InlinedVector<Recorded, 8>;
   Status CompletePut(const ClientId& client, const std::string& key,
-                     CompletedMembers* members);
+                     CompletedMembers* members, std::optional<Recorded>* recorded);
+  // Waits for every node of `recorded` to record its placements; a put
+  // whose node did not gets that node's error.
+  void WaitRecorded(const RecordedPlacements& recorded,
+                    std::vector<Status>& out);
   // The group half of PutEnd, under each group's stripe: the last member
   // becomes present if its index is still held (by that put: see
   // CompleteGroups), and a filling group complete, which makes every member

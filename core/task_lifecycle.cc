@@ -21,12 +21,14 @@ Result<ReplicaDescriptor> TaskPolicy::Stage(ObjectSlot&, const Task& task) {
 
 TaskLifecycle::TaskLifecycle(const Clock* clock, ObjectIndex* index,
                              NodeRegistry* nodes,
-                             const PromotionOptions& promotion)
+                             const PromotionOptions& promotion,
+                             DramDirectoryLog* directory)
     : clock_(clock),
       index_(index),
       nodes_(nodes),
       tasks_(clock),
-      gate_(promotion) {}
+      gate_(promotion),
+      directory_(directory) {}
 
 void TaskLifecycle::SetPolicy(TaskKind kind, TaskPolicy* policy) {
   policies_[static_cast<size_t>(kind)] = policy;
@@ -357,9 +359,16 @@ void TaskLifecycle::Unpin(ObjectSlot& object, const Task& task) {
 
 void TaskLifecycle::UnpinDetached(ReplicaId id) {
   if (std::optional<ReplicaDescriptor> freed = detached_.Unpin(id)) {
-    if (freed->tier == Tier::kMemory) {
-      nodes_->FreeMemory(freed->node, freed->offset, freed->size);
+    if (freed->tier != Tier::kMemory) return;
+    // A complete replica's node lists it (ha.md): its range is freed once
+    // the node dropped the entry. The key is not kept here; the drop names
+    // the range alone.
+    if (freed->state == ReplicaState::kComplete && directory_ != nullptr &&
+        directory_->DropThenFree(freed->node, {}, freed->offset,
+                                 freed->size)) {
+      return;
     }
+    nodes_->FreeMemory(freed->node, freed->offset, freed->size);
   }
 }
 

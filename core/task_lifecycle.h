@@ -50,6 +50,7 @@
 #include "absl/base/thread_annotations.h"
 #include "base/clock.h"
 #include "core/detached_replicas.h"
+#include "core/dram_directory_log.h"
 #include "core/node_registry.h"
 #include "core/object_index.h"
 #include "core/promotion_gate.h"
@@ -103,10 +104,13 @@ class TaskPolicy {
 
 class TaskLifecycle {
  public:
-  // REQUIRES: the promotion options pass Validate(). The index and the
-  // registry outlive the lifecycle.
+  // REQUIRES: the promotion options pass Validate(). The index, the
+  // registry and the directory log outlive the lifecycle. A complete DRAM
+  // replica freed at its last unpin goes through `directory` (its node's
+  // entry dropped first) when its node keeps one.
   TaskLifecycle(const Clock* clock, ObjectIndex* index, NodeRegistry* nodes,
-                const PromotionOptions& promotion);
+                const PromotionOptions& promotion,
+                DramDirectoryLog* directory = nullptr);
   TaskLifecycle(const TaskLifecycle&) = delete;
   TaskLifecycle& operator=(const TaskLifecycle&) = delete;
 
@@ -253,6 +257,7 @@ class TaskLifecycle {
   TaskTable tasks_;
   DetachedReplicas detached_;
   PromotionGate gate_;
+  DramDirectoryLog* const directory_;
 };
 
 }  // namespace mooncake_tier

@@ -139,6 +139,11 @@ void AddEngineOptions(CLI::App* sub, MasterConfig* c) {
                     "A put still in flight after this long is revoked.");
   AddDurationOption(sub, "--node-ttl", &c->node_ttl,
                     "A node silent this long is dead (half of it: suspect).");
+  AddDurationOption(sub, "--directory-record-timeout",
+                    &c->directory_record_timeout,
+                    "How long a put's end waits for its node to record the "
+                    "object in its DRAM directory before it answers "
+                    "TIMEOUT.");
   AddValue(sub, "--writeback-watermark", &c->writeback_watermark,
            "Writeback: on each node, units not yet on SSD are written back "
            "(coldest first, kept in DRAM, clean) while they hold more than "
@@ -302,6 +307,13 @@ void AddNodeOptions(CLI::App* sub, NodeProcessOptions* n, bool with_master) {
       ->type_name("LIST");
   AddDurationOption(sub, "--ucx-timeout", &n->ucx_timeout,
                     "Longest a UCX transfer waits.");
+  sub->add_flag("--dram-directory,!--no-dram-directory",
+                n->node.dram_directory,
+                "Keep a directory of the committed DRAM objects, which the "
+                "master records each put in before acknowledging it: a "
+                "restarted master (or a new leader) rebuilds the DRAM tier "
+                "from it. Off: a master restart loses this node's DRAM "
+                "objects. Default: on.");
   sub->add_flag_callback(
       "--no-shared-memory", [n] { n->shared_memory = false; },
       "Do not offer the DRAM segment to clients on this host as shared "

@@ -33,6 +33,10 @@ void AddStore(const MasterStats& s, FamilySet& f) {
   f.Add(M::kObjectsLostTotal, s.objects_lost);
   f.Add(M::kInventoryRestoredTotal, s.inventory_restored);
   f.Add(M::kSsdCorruptionsTotal, s.ssd_corruptions);
+  f.Add(M::kRecoveredObjectsTotal, s.dram_restored,
+        {TierName(Tier::kMemory)});
+  f.Add(M::kRecoveredObjectsTotal, s.inventory_restored,
+        {TierName(Tier::kLocalDisk)});
 }
 
 void AddDataPath(const MasterStats& s, FamilySet& f) {
@@ -42,6 +46,9 @@ void AddDataPath(const MasterStats& s, FamilySet& f) {
   f.Add(M::kPutFailedTotal, s.put_timed_out, {"timed_out"});
   f.Add(M::kPutFailedTotal, s.put_no_space, {"no_space"});
   f.Add(M::kPutFailedTotal, s.put_rejected, {"rejected"});
+  // Stored, but not recorded by its node in time (ha.md): may not survive a
+  // master restart.
+  f.Add(M::kPutFailedTotal, s.put_unrecorded, {"unrecorded"});
   f.Add(M::kGetTotal, s.get_memory_hit, {"memory_hit"});
   f.Add(M::kGetTotal, s.get_local_disk_hit, {"local_disk_hit"});
   f.Add(M::kGetTotal, s.get_miss, {"miss"});

@@ -47,6 +47,10 @@ namespace mooncake_tier::metrics {
     "", "SSD objects rebuilt from node inventories at registration.")          \
   X(kSsdCorruptionsTotal, kMaster, kCounter, "ssd_corruptions_total", "",      \
     "SSD records nodes reported corrupt.")                                     \
+  X(kRecoveredObjectsTotal, kMaster, kCounter, "recovered_objects_total",      \
+    "tier",                                                                    \
+    "Copies rebuilt from what registering nodes hold, by tier (DRAM "          \
+    "directories, SSD inventories).")                                          \
   /* ---- data path (master) ---- */                                           \
   X(kPutStartedTotal, kMaster, kCounter, "put_started_total", "",              \
     "PutStart calls that reserved space.")                                     \

@@ -11,7 +11,8 @@ struct StorageNode::Counters {
       pulls{0}, pull_failures{0}, offloads_done{0}, offloads_failed{0},
       offload_bytes{0}, ssd_deletes{0}, ssd_reads{0}, ssd_read_bytes{0},
       ssd_read_errors{0}, corrupt_keys_reported{0}, promotions_done{0},
-      promotions_failed{0}, promotion_bytes{0};
+      promotions_failed{0}, promotion_bytes{0}, directory_syncs{0},
+      directory_sync_failures{0}, directory_changes{0}, directory_refused{0};
 };
 
 Result<std::unique_ptr<StorageNode>> StorageNode::Create(
@@ -51,6 +52,7 @@ StorageNode::StorageNode(StorageNodeOptions options,
       ssd_(std::move(ssd)),
       master_(master),
       exporter_(exporter),
+      directory_(segment_->size()),
       counters_(std::make_unique<Counters>()) {}
 
 StorageNode::~StorageNode() {
@@ -75,17 +77,96 @@ Status StorageNode::Register() {
       inventory.push_back({std::move(r.key), r.size, std::move(r.group)});
     }
   }
-  MT_ASSIGN_OR_RETURN(const NodeId id, master_->RegisterNode(spec, inventory));
+  // The directory is reported as it stands, and its acknowledgements start
+  // afresh under the new id: no change is applied from the snapshot until
+  // the new id is in force (a sync answered meanwhile is dropped; the
+  // master sends it again). The lock is not held across the call.
+  std::vector<DramEntry> dram;
+  {
+    MutexLock dir_lock(&dir_mu_);
+    spec.keeps_directory = KeepsDirectory();
+    if (spec.keeps_directory) dram = directory_.Entries();
+    directory_registering_ = true;
+  }
+  Result<NodeId> registered = master_->RegisterNode(spec, inventory, dram);
+  if (!registered.ok()) {
+    MutexLock dir_lock(&dir_mu_);
+    directory_registering_ = false;
+    return registered.status();
+  }
+  const NodeId id = *registered;
   {
     MutexLock lock(&mu_);
     offloads_.clear();  // issued to an earlier registration
     promotions_.clear();
   }
+  {
+    MutexLock dir_lock(&dir_mu_);
+    directory_node_ = id;
+    directory_acked_ = 0;
+    directory_registering_ = false;
+  }
   id_.store(id);
   counters_->registrations.fetch_add(1);
-  spdlog::info("node '{}' registered as {} with {} SSD objects", options_.name,
-               id, inventory.size());
+  spdlog::info(
+      "node '{}' registered as {} with {} SSD objects and {} DRAM objects",
+      options_.name, id, inventory.size(), dram.size());
   return Status::Ok();
+}
+
+bool StorageNode::KeepsDirectory() const {
+  return options_.dram_directory &&
+         (threads_running_.load() || directory_by_hand_.load());
+}
+
+Result<size_t> StorageNode::SyncDirectoryOnce(Duration wait) {
+  NodeId me;
+  uint64_t acked;
+  {
+    MutexLock lock(&dir_mu_);
+    me = directory_node_;
+    acked = directory_acked_;
+    if (directory_registering_) me = kNoNode;
+  }
+  if (me == kNoNode || me != id()) {
+    return Status(ErrorReason::kUnavailable, "not registered yet");
+  }
+  // Changes come in batches of at most this many (each names a key).
+  constexpr uint32_t kMaxChanges = 4096;
+  Result<DirectoryChanges> changes =
+      master_->SyncDirectory(me, acked, kMaxChanges, wait);
+  if (!changes.ok()) {
+    counters_->directory_sync_failures.fetch_add(1);
+    return changes.status();
+  }
+  counters_->directory_syncs.fetch_add(1);
+  MutexLock lock(&dir_mu_);
+  // Registering again, or registered again, meanwhile: these were the old
+  // registration's.
+  if (directory_node_ != me || directory_registering_) return size_t{0};
+  size_t applied = 0;
+  for (const DirectoryOp& op : changes->ops) {
+    if (op.seq <= directory_acked_) continue;  // sent again
+    if (!directory_.Apply(op)) {
+      counters_->directory_refused.fetch_add(1);
+      uint64_t held_back = 0;
+      if (directory_log_.Allow(&held_back)) {
+        spdlog::warn(
+            "node '{}': directory change {} for '{}' at offset {} refused "
+            "(outside the segment or another key there) ({} more since)",
+            options_.name, op.seq, op.entry.key, op.entry.offset, held_back);
+      }
+    }
+    directory_acked_ = op.seq;
+    ++applied;
+  }
+  counters_->directory_changes.fetch_add(applied);
+  return applied;
+}
+
+std::vector<DramEntry> StorageNode::DirectoryEntries() const {
+  MutexLock lock(&dir_mu_);
+  return directory_.Entries();
 }
 
 Status StorageNode::Deregister() {
@@ -415,8 +496,14 @@ void StorageNode::Start() {
   MutexLock lock(&mu_);
   if (heartbeat_thread_.joinable()) return;
   stopping_ = false;
+  // Before the first registration (the heartbeat thread's): the node
+  // registers with a directory.
+  threads_running_.store(true);
   heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
   pull_thread_ = std::thread([this] { PullLoop(); });
+  if (options_.dram_directory) {
+    directory_thread_ = std::thread([this] { DirectoryLoop(); });
+  }
   for (uint32_t i = 0; i < options_.io_workers; ++i) {
     worker_threads_.emplace_back([this] { WorkerLoop(); });
   }
@@ -436,6 +523,7 @@ void StorageNode::Stop() {
   master_->InterruptPull(id());
   heartbeat_thread_.join();
   pull_thread_.join();
+  if (directory_thread_.joinable()) directory_thread_.join();
   for (std::thread& worker : worker_threads_) worker.join();
   // Deregister only now. Before the heartbeat thread is joined, a heartbeat
   // answered NODE_NOT_FOUND would register the node again; before the
@@ -454,7 +542,44 @@ void StorageNode::Stop() {
   MutexLock lock(&mu_);
   heartbeat_thread_ = std::thread();
   pull_thread_ = std::thread();
+  directory_thread_ = std::thread();
   worker_threads_.clear();
+  threads_running_.store(false);
+}
+
+void StorageNode::DirectoryLoop() {
+  // As PullLoop: a failed sync (master down, node not registered yet)
+  // backs off, doubling up to a second. While changes come, the next sync
+  // goes at once: it carries their acknowledgement, which puts wait for.
+  constexpr Duration kFirstBackoff = std::chrono::milliseconds(20);
+  constexpr Duration kMaxBackoff = std::chrono::seconds(1);
+  Duration backoff = kFirstBackoff;
+  while (true) {
+    {
+      MutexLock lock(&mu_);
+      if (stopping_) return;
+    }
+    Result<size_t> got = SyncDirectoryOnce(options_.pull_wait);
+    if (got.ok()) {
+      backoff = kFirstBackoff;
+      continue;
+    }
+    uint64_t held_back = 0;
+    if (got.status().reason() != ErrorReason::kNodeNotFound &&
+        got.status().reason() != ErrorReason::kUnavailable &&
+        directory_log_.Allow(&held_back)) {
+      spdlog::warn(
+          "node '{}': syncing the DRAM directory failed: {} ({} more since)",
+          options_.name, got.status().ToString(), held_back);
+    }
+    MutexLock lock(&mu_);
+    if (stop_cv_.WaitFor(backoff, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+          return stopping_;
+        })) {
+      return;
+    }
+    backoff = std::min(backoff * 2, kMaxBackoff);
+  }
 }
 
 void StorageNode::HeartbeatLoop() {
@@ -551,6 +676,15 @@ StorageNodeStats StorageNode::stats() const {
   s.ssd_read_bytes = counters_->ssd_read_bytes.load();
   s.ssd_read_errors = counters_->ssd_read_errors.load();
   s.corrupt_keys_reported = counters_->corrupt_keys_reported.load();
+  s.directory_syncs = counters_->directory_syncs.load();
+  s.directory_sync_failures = counters_->directory_sync_failures.load();
+  s.directory_changes = counters_->directory_changes.load();
+  s.directory_refused = counters_->directory_refused.load();
+  {
+    MutexLock dir_lock(&dir_mu_);
+    s.directory_entries = directory_.size();
+    s.directory_bytes = directory_.bytes();
+  }
   MutexLock lock(&mu_);
   s.pending_offloads = offloads_.size();
   s.pending_promotions = promotions_.size();

@@ -28,6 +28,7 @@
 #include "protocol/master_link.h"
 #include "base/mutex.h"
 #include "protocol/task.h"
+#include "node/dram_directory.h"
 #include "node/dram_segment.h"
 #include "node/log_limiter.h"
 #include "node/ssd_store.h"
@@ -73,6 +74,12 @@ struct StorageNodeOptions {
   // How long one PullTasks may wait at the master for work (a stop waits
   // for the pull in flight). Default: 250 ms.
   Duration pull_wait = std::chrono::milliseconds(250);
+  // Keep a DRAM directory (node/dram_directory.h) while the node's threads
+  // run: the master records each committed DRAM placement here before it
+  // acknowledges the put, and a restarted master or a new leader rebuilds
+  // the DRAM tier from it. A node driven by hand (no Start) keeps none
+  // unless a test syncs it (SyncDirectoryOnce). Default: true.
+  bool dram_directory = true;
   // Writes the bytes of promotions the master staged on another node's
   // segment (when this one had no room). Null: those promotions fail and
   // the object stays on SSD. Must outlive the node.
@@ -97,11 +104,17 @@ struct StorageNodeStats {
   uint64_t promotions_done = 0;
   uint64_t promotions_failed = 0;
   uint64_t promotion_bytes = 0;
+  uint64_t directory_syncs = 0;          // SyncDirectory answered
+  uint64_t directory_sync_failures = 0;  // failed (master down, forgotten)
+  uint64_t directory_changes = 0;        // changes applied
+  uint64_t directory_refused = 0;        // changes that did not fit
   // Gauges, not counters: work accepted from the master and not yet
   // started (a batch being executed has left these queues).
   uint64_t pending_offloads = 0;
   uint64_t pending_promotions = 0;
   uint64_t pending_deletes = 0;
+  uint64_t directory_entries = 0;
+  uint64_t directory_bytes = 0;
 };
 
 class StorageNode final : public SsdReadHandler {
@@ -115,9 +128,20 @@ class StorageNode final : public SsdReadHandler {
       MasterLink* master, SegmentExporter* exporter);
   ~StorageNode() override;
 
-  // Registers (again) with the master, reporting the SSD inventory. Work
-  // handed out to an earlier registration is dropped.
+  // Registers (again) with the master, reporting the SSD inventory and the
+  // DRAM directory. Work handed out to an earlier registration is dropped;
+  // the directory stays (the bytes it describes are still in the segment).
   Status Register();
+  // Acknowledges the directory changes applied so far and applies the next
+  // ones, waiting up to `wait` when there are none. Returns how many it
+  // applied. What the directory thread runs; tests call it by hand (then
+  // the node must keep a directory: `keep_directory_by_hand`).
+  Result<size_t> SyncDirectoryOnce(Duration wait = Duration::zero());
+  // A node driven by hand registers with a directory from the next
+  // Register on (tests).
+  void keep_directory_by_hand() { directory_by_hand_ = true; }
+  // The directory's entries (tests, diagnostics).
+  std::vector<DramEntry> DirectoryEntries() const;
   // One heartbeat: reports corrupt SSD records, and registers again if the
   // master no longer knows the node. Never waits for work or I/O.
   Status HeartbeatOnce();
@@ -174,7 +198,9 @@ class StorageNode final : public SsdReadHandler {
   void RunDeletes(std::vector<std::string> keys);
   void HeartbeatLoop();
   void PullLoop();
+  void DirectoryLoop();
   void WorkerLoop();
+  bool KeepsDirectory() const;
   // Tasks accepted and not finished: queued, and the batch running.
   size_t PendingTasks() const;
 
@@ -203,13 +229,28 @@ class StorageNode final : public SsdReadHandler {
   CondVar room_cv_{&mu_};  // signalled when a batch ends or stopping
   std::thread heartbeat_thread_;
   std::thread pull_thread_;
+  std::thread directory_thread_;
   std::vector<std::thread> worker_threads_;
+  std::atomic<bool> threads_running_{false};
+  std::atomic<bool> directory_by_hand_{false};
+
+  // The DRAM directory and where its acknowledgements stand: the
+  // registration they belong to and the last change applied. While
+  // `directory_registering_` (from Register's snapshot until the new id is
+  // in force) no change is applied, so none lands between the snapshot the
+  // master rebuilds from and the changes it sends next.
+  mutable Mutex dir_mu_;
+  DramDirectory directory_ ABSL_GUARDED_BY(dir_mu_);
+  NodeId directory_node_ ABSL_GUARDED_BY(dir_mu_) = kNoNode;
+  uint64_t directory_acked_ ABSL_GUARDED_BY(dir_mu_) = 0;
+  bool directory_registering_ ABSL_GUARDED_BY(dir_mu_) = false;
 
   struct Counters;
   std::unique_ptr<Counters> counters_;
   // Repeating failures are logged at a bounded rate.
   LogLimiter heartbeat_log_;
   LogLimiter pull_log_;
+  LogLimiter directory_log_;
   LogLimiter compaction_log_;
   LogLimiter delete_log_;
 };

@@ -21,10 +21,15 @@ constexpr uint64_t kMiB = 1 << 20;
 class UnansweredDeregisterLink final : public MasterLink {
  public:
   explicit UnansweredDeregisterLink(MasterLink* inner) : inner_(inner) {}
-  Result<NodeId> RegisterNode(
-      const NodeSpec& spec,
-      std::span<const SsdInventoryEntry> inventory) override {
-    return inner_->RegisterNode(spec, inventory);
+  Result<NodeId> RegisterNode(const NodeSpec& spec,
+                              std::span<const SsdInventoryEntry> inventory,
+                              std::span<const DramEntry> dram) override {
+    return inner_->RegisterNode(spec, inventory, dram);
+  }
+  Result<DirectoryChanges> SyncDirectory(NodeId node, uint64_t acked,
+                                         uint32_t max_changes,
+                                         Duration wait) override {
+    return inner_->SyncDirectory(node, acked, max_changes, wait);
   }
   Status Heartbeat(NodeId node, const std::optional<SsdReport>& ssd) override {
     return inner_->Heartbeat(node, ssd);

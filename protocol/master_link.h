@@ -25,8 +25,17 @@ namespace mooncake_tier {
 class MasterLink {
  public:
   virtual ~MasterLink() = default;
+  // Registers the node with what it holds: its SSD records and, when it
+  // keeps a DRAM directory, its committed DRAM placements.
   virtual Result<NodeId> RegisterNode(
-      const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory) = 0;
+      const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory,
+      std::span<const DramEntry> dram) = 0;
+  // The node's DRAM directory (Master::SyncDirectory): acknowledges the
+  // changes up to `acked`, takes the next ones (at most `max_changes`),
+  // waiting up to `wait` when there are none.
+  virtual Result<DirectoryChanges> SyncDirectory(NodeId node, uint64_t acked,
+                                                 uint32_t max_changes,
+                                                 Duration wait) = 0;
   // Liveness, and the node's SSD report (Master::Heartbeat).
   virtual Status Heartbeat(NodeId node,
                            const std::optional<SsdReport>& ssd) = 0;
@@ -34,7 +43,8 @@ class MasterLink {
   // none queued, waits up to `wait` for some.
   virtual Result<NodeTasks> PullTasks(NodeId node, uint32_t max_tasks,
                                       Duration wait) = 0;
-  // Ends a PullTasks of `node` in flight from another thread (it returns
+  // Ends a PullTasks (and a SyncDirectory) of `node` in flight from another
+  // thread (it returns
   // at once, with no tasks or an error): the node is stopping. Default:
   // nothing (the pull ends within its wait).
   virtual void InterruptPull(NodeId node) {}

@@ -63,6 +63,31 @@ struct SsdInventoryEntry {
   std::optional<GroupSpec> group;
 };
 
+// A committed DRAM placement as the node holding it records it in its DRAM
+// directory (docs/design/ha.md): reported on (re-)registration, so that a
+// restarted master, or a new leader, rebuilds the DRAM tier from the nodes.
+struct DramEntry {
+  std::string key;
+  uint64_t offset = 0;  // in the node's segment
+  uint64_t size = 0;
+  std::optional<GroupSpec> group;
+};
+
+// One change to a node's DRAM directory, numbered in the order the master
+// made them (per registration). A drop names the entry by offset and key.
+struct DirectoryOp {
+  enum class Kind : uint8_t { kAdd = 0, kDrop = 1 };
+  uint64_t seq = 0;
+  Kind kind = Kind::kAdd;
+  DramEntry entry;
+};
+
+// What Master::SyncDirectory hands a node: the changes after the last one it
+// acknowledged, oldest first.
+struct DirectoryChanges {
+  std::vector<DirectoryOp> ops;
+};
+
 // Work handed to a node (Master::PullTasks).
 struct NodeTasks {
   std::vector<Task> offloads;

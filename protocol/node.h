@@ -21,6 +21,12 @@ struct NodeSpec {
   uint64_t dram_size = 0;         // bytes the node contributes; may be 0
   std::string dram_remote_key;    // packed remote key (opaque bytes)
   uint64_t ssd_capacity = 0;      // bytes of SSD tier; 0 means none
+  // The node keeps a DRAM directory (SyncDirectory): the master records
+  // each committed DRAM placement there before acknowledging its put, and
+  // frees a placement's space only once the node dropped it. Nodes that do
+  // not (in-process test nodes) are placed on as before, with nothing to
+  // rebuild DRAM from after a master restart.
+  bool keeps_directory = false;
 };
 
 // What a node says of its SSD store with each heartbeat. The master counts

@@ -294,6 +294,7 @@ void ToProto(const NodeSpec& spec, proto::NodeSpec* out) {
   out->set_dram_size(spec.dram_size);
   out->set_dram_remote_key(spec.dram_remote_key);
   out->set_ssd_capacity(spec.ssd_capacity);
+  out->set_keeps_directory(spec.keeps_directory);
 }
 
 Result<NodeSpec> FromProto(const proto::NodeSpec& spec) {
@@ -307,6 +308,7 @@ Result<NodeSpec> FromProto(const proto::NodeSpec& spec) {
   out.dram_size = spec.dram_size();
   out.dram_remote_key = spec.dram_remote_key();
   out.ssd_capacity = spec.ssd_capacity();
+  out.keeps_directory = spec.keeps_directory();
   return out;
 }
 
@@ -345,6 +347,48 @@ Result<SsdInventoryEntry> FromProto(const proto::SsdInventoryEntry& entry) {
   out.size = entry.size();
   MT_ASSIGN_OR_RETURN(out.group,
                       OptionalGroup(entry.has_group(), entry.group()));
+  return out;
+}
+
+void ToProto(const DramEntry& entry, proto::DramEntry* out) {
+  out->set_key(entry.key);
+  out->set_offset(entry.offset);
+  out->set_size(entry.size);
+  if (entry.group) ToProto(*entry.group, out->mutable_group());
+}
+
+Result<DramEntry> FromProto(const proto::DramEntry& entry) {
+  DramEntry out;
+  MT_ASSIGN_OR_RETURN(out.key, KeyFromProto(entry.key()));
+  out.offset = entry.offset();
+  out.size = entry.size();
+  MT_ASSIGN_OR_RETURN(out.group,
+                      OptionalGroup(entry.has_group(), entry.group()));
+  return out;
+}
+
+void ToProto(const DirectoryOp& op, proto::DirectoryChange* out) {
+  out->set_seq(op.seq);
+  out->set_drop(op.kind == DirectoryOp::Kind::kDrop);
+  ToProto(op.entry, out->mutable_entry());
+}
+
+Result<DirectoryOp> FromProto(const proto::DirectoryChange& change) {
+  if (!change.has_entry()) return Missing("directory change entry");
+  DirectoryOp out;
+  out.seq = change.seq();
+  out.kind = change.drop() ? DirectoryOp::Kind::kDrop : DirectoryOp::Kind::kAdd;
+  if (out.kind == DirectoryOp::Kind::kDrop) {
+    // A drop may leave the key out (the master freed a range it no longer
+    // names); it is checked only when present.
+    out.entry.offset = change.entry().offset();
+    out.entry.size = change.entry().size();
+    if (!change.entry().key().empty()) {
+      MT_ASSIGN_OR_RETURN(out.entry.key, KeyFromProto(change.entry().key()));
+    }
+    return out;
+  }
+  MT_ASSIGN_OR_RETURN(out.entry, FromProto(change.entry()));
   return out;
 }
 

@@ -89,6 +89,10 @@ Result<NodeView> FromProto(const proto::NodeView& node, TimePoint now);
 
 void ToProto(const SsdInventoryEntry& entry, proto::SsdInventoryEntry* out);
 Result<SsdInventoryEntry> FromProto(const proto::SsdInventoryEntry& entry);
+void ToProto(const DramEntry& entry, proto::DramEntry* out);
+Result<DramEntry> FromProto(const proto::DramEntry& entry);
+void ToProto(const DirectoryOp& op, proto::DirectoryChange* out);
+Result<DirectoryOp> FromProto(const proto::DirectoryChange& change);
 
 void ToProto(const Task& task, TimePoint now, proto::Task* out);
 Result<Task> FromProto(const proto::Task& task, TimePoint now);

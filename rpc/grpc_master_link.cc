@@ -51,13 +51,16 @@ const CallRecorder& GrpcMasterLink::recorder() const {
 }
 
 Result<NodeId> GrpcMasterLink::RegisterNode(
-    const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory) {
+    const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory,
+    std::span<const DramEntry> dram) {
   proto::RegisterNodeRequest req;
   ToProto(spec, req.mutable_spec());
   req.mutable_inventory()->Reserve(static_cast<int>(inventory.size()));
   for (const SsdInventoryEntry& e : inventory) {
     ToProto(e, req.add_inventory());
   }
+  req.mutable_dram()->Reserve(static_cast<int>(dram.size()));
+  for (const DramEntry& e : dram) ToProto(e, req.add_dram());
   proto::RegisterNodeResponse resp;
   const Status call = stub_->Call(
       MasterMethod::kRegisterNode, 1,
@@ -105,6 +108,39 @@ Result<NodeTasks> GrpcMasterLink::PullTasks(NodeId node, uint32_t max_tasks,
   Result<NodeTasks> tasks = FromProto(resp, stub_->Now());
   if (!tasks.ok()) return MalformedReply(tasks.status());
   return tasks;
+}
+
+Result<DirectoryChanges> GrpcMasterLink::SyncDirectory(NodeId node,
+                                                       uint64_t acked,
+                                                       uint32_t max_changes,
+                                                       Duration wait) {
+  proto::SyncDirectoryRequest req;
+  req.set_node_id(node);
+  req.set_acked(acked);
+  req.set_max_changes(max_changes);
+  req.set_wait_ms(static_cast<uint32_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(wait).count()));
+  proto::SyncDirectoryResponse resp;
+  const Status call = stub_->CallWithin(
+      MasterMethod::kSyncDirectory, 1, wait, [&](Stub& s, Context* c) {
+        {
+          MutexLock lock(&pulls_mu_);
+          pulls_.insert(c);
+        }
+        grpc::Status status = s.SyncDirectory(c, req, &resp);
+        MutexLock lock(&pulls_mu_);
+        pulls_.erase(c);
+        return status;
+      });
+  MT_RETURN_IF_ERROR(Outcome(call, resp.status()));
+  DirectoryChanges out;
+  out.ops.reserve(resp.changes_size());
+  for (const proto::DirectoryChange& change : resp.changes()) {
+    Result<DirectoryOp> op = FromProto(change);
+    if (!op.ok()) return MalformedReply(op.status());
+    out.ops.push_back(std::move(*op));
+  }
+  return out;
 }
 
 void GrpcMasterLink::InterruptPull(NodeId) {

@@ -36,9 +36,14 @@ class GrpcMasterLink final : public MasterLink {
       GrpcChannelOptions options);
   ~GrpcMasterLink() override;
 
-  Result<NodeId> RegisterNode(
-      const NodeSpec& spec,
-      std::span<const SsdInventoryEntry> inventory) override;
+  Result<NodeId> RegisterNode(const NodeSpec& spec,
+                              std::span<const SsdInventoryEntry> inventory,
+                              std::span<const DramEntry> dram) override;
+  // The call's deadline is the channel's plus `wait`; InterruptPull
+  // cancels it like a pull.
+  Result<DirectoryChanges> SyncDirectory(NodeId node, uint64_t acked,
+                                         uint32_t max_changes,
+                                         Duration wait) override;
   Status Heartbeat(NodeId node, const std::optional<SsdReport>& ssd) override;
   // The call's deadline is the channel's plus `wait`.
   Result<NodeTasks> PullTasks(NodeId node, uint32_t max_tasks,

@@ -35,7 +35,8 @@ namespace mooncake_tier::rpc {
   X(NotifyPromotionFailure)          \
   X(DeregisterNode)                  \
   X(PullTasks)                       \
-  X(ReleaseLeases)
+  X(ReleaseLeases)                   \
+  X(SyncDirectory)
 
 enum class MasterMethod : uint32_t {
 #define MOONCAKE_TIER_RPC_ENUM(name) k##name,

@@ -274,7 +274,15 @@ class MasterService::Handler final : public proto::MasterService::Service {
         Result<SsdInventoryEntry> entry = FromProto(e);
         if (entry.ok()) inventory.push_back(std::move(*entry));
       }
-      Result<NodeId> id = link_->RegisterNode(spec, inventory);
+      // DRAM entries that do not decode are left out likewise: the master
+      // never reserves their ranges, so new puts may take them.
+      std::vector<DramEntry> dram;
+      dram.reserve(req->dram_size());
+      for (const proto::DramEntry& e : req->dram()) {
+        Result<DramEntry> entry = FromProto(e);
+        if (entry.ok()) dram.push_back(std::move(*entry));
+      }
+      Result<NodeId> id = link_->RegisterNode(spec, inventory, dram);
       EncodeResult(id, resp->mutable_status(),
                    [&](NodeId v) { resp->set_node_id(v); });
       return Status::Ok();
@@ -305,6 +313,24 @@ class MasterService::Handler final : public proto::MasterService::Service {
           req->node_id(), req->max_tasks(), WaitBudget(ctx, asked));
       EncodeResult(tasks, resp->mutable_status(),
                    [&](const auto& v) { ToProto(v, clock_->Now(), resp); });
+      return Status::Ok();
+    });
+  }
+
+  grpc::Status SyncDirectory(grpc::ServerContext* ctx,
+                             const proto::SyncDirectoryRequest* req,
+                             proto::SyncDirectoryResponse* resp) override {
+    return Serve(MasterMethod::kSyncDirectory, [&]() -> Status {
+      MT_RETURN_IF_ERROR(CheckNodeId(req->node_id()));
+      const Duration asked = std::chrono::milliseconds(
+          std::min<uint32_t>(req->wait_ms(), kMaxPullWaitMs));
+      Result<DirectoryChanges> changes =
+          link_->SyncDirectory(req->node_id(), req->acked(),
+                               req->max_changes(), WaitBudget(ctx, asked));
+      EncodeResult(changes, resp->mutable_status(), [&](const auto& v) {
+        resp->mutable_changes()->Reserve(static_cast<int>(v.ops.size()));
+        for (const DirectoryOp& op : v.ops) ToProto(op, resp->add_changes());
+      });
       return Status::Ok();
     });
   }

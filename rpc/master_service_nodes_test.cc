@@ -50,7 +50,7 @@ class MasterServiceNodesTest : public ::testing::Test {
 
   NodeId Register(const std::string& name,
                   std::vector<SsdInventoryEntry> inventory = {}) {
-    Result<NodeId> id = link_->RegisterNode(Spec(name), inventory);
+    Result<NodeId> id = link_->RegisterNode(Spec(name), inventory, {});
     EXPECT_TRUE(id.ok()) << id.status().ToString();
     return id.ok() ? *id : kNoNode;
   }

@@ -92,7 +92,7 @@ class MasterServiceTest : public ::testing::Test {
 
   NodeId Register(const std::string& name, uint64_t dram, uint64_t ssd,
                   std::vector<SsdInventoryEntry> inventory = {}) {
-    Result<NodeId> id = link_->RegisterNode(Spec(name, dram, ssd), inventory);
+    Result<NodeId> id = link_->RegisterNode(Spec(name, dram, ssd), inventory, {});
     EXPECT_TRUE(id.ok()) << id.status().ToString();
     return id.ok() ? *id : kNoNode;
   }

@@ -352,5 +352,40 @@ TEST_F(MultiProcessTest, MasterRestartNodesRegisterAgainWithTheirSsdObjects) {
   }
 }
 
+// With the DRAM tier full (objects in DRAM and, evicted, on SSD), a master
+// killed and restarted rebuilds both tiers from the node: every object
+// whose put was acknowledged reads back with its bytes, and those that
+// were in DRAM are in DRAM again (docs/design/ha.md).
+TEST_F(MultiProcessTest, MasterRestartKeepsTheDramTier) {
+  StartMaster();
+  StartNode("n1");
+  std::unique_ptr<Client> client = Connect();
+  std::unique_ptr<rpc::GrpcMasterApi> api = Api();
+  ASSERT_NE(client, nullptr);
+  // 24 MiB into 16 MiB of DRAM: the tier fills and eviction offloads.
+  auto values = PutMany(*client, "warm", 96, "n1");
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : values) keys.push_back(key);
+  auto in_dram = [&] {
+    size_t n = 0;
+    for (const Result<ObjectReplicas>& r : api->GetReplicaList(keys)) {
+      n += r.ok() && !r->replicas.empty() &&
+           r->replicas.front().tier == Tier::kMemory;
+    }
+    return n;
+  };
+  const size_t dram_before = in_dram();
+  ASSERT_GE(dram_before, 32u);
+
+  ASSERT_TRUE(master_->Kill());
+  master_->Wait(seconds(5));
+  StartMaster();
+  for (const std::string& key : keys) {
+    ExpectReadableSoon(*client, key, values[key], seconds(15));
+  }
+  // The DRAM copies came back as DRAM copies (reads may promote more).
+  EXPECT_GE(in_dram(), dram_before);
+}
+
 }  // namespace
 }  // namespace mooncake_tier::testing
