@@ -96,7 +96,8 @@ Status DramDirectoryLog::WaitRecorded(NodeId node, uint64_t seq,
   if (log == nullptr) {
     return Status(ErrorReason::kUnavailable,
                   "node " + std::to_string(node) +
-                      " left before it recorded the placement");
+                      " left before it recorded the change in its DRAM "
+                      "directory");
   }
   const auto end = std::chrono::steady_clock::now() + timeout;
   MutexLock lock(&log->mu);
@@ -105,15 +106,47 @@ Status DramDirectoryLog::WaitRecorded(NodeId node, uint64_t seq,
     if (now >= end) {
       return Status(ErrorReason::kTimeout,
                     "node " + std::to_string(node) +
-                        " did not record the placement in time; the object "
-                        "is stored but may not survive a master restart");
+                        " did not record the change in its DRAM directory "
+                        "in time");
     }
     log->changed.WaitFor(end - now);
   }
   if (log->acked < seq) {
     return Status(ErrorReason::kUnavailable,
                   "node " + std::to_string(node) +
-                      " left before it recorded the placement");
+                      " left before it recorded the change in its DRAM "
+                      "directory");
+  }
+  return Status::Ok();
+}
+
+DramDirectoryLog::Marks DramDirectoryLog::Mark() const {
+  Marks marks;
+  if (tracked_.load(std::memory_order_relaxed) == 0) return marks;
+  ReaderMutexLock lock(&mu_);
+  for (const auto& [id, log] : nodes_) {
+    MutexLock node_lock(&log->mu);
+    marks.emplace(id, log->next_seq);
+  }
+  return marks;
+}
+
+Status DramDirectoryLog::WaitChangedSince(const Marks& before,
+                                          Duration timeout) {
+  if (tracked_.load(std::memory_order_relaxed) == 0) return Status::Ok();
+  std::vector<std::pair<NodeId, uint64_t>> moved;
+  {
+    ReaderMutexLock lock(&mu_);
+    for (const auto& [id, log] : nodes_) {
+      MutexLock node_lock(&log->mu);
+      auto it = before.find(id);
+      // A node registered since: everything in its log is new.
+      const uint64_t from = it == before.end() ? 1 : it->second;
+      if (log->next_seq > from) moved.emplace_back(id, log->next_seq - 1);
+    }
+  }
+  for (const auto& [node, seq] : moved) {
+    MT_RETURN_IF_ERROR(WaitRecorded(node, seq, timeout));
   }
   return Status::Ok();
 }

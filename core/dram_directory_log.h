@@ -76,6 +76,18 @@ class DramDirectoryLog {
   // node's registration went first; TIMEOUT after `timeout` (real time).
   Status WaitRecorded(NodeId node, uint64_t seq, Duration timeout);
 
+  // Where every node's log stands (node -> the next change's number), so
+  // that a call can wait for the changes it made without naming them:
+  // WaitChangedSince(Mark()) after the call waits until every node whose
+  // log moved meanwhile acknowledged all of it (changes of concurrent
+  // calls included, which only costs their round trip). Empty, at no
+  // cost, when no node keeps a directory.
+  using Marks = absl::flat_hash_map<NodeId, uint64_t>;
+  Marks Mark() const;
+  // OK; or the first node's TIMEOUT (after `timeout`, real time) or
+  // UNAVAILABLE (its registration went first).
+  Status WaitChangedSince(const Marks& before, Duration timeout);
+
   // The node's call: acknowledges every change up to `acked`, then returns
   // the changes after it (at most `max`), waiting up to `wait` (real time)
   // when there are none. NODE_NOT_FOUND for a node not tracked.

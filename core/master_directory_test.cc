@@ -7,6 +7,7 @@
 #include <chrono>
 #include <future>
 #include <map>
+#include <thread>
 
 #include "core/master.h"
 #include "tests/support/master_harness.h"
@@ -131,7 +132,11 @@ TEST(MasterDirectoryTest, FreedSpaceIsReusedOnlyOnceTheNodeDroppedTheEntry) {
   dir.Sync(h.master(), node);
   ASSERT_TRUE(ended.get().ok());
 
-  ASSERT_TRUE(h.Remove("old").ok());
+  // The removal answers once the node dropped the entry (tested below);
+  // here what matters is the range meanwhile.
+  std::future<Status> removed =
+      std::async(std::launch::async, [&h] { return h.Remove("old"); });
+  while (h.Exists("old")->exists) std::this_thread::sleep_for(1ms);
   // The node still lists "old" there: its range is not handed out again.
   EXPECT_EQ(h.PutStart("new", kMiB).status().reason(), ErrorReason::kNoSpace);
   EXPECT_EQ(dir.Sync(h.master(), node), 1u);  // the drop
@@ -139,6 +144,49 @@ TEST(MasterDirectoryTest, FreedSpaceIsReusedOnlyOnceTheNodeDroppedTheEntry) {
   EXPECT_EQ(h.PutStart("new", kMiB).status().reason(), ErrorReason::kNoSpace);
   dir.Sync(h.master(), node);  // its acknowledgement frees the range
   EXPECT_TRUE(h.PutStart("new", kMiB).ok());
+  EXPECT_TRUE(removed.get().ok());
+}
+
+TEST(MasterDirectoryTest, RemoveAnswersOnceTheNodeDroppedTheEntry) {
+  MasterHarness h(Config());
+  const NodeId node = *h.link().RegisterNode(DirectorySpec("n", kMiB), {}, {});
+  FakeDirectory dir;
+  ASSERT_TRUE(h.PutStart("k", 1000).ok());
+  std::future<Status> ended = PutEndLater(h, "k");
+  while (dir.entries.empty()) dir.Sync(h.master(), node, 50ms);
+  dir.Sync(h.master(), node);
+  ASSERT_TRUE(ended.get().ok());
+
+  std::future<Status> removed =
+      std::async(std::launch::async, [&h] { return h.Remove("k"); });
+  // Gone from the master at once, but not answered while the node lists it.
+  size_t got = 0;
+  for (int i = 0; i < 100 && got == 0; ++i) got = dir.Sync(h.master(), node, 50ms);
+  ASSERT_EQ(got, 1u);
+  EXPECT_TRUE(dir.entries.empty());
+  EXPECT_EQ(removed.wait_for(100ms), std::future_status::timeout);
+  EXPECT_FALSE(h.Exists("k")->exists);
+  dir.Sync(h.master(), node);  // the acknowledgement
+  ASSERT_EQ(removed.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(removed.get().ok());
+}
+
+TEST(MasterDirectoryTest, RemoveSaysWhenTheNodeDidNotDropInTime) {
+  MasterConfig config = Config();
+  config.directory_record_timeout = 50ms;
+  MasterHarness h(config);
+  const NodeId node = *h.link().RegisterNode(DirectorySpec("n", kMiB), {}, {});
+  FakeDirectory dir;
+  ASSERT_TRUE(h.PutStart("k", 1000).ok());
+  std::future<Status> ended = PutEndLater(h, "k");
+  while (dir.entries.empty()) dir.Sync(h.master(), node, 50ms);
+  dir.Sync(h.master(), node);
+  ASSERT_TRUE(ended.get().ok());
+  const Status removed = h.Remove("k");
+  EXPECT_EQ(removed.reason(), ErrorReason::kTimeout) << removed.ToString();
+  EXPECT_FALSE(h.Exists("k")->exists);
+  // Removing what is not there waits for nothing.
+  EXPECT_EQ(h.Remove("absent").reason(), ErrorReason::kObjectNotFound);
 }
 
 TEST(MasterDirectoryTest, NodesWithoutADirectoryAreServedAsBefore) {

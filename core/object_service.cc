@@ -26,8 +26,28 @@ std::vector<Result<ExistsInfo>> ObjectService::Exists(
 
 std::vector<Status> ObjectService::Remove(std::span<const std::string> keys,
                                           RemoveOptions options) {
-  return ForEachInBatch(
+  const DramDirectoryLog::Marks before = s_.directory.Mark();
+  std::vector<Status> out = ForEachInBatch(
       keys, [&](const std::string& key) { return RemoveOne(key, options); });
+  AwaitDrops(before, out);
+  return out;
+}
+
+void ObjectService::AwaitDrops(const DramDirectoryLog::Marks& before,
+                               std::vector<Status>& out) {
+  // A removal is answered once the nodes dropped what it freed from their
+  // DRAM directories: a master restarted after the answer does not bring
+  // the object back (ha.md).
+  const Status dropped =
+      s_.directory.WaitChangedSince(before, s_.config.directory_record_timeout);
+  if (dropped.ok()) return;
+  for (Status& s : out) {
+    if (s.ok()) {
+      s = Status(dropped.reason(),
+                 "removed, but " + dropped.message() +
+                     " (the removal may not survive a master restart)");
+    }
+  }
 }
 
 Result<ObjectReplicas> ObjectService::GetReplicaListOne(

@@ -66,6 +66,11 @@ class ObjectService {
   Result<ObjectReplicas> ReadReplicas(
       const std::string& key, std::optional<PromotionCandidate>* candidate);
   Result<ExistsInfo> ExistsOne(const std::string& key);
+  // After a removal: waits until the nodes dropped from their DRAM
+  // directories what it freed (DramDirectoryLog::WaitChangedSince); on
+  // failure the removals that succeeded answer its error.
+  void AwaitDrops(const DramDirectoryLog::Marks& before,
+                  std::vector<Status>& out);
   Status RemoveOne(const std::string& key, RemoveOptions options);
   // Removes the object at `key` if it still carries `group`.
   Status RemoveObject(const std::string& key,

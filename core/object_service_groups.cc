@@ -39,11 +39,13 @@ Status ObjectService::RemoveMembersLocked(GroupSlot& group, bool force) {
 
 std::vector<Status> ObjectService::RemoveGroup(
     std::span<const std::string> group_ids, RemoveOptions options) {
+  const DramDirectoryLog::Marks before = s_.directory.Mark();
   std::vector<Status> out;
   out.reserve(group_ids.size());
   for (const std::string& id : group_ids) {
     out.push_back(RemoveGroupOne(id, options));
   }
+  AwaitDrops(before, out);
   return out;
 }
 

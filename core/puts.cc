@@ -149,8 +149,11 @@ void Puts::WaitRecorded(const RecordedPlacements& recorded,
         node, seq, s_.config.directory_record_timeout);
     if (s.ok()) continue;
     s_.counters.put_unrecorded.fetch_add(1, std::memory_order_relaxed);
+    const Status answer(s.reason(),
+                        "stored, but " + s.message() +
+                            " (the object may not survive a master restart)");
     for (const Recorded& r : recorded) {
-      if (r.node == node) out[r.index] = s;
+      if (r.node == node) out[r.index] = answer;
     }
   }
 }
