@@ -34,6 +34,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -156,7 +157,8 @@ struct LeaderElectorOptions {
 
 // Called on the elector's thread (see the class comment).
 struct LeaderElectorCallbacks {
-  // This candidate leads from now on, in `term`. Leading() is already true.
+  // This candidate leads from now on, in `term`. Leading() is already true
+  // (unless leadership ended at once: on_deposed then follows).
   std::function<void(Term term)> on_elected;
   // This candidate no longer leads `term`. Leading() is already false. On
   // Resign() and Stop() the lease is revoked only after this returns, so no
@@ -225,8 +227,11 @@ class LeaderElector {
   // Stops the elector: Leading() is false on return, a waiting campaign is
   // withdrawn, a held lease revoked (so a standby takes over at once; if
   // etcd was unreachable for the whole window it is left to expire), and
-  // on_deposed(kStopped) has run if this candidate led. Returns within
-  // about one call timeout (a renewal or revoke in flight). Idempotent.
+  // on_deposed(kStopped) has run if this candidate led. Returns at once
+  // against a live etcd; against one that stopped answering it waits for
+  // the calls already sent, which cannot be interrupted: one call timeout,
+  // rarely two (500 ms each at TTL 1 s, 1 s at the default 2 s; measured
+  // 500 ms). Idempotent.
   void Stop();
 
   // Stops every thread without telling etcd anything and without stepping
@@ -246,8 +251,7 @@ class LeaderElector {
     int64_t lease = 0;
   };
 
-  LeaderElector(LeaderElectorOptions options,
-                LeaderElectorCallbacks callbacks,
+  LeaderElector(LeaderElectorOptions options, LeaderElectorCallbacks callbacks,
                 std::unique_ptr<EtcdClient> client);
 
   void Shutdown(bool abandon) ABSL_LOCKS_EXCLUDED(mu_);
@@ -268,7 +272,8 @@ class LeaderElector {
   // the window (else remember it for AcquireLease, unless stopping).
   void ReleaseLease(int64_t lease, bool revoke) ABSL_LOCKS_EXCLUDED(mu_);
   // Waits `delay` (real time) or until Stop; false when stopping.
-  bool Pause(std::chrono::milliseconds delay) ABSL_LOCKS_EXCLUDED(mu_);
+  bool WaitUnlessStopped(std::chrono::milliseconds delay)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // ---- The renewal thread.
   void RenewLoop() ABSL_LOCKS_EXCLUDED(mu_);
@@ -297,8 +302,8 @@ class LeaderElector {
 
   const LeaderElectorOptions options_;
   const LeaderElectorCallbacks callbacks_;
-  const std::string election_;      // the election's name
-  const std::string view_prefix_;   // election_ + "/": its candidates' keys
+  const std::string election_;     // the election's name
+  const std::string view_prefix_;  // election_ + "/": its candidates' keys
   const std::unique_ptr<EtcdClient> client_;
 
   // Serialises Stop() and AbandonForTest().
@@ -319,6 +324,8 @@ class LeaderElector {
   // blocks the election (a lease outlives an etcd restart), so they are
   // revoked before the next grant.
   std::vector<int64_t> stale_leases_ ABSL_GUARDED_BY(mu_);
+  // The last few leases let go: their keys may linger in the view briefly.
+  std::deque<int64_t> past_leases_ ABSL_GUARDED_BY(mu_);
   // The campaign running now, so Stop and a lost lease can end it.
   std::shared_ptr<CallCanceller> campaign_cancel_ ABSL_GUARDED_BY(mu_);
 
@@ -340,8 +347,8 @@ class LeaderElector {
   // sees the term unchanged around its read of the window read that
   // term's window.
   std::atomic<Term> leading_term_{0};
-  std::atomic<int64_t> valid_until_ns_{TimePoint::min().time_since_epoch()
-                                           .count()};
+  std::atomic<int64_t> valid_until_ns_{
+      TimePoint::min().time_since_epoch().count()};
 
   CallCanceller watch_cancel_;
   std::thread elector_thread_;
