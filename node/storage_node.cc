@@ -552,7 +552,6 @@ void StorageNode::DirectoryLoop() {
   // backs off, doubling up to a second. While changes come, the next sync
   // goes at once: it carries their acknowledgement, which puts wait for.
   constexpr Duration kFirstBackoff = std::chrono::milliseconds(20);
-  constexpr Duration kMaxBackoff = std::chrono::seconds(1);
   Duration backoff = kFirstBackoff;
   while (true) {
     {
@@ -564,22 +563,32 @@ void StorageNode::DirectoryLoop() {
       backoff = kFirstBackoff;
       continue;
     }
-    uint64_t held_back = 0;
-    if (got.status().reason() != ErrorReason::kNodeNotFound &&
-        got.status().reason() != ErrorReason::kUnavailable &&
-        directory_log_.Allow(&held_back)) {
-      spdlog::warn(
-          "node '{}': syncing the DRAM directory failed: {} ({} more since)",
-          options_.name, got.status().ToString(), held_back);
-    }
-    MutexLock lock(&mu_);
-    if (stop_cv_.WaitFor(backoff, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-          return stopping_;
-        })) {
+    if (BackOff(got.status(), directory_log_, "syncing the DRAM directory",
+                &backoff)) {
       return;
     }
-    backoff = std::min(backoff * 2, kMaxBackoff);
   }
+}
+
+bool StorageNode::BackOff(const Status& failed, LogLimiter& log,
+                          std::string_view what, Duration* backoff) {
+  // A master that is down or forgot the node is expected (the heartbeat
+  // registers again): not worth a line.
+  constexpr Duration kMaxBackoff = std::chrono::seconds(1);
+  uint64_t held_back = 0;
+  if (failed.reason() != ErrorReason::kNodeNotFound &&
+      failed.reason() != ErrorReason::kUnavailable && log.Allow(&held_back)) {
+    spdlog::warn("node '{}': {} failed: {} ({} more since)", options_.name,
+                 what, failed.ToString(), held_back);
+  }
+  MutexLock lock(&mu_);
+  if (stop_cv_.WaitFor(*backoff, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return stopping_;
+      })) {
+    return true;
+  }
+  *backoff = std::min(*backoff * 2, kMaxBackoff);
+  return false;
 }
 
 void StorageNode::HeartbeatLoop() {
@@ -603,7 +612,6 @@ void StorageNode::PullLoop() {
   // After a failed pull (master down, node not registered yet) the loop
   // backs off, doubling up to a second: never a busy loop.
   constexpr Duration kFirstBackoff = std::chrono::milliseconds(20);
-  constexpr Duration kMaxBackoff = std::chrono::seconds(1);
   Duration backoff = kFirstBackoff;
   while (true) {
     {
@@ -623,22 +631,10 @@ void StorageNode::PullLoop() {
       backoff = kFirstBackoff;
       continue;
     }
-    uint64_t held_back = 0;
-    if (got.status().reason() != ErrorReason::kNodeNotFound &&
-        got.status().reason() != ErrorReason::kUnavailable &&
-        pull_log_.Allow(&held_back)) {
-      spdlog::warn(
-          "node '{}': asking the master for work failed: {} ({} "
-          "more since)",
-          options_.name, got.status().ToString(), held_back);
-    }
-    MutexLock lock(&mu_);
-    if (stop_cv_.WaitFor(backoff, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-          return stopping_;
-        })) {
+    if (BackOff(got.status(), pull_log_, "asking the master for work",
+                &backoff)) {
       return;
     }
-    backoff = std::min(backoff * 2, kMaxBackoff);
   }
 }
 

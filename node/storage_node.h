@@ -199,6 +199,11 @@ class StorageNode final : public SsdReadHandler {
   void HeartbeatLoop();
   void PullLoop();
   void DirectoryLoop();
+  // After a failed call to the master in a loop: logs it (at `log`'s rate;
+  // not when the master is down or forgot the node), waits `*backoff` and
+  // doubles it up to a second. True when the node is stopping.
+  bool BackOff(const Status& failed, LogLimiter& log, std::string_view what,
+               Duration* backoff);
   void WorkerLoop();
   bool KeepsDirectory() const;
   // Tasks accepted and not finished: queued, and the batch running.

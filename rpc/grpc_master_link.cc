@@ -85,6 +85,21 @@ Status GrpcMasterLink::Heartbeat(NodeId node,
   return Outcome(call, resp.status());
 }
 
+template <typename Fn>
+Status GrpcMasterLink::CallInterruptible(MasterMethod method, Duration wait,
+                                         Fn&& call) {
+  return stub_->CallWithin(method, 1, wait, [&](Stub& s, Context* c) {
+    {
+      MutexLock lock(&pulls_mu_);
+      pulls_.insert(c);
+    }
+    grpc::Status status = call(s, c);
+    MutexLock lock(&pulls_mu_);
+    pulls_.erase(c);
+    return status;
+  });
+}
+
 Result<NodeTasks> GrpcMasterLink::PullTasks(NodeId node, uint32_t max_tasks,
                                             Duration wait) {
   proto::PullTasksRequest req;
@@ -93,17 +108,9 @@ Result<NodeTasks> GrpcMasterLink::PullTasks(NodeId node, uint32_t max_tasks,
   req.set_wait_ms(static_cast<uint32_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(wait).count()));
   proto::PullTasksResponse resp;
-  const Status call = stub_->CallWithin(
-      MasterMethod::kPullTasks, 1, wait, [&](Stub& s, Context* c) {
-        {
-          MutexLock lock(&pulls_mu_);
-          pulls_.insert(c);
-        }
-        grpc::Status status = s.PullTasks(c, req, &resp);
-        MutexLock lock(&pulls_mu_);
-        pulls_.erase(c);
-        return status;
-      });
+  const Status call = CallInterruptible(
+      MasterMethod::kPullTasks, wait,
+      [&](Stub& s, Context* c) { return s.PullTasks(c, req, &resp); });
   MT_RETURN_IF_ERROR(Outcome(call, resp.status()));
   Result<NodeTasks> tasks = FromProto(resp, stub_->Now());
   if (!tasks.ok()) return MalformedReply(tasks.status());
@@ -121,17 +128,9 @@ Result<DirectoryChanges> GrpcMasterLink::SyncDirectory(NodeId node,
   req.set_wait_ms(static_cast<uint32_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(wait).count()));
   proto::SyncDirectoryResponse resp;
-  const Status call = stub_->CallWithin(
-      MasterMethod::kSyncDirectory, 1, wait, [&](Stub& s, Context* c) {
-        {
-          MutexLock lock(&pulls_mu_);
-          pulls_.insert(c);
-        }
-        grpc::Status status = s.SyncDirectory(c, req, &resp);
-        MutexLock lock(&pulls_mu_);
-        pulls_.erase(c);
-        return status;
-      });
+  const Status call = CallInterruptible(
+      MasterMethod::kSyncDirectory, wait,
+      [&](Stub& s, Context* c) { return s.SyncDirectory(c, req, &resp); });
   MT_RETURN_IF_ERROR(Outcome(call, resp.status()));
   DirectoryChanges out;
   out.ops.reserve(resp.changes_size());

@@ -19,6 +19,7 @@
 #include "base/mutex.h"
 #include "rpc/call_recorder.h"
 #include "rpc/grpc_channel_options.h"
+#include "rpc/master_methods.h"
 
 namespace grpc {
 class ClientContext;
@@ -75,6 +76,10 @@ class GrpcMasterLink final : public MasterLink {
 
  private:
   explicit GrpcMasterLink(std::unique_ptr<MasterStub> stub);
+  // A long poll (PullTasks, SyncDirectory) that InterruptPull can cancel:
+  // its context is registered for the call's life.
+  template <typename Fn>
+  Status CallInterruptible(MasterMethod method, Duration wait, Fn&& call);
   std::unique_ptr<MasterStub> stub_;
   // The contexts of the pulls in flight, for InterruptPull.
   Mutex pulls_mu_;
