@@ -223,16 +223,21 @@ TEST_F(MultiProcessTest, NodeKilledDuringPutsOffloadsAndPromotions) {
     EXPECT_TRUE(client->Get(on_ssd[i]).ok());
   }
 
-  // Puts to n1 keep going while it dies.
+  // Puts to n1 keep going while it dies. They are small and paced: once n1
+  // is gone they land on n2, and unpaced full-size values would fill n2's
+  // SSD within seconds and evict the survivors from it.
   std::atomic<bool> stop{false};
   std::atomic<int> writer_calls{0};
   std::thread writer([&] {
     std::unique_ptr<Client> c = Connect();
+    std::vector<std::byte> small = Bytes(7);
+    small.resize(16 << 10);
     for (int i = 0; !stop; ++i) {
       PutOptions options;
       options.preferred_node = "n1";
-      c->Put("during-" + std::to_string(i), Bytes(i), options).IgnoreError();
+      c->Put("during-" + std::to_string(i), small, options).IgnoreError();
       ++writer_calls;
+      std::this_thread::sleep_for(milliseconds(2));
     }
   });
   std::this_thread::sleep_for(milliseconds(300));
@@ -252,7 +257,8 @@ TEST_F(MultiProcessTest, NodeKilledDuringPutsOffloadsAndPromotions) {
   // except copies promoted into n2's DRAM, which read back intact.
   for (const auto& [key, value] : survivors) {
     Result<std::vector<std::byte>> got = client->Get(key);
-    ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString();
+    ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString()
+                          << " (the writer made " << writer_calls << " puts)";
     EXPECT_EQ(*got, value) << key;
   }
   int gone = 0;
