@@ -11,7 +11,9 @@
 namespace mooncake_tier::rpc {
 
 struct GrpcChannelOptions {
-  // The master's "host:port". REQUIRES: non-empty.
+  // The master's "host:port", or the masters' of a high-availability
+  // cluster, comma-separated ("a:50051,b:50051,c:50051"): calls follow the
+  // leader (rpc/master_stub.h). REQUIRES: 1-16 non-empty entries.
   std::string target;
   // Every call fails with TIMEOUT (or UNAVAILABLE, if the master is known
   // to be down) when it has not completed within this time; a call never

@@ -65,12 +65,26 @@ Result<NodeId> GrpcMasterLink::RegisterNode(
   const Status call = stub_->Call(
       MasterMethod::kRegisterNode, 1,
       [&](Stub& s, Context* c) { return s.RegisterNode(c, req, &resp); });
+  // An older term's answer is refused whatever it says.
+  if (call.ok()) MT_RETURN_IF_ERROR(AcceptTerm(resp.term()));
   MT_RETURN_IF_ERROR(Outcome(call, resp.status()));
   if (resp.node_id() == kNoNode) {
     return MalformedReply(
         Status(ErrorReason::kInternal, "node_id missing from an OK result"));
   }
   return NodeId{resp.node_id()};
+}
+
+Status GrpcMasterLink::AcceptTerm(uint64_t term) {
+  uint64_t seen = highest_term_.load();
+  while (term > seen && !highest_term_.compare_exchange_weak(seen, term)) {
+  }
+  if (term < seen) {
+    return Status(ErrorReason::kNotLeader,
+                  "answer of a deposed master (term " + std::to_string(term) +
+                      "; term " + std::to_string(seen) + " leads)");
+  }
+  return Status::Ok();
 }
 
 Status GrpcMasterLink::Heartbeat(NodeId node,
@@ -88,9 +102,18 @@ Status GrpcMasterLink::Heartbeat(NodeId node,
 template <typename Fn>
 Status GrpcMasterLink::CallInterruptible(MasterMethod method, Duration wait,
                                          Fn&& call) {
+  uint64_t interrupts;
+  {
+    MutexLock lock(&pulls_mu_);
+    interrupts = interrupts_;
+  }
   return stub_->CallWithin(method, 1, wait, [&](Stub& s, Context* c) {
     {
       MutexLock lock(&pulls_mu_);
+      // Interrupted between two attempts (following a leader): stop.
+      if (interrupts_ != interrupts) {
+        return grpc::Status(grpc::StatusCode::CANCELLED, "interrupted");
+      }
       pulls_.insert(c);
     }
     grpc::Status status = call(s, c);
@@ -111,6 +134,8 @@ Result<NodeTasks> GrpcMasterLink::PullTasks(NodeId node, uint32_t max_tasks,
   const Status call = CallInterruptible(
       MasterMethod::kPullTasks, wait,
       [&](Stub& s, Context* c) { return s.PullTasks(c, req, &resp); });
+  // An older term's answer is refused whatever it says.
+  if (call.ok()) MT_RETURN_IF_ERROR(AcceptTerm(resp.term()));
   MT_RETURN_IF_ERROR(Outcome(call, resp.status()));
   Result<NodeTasks> tasks = FromProto(resp, stub_->Now());
   if (!tasks.ok()) return MalformedReply(tasks.status());
@@ -131,6 +156,8 @@ Result<DirectoryChanges> GrpcMasterLink::SyncDirectory(NodeId node,
   const Status call = CallInterruptible(
       MasterMethod::kSyncDirectory, wait,
       [&](Stub& s, Context* c) { return s.SyncDirectory(c, req, &resp); });
+  // An older term's answer is refused whatever it says.
+  if (call.ok()) MT_RETURN_IF_ERROR(AcceptTerm(resp.term()));
   MT_RETURN_IF_ERROR(Outcome(call, resp.status()));
   DirectoryChanges out;
   out.ops.reserve(resp.changes_size());
@@ -144,6 +171,7 @@ Result<DirectoryChanges> GrpcMasterLink::SyncDirectory(NodeId node,
 
 void GrpcMasterLink::InterruptPull(NodeId) {
   MutexLock lock(&pulls_mu_);
+  ++interrupts_;
   for (grpc::ClientContext* context : pulls_) context->TryCancel();
 }
 

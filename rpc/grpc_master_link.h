@@ -7,8 +7,17 @@
 //
 // Task times in PullTasks replies are translated to this process's clock.
 //
+// With several master addresses (a high-availability cluster) the link
+// follows the leader (rpc/master_stub.h) and fences deposed ones: it
+// remembers the highest term any reply carried, and an answer to
+// RegisterNode, PullTasks or SyncDirectory from a lower term fails with
+// NOT_LEADER, so a leader that was paused while another took over can
+// hand this node no tasks and no directory changes.
+//
 // Thread safety: thread-safe.
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -73,6 +82,8 @@ class GrpcMasterLink final : public MasterLink {
 
   // Calls made, by MasterMethod.
   const CallRecorder& recorder() const;
+  // The highest leader term a reply carried (0: none, or a lone master).
+  uint64_t highest_term() const { return highest_term_.load(); }
 
  private:
   explicit GrpcMasterLink(std::unique_ptr<MasterStub> stub);
@@ -80,10 +91,15 @@ class GrpcMasterLink final : public MasterLink {
   // its context is registered for the call's life.
   template <typename Fn>
   Status CallInterruptible(MasterMethod method, Duration wait, Fn&& call);
+  // NOT_LEADER when `term` is older than one already seen; else records it.
+  Status AcceptTerm(uint64_t term);
+
   std::unique_ptr<MasterStub> stub_;
+  std::atomic<uint64_t> highest_term_{0};
   // The contexts of the pulls in flight, for InterruptPull.
   Mutex pulls_mu_;
   absl::flat_hash_set<grpc::ClientContext*> pulls_ ABSL_GUARDED_BY(pulls_mu_);
+  uint64_t interrupts_ ABSL_GUARDED_BY(pulls_mu_) = 0;
 };
 
 }  // namespace mooncake_tier::rpc

@@ -62,6 +62,27 @@ Result<LeaseRelease> DecodeRelease(const proto::LeaseRelease& release) {
   return LeaseRelease{std::move(key), release.lease_id()};
 }
 
+// Who makes calls of `method`: GetNode is both's, and served as a
+// client's (a recovering master answers nodes first).
+Caller CallerOf(MasterMethod method) {
+  switch (method) {
+    case MasterMethod::kRegisterNode:
+    case MasterMethod::kHeartbeat:
+    case MasterMethod::kNotifyOffloadSuccess:
+    case MasterMethod::kNotifyOffloadFailure:
+    case MasterMethod::kReportSsdCorruption:
+    case MasterMethod::kPromotionAllocStart:
+    case MasterMethod::kNotifyPromotionSuccess:
+    case MasterMethod::kNotifyPromotionFailure:
+    case MasterMethod::kDeregisterNode:
+    case MasterMethod::kPullTasks:
+    case MasterMethod::kSyncDirectory:
+      return Caller::kNode;
+    default:
+      return Caller::kClient;
+  }
+}
+
 // The longest a PullTasks may hold a server thread waiting for work.
 constexpr uint32_t kMaxPullWaitMs = 10'000;
 
@@ -109,23 +130,23 @@ auto CallEach(std::span<const T> items, Fn&& fn) {
 
 class MasterService::Handler final : public proto::MasterService::Service {
  public:
-  Handler(MasterApi* api, MasterLink* link, const Clock* clock,
-          CallRecorder* recorder)
-      : api_(api), link_(link), clock_(clock), recorder_(recorder) {}
+  Handler(MasterSource* source, const Clock* clock, CallRecorder* recorder)
+      : source_(source), clock_(clock), recorder_(recorder) {}
 
   // ---- Client calls ----
 
   grpc::Status PutStart(grpc::ServerContext* ctx,
                         const proto::PutStartRequest* req,
                         proto::PutStartResponse* resp) override {
+    ServingMaster m;
     // A put into a full tier may wait for writeback, within the master's
     // put_wait_timeout and short of the caller's deadline (room to answer).
     const Duration max_wait = WaitBudget(ctx, Duration::max());
     return ServeBatch(
-        MasterMethod::kPutStart, req->items(),
+        ctx, &m, MasterMethod::kPutStart, req->items(),
         [](const proto::PutStartItem& item) { return FromProto(item); },
         [&](std::span<const PutStartRequest> items) {
-          return api_->PutStartWithin(items, max_wait);
+          return m.api->PutStartWithin(items, max_wait);
         },
         [&](const Result<ReplicaDescriptor>& r) {
           proto::PutStartResult* out = resp->add_results();
@@ -135,38 +156,41 @@ class MasterService::Handler final : public proto::MasterService::Service {
         });
   }
 
-  grpc::Status PutEnd(grpc::ServerContext*, const proto::PutEndRequest* req,
+  grpc::Status PutEnd(grpc::ServerContext* ctx, const proto::PutEndRequest* req,
                       proto::PutEndResponse* resp) override {
+    ServingMaster m;
     return ServeBatch(
-        MasterMethod::kPutEnd, req->keys(), DecodeKey,
+        ctx, &m, MasterMethod::kPutEnd, req->keys(), DecodeKey,
         [&](std::span<const std::string> keys) {
-          return api_->PutEnd(req->client_id(), keys);
+          return m.api->PutEnd(req->client_id(), keys);
         },
         StatusesInto(resp->mutable_results()),
         CheckNameLength(req->client_id(), "client_id"));
   }
 
-  grpc::Status PutRevoke(grpc::ServerContext*,
+  grpc::Status PutRevoke(grpc::ServerContext* ctx,
                          const proto::PutRevokeRequest* req,
                          proto::PutRevokeResponse* resp) override {
+    ServingMaster m;
     return ServeBatch(
-        MasterMethod::kPutRevoke, req->keys(), DecodeKey,
+        ctx, &m, MasterMethod::kPutRevoke, req->keys(), DecodeKey,
         [&](std::span<const std::string> keys) {
-          return api_->PutRevoke(req->client_id(), keys);
+          return m.api->PutRevoke(req->client_id(), keys);
         },
         StatusesInto(resp->mutable_results()),
         CheckNameLength(req->client_id(), "client_id"));
   }
 
-  grpc::Status GetReplicaList(grpc::ServerContext*,
+  grpc::Status GetReplicaList(grpc::ServerContext* ctx,
                               const proto::GetReplicaListRequest* req,
                               proto::GetReplicaListResponse* resp) override {
+    ServingMaster m;
     // Offsets are taken against the clock after the master answered, so a
     // lease never reads longer than the master granted.
     return ServeBatch(
-        MasterMethod::kGetReplicaList, req->keys(), DecodeKey,
+        ctx, &m, MasterMethod::kGetReplicaList, req->keys(), DecodeKey,
         [&](std::span<const std::string> keys) {
-          return api_->GetReplicaList(keys);
+          return m.api->GetReplicaList(keys);
         },
         [&](const Result<ObjectReplicas>& r) {
           proto::GetReplicaListResult* out = resp->add_results();
@@ -176,13 +200,14 @@ class MasterService::Handler final : public proto::MasterService::Service {
         });
   }
 
-  grpc::Status ReleaseLeases(grpc::ServerContext*,
+  grpc::Status ReleaseLeases(grpc::ServerContext* ctx,
                              const proto::ReleaseLeasesRequest* req,
                              proto::ReleaseLeasesResponse* resp) override {
+    ServingMaster m;
     return ServeBatch(
-        MasterMethod::kReleaseLeases, req->releases(), DecodeRelease,
+        ctx, &m, MasterMethod::kReleaseLeases, req->releases(), DecodeRelease,
         [&](std::span<const LeaseRelease> releases) {
-          Result<size_t> released = api_->ReleaseLeases(releases);
+          Result<size_t> released = m.api->ReleaseLeases(releases);
           resp->set_released(released.ok() ? *released : 0);
           // Nothing per item: a stale release is no error.
           return std::vector<Status>(releases.size());
@@ -190,12 +215,13 @@ class MasterService::Handler final : public proto::MasterService::Service {
         [](const Status&) {});
   }
 
-  grpc::Status Exists(grpc::ServerContext*, const proto::ExistsRequest* req,
+  grpc::Status Exists(grpc::ServerContext* ctx, const proto::ExistsRequest* req,
                       proto::ExistsResponse* resp) override {
+    ServingMaster m;
     return ServeBatch(
-        MasterMethod::kExists, req->keys(), DecodeKey,
+        ctx, &m, MasterMethod::kExists, req->keys(), DecodeKey,
         [&](std::span<const std::string> keys) {
-          return api_->Exists(keys);
+          return m.api->Exists(keys);
         },
         [&](const Result<ExistsInfo>& r) {
           proto::ExistsResult* out = resp->add_results();
@@ -204,22 +230,24 @@ class MasterService::Handler final : public proto::MasterService::Service {
         });
   }
 
-  grpc::Status Remove(grpc::ServerContext*, const proto::RemoveRequest* req,
+  grpc::Status Remove(grpc::ServerContext* ctx, const proto::RemoveRequest* req,
                       proto::RemoveResponse* resp) override {
+    ServingMaster m;
     return ServeBatch(
-        MasterMethod::kRemove, req->keys(), DecodeKey,
+        ctx, &m, MasterMethod::kRemove, req->keys(), DecodeKey,
         [&](std::span<const std::string> keys) {
-          return api_->Remove(keys, RemoveOptions{req->force()});
+          return m.api->Remove(keys, RemoveOptions{req->force()});
         },
         StatusesInto(resp->mutable_results()));
   }
 
-  grpc::Status GetGroup(grpc::ServerContext*, const proto::GetGroupRequest* req,
+  grpc::Status GetGroup(grpc::ServerContext* ctx, const proto::GetGroupRequest* req,
                         proto::GetGroupResponse* resp) override {
+    ServingMaster m;
     return ServeBatch(
-        MasterMethod::kGetGroup, req->group_ids(), DecodeGroupId,
+        ctx, &m, MasterMethod::kGetGroup, req->group_ids(), DecodeGroupId,
         [&](std::span<const std::string> ids) {
-          return api_->GetGroup(ids);
+          return m.api->GetGroup(ids);
         },
         [&](const Result<GroupDescription>& r) {
           proto::GetGroupResult* out = resp->add_results();
@@ -229,24 +257,26 @@ class MasterService::Handler final : public proto::MasterService::Service {
         });
   }
 
-  grpc::Status RemoveGroup(grpc::ServerContext*,
+  grpc::Status RemoveGroup(grpc::ServerContext* ctx,
                            const proto::RemoveGroupRequest* req,
                            proto::RemoveGroupResponse* resp) override {
+    ServingMaster m;
     return ServeBatch(
-        MasterMethod::kRemoveGroup, req->group_ids(), DecodeGroupId,
+        ctx, &m, MasterMethod::kRemoveGroup, req->group_ids(), DecodeGroupId,
         [&](std::span<const std::string> ids) {
-          return api_->RemoveGroup(ids, RemoveOptions{req->force()});
+          return m.api->RemoveGroup(ids, RemoveOptions{req->force()});
         },
         StatusesInto(resp->mutable_results()));
   }
 
-  grpc::Status GetNode(grpc::ServerContext*, const proto::GetNodeRequest* req,
+  grpc::Status GetNode(grpc::ServerContext* ctx, const proto::GetNodeRequest* req,
                        proto::GetNodeResponse* resp) override {
+    ServingMaster m;
     return ServeBatch(
-        MasterMethod::kGetNode, req->node_ids(), DecodeId,
+        ctx, &m, MasterMethod::kGetNode, req->node_ids(), DecodeId,
         [&](std::span<const NodeId> ids) {
           return CallEach(ids,
-                          [&](NodeId id) { return api_->GetNode(id); });
+                          [&](NodeId id) { return m.api->GetNode(id); });
         },
         [&](const Result<NodeView>& r) {
           proto::GetNodeResult* out = resp->add_results();
@@ -258,10 +288,11 @@ class MasterService::Handler final : public proto::MasterService::Service {
 
   // ---- Node calls ----
 
-  grpc::Status RegisterNode(grpc::ServerContext*,
+  grpc::Status RegisterNode(grpc::ServerContext* ctx,
                             const proto::RegisterNodeRequest* req,
                             proto::RegisterNodeResponse* resp) override {
-    return Serve(MasterMethod::kRegisterNode, [&]() -> Status {
+    ServingMaster m;
+    return Serve(ctx, &m, MasterMethod::kRegisterNode, [&]() -> Status {
       if (!req->has_spec()) {
         return Status(ErrorReason::kInvalidArgument, "node spec is missing");
       }
@@ -282,22 +313,24 @@ class MasterService::Handler final : public proto::MasterService::Service {
         Result<DramEntry> entry = FromProto(e);
         if (entry.ok()) dram.push_back(std::move(*entry));
       }
-      Result<NodeId> id = link_->RegisterNode(spec, inventory, dram);
+      Result<NodeId> id = m.link->RegisterNode(spec, inventory, dram);
       EncodeResult(id, resp->mutable_status(),
                    [&](NodeId v) { resp->set_node_id(v); });
+      resp->set_term(m.term);
       return Status::Ok();
     });
   }
 
-  grpc::Status Heartbeat(grpc::ServerContext*,
+  grpc::Status Heartbeat(grpc::ServerContext* ctx,
                          const proto::HeartbeatRequest* req,
                          proto::HeartbeatResponse* resp) override {
-    return Serve(MasterMethod::kHeartbeat, [&]() -> Status {
+    ServingMaster m;
+    return Serve(ctx, &m, MasterMethod::kHeartbeat, [&]() -> Status {
       MT_RETURN_IF_ERROR(CheckNodeId(req->node_id()));
       std::optional<SsdReport> ssd;
       if (req->has_ssd()) ssd = FromProto(req->ssd());
       // In band: NODE_NOT_FOUND is an answer (register again).
-      ToProto(link_->Heartbeat(req->node_id(), ssd), resp->mutable_status());
+      ToProto(m.link->Heartbeat(req->node_id(), ssd), resp->mutable_status());
       return Status::Ok();
     });
   }
@@ -305,14 +338,16 @@ class MasterService::Handler final : public proto::MasterService::Service {
   grpc::Status PullTasks(grpc::ServerContext* ctx,
                          const proto::PullTasksRequest* req,
                          proto::PullTasksResponse* resp) override {
-    return Serve(MasterMethod::kPullTasks, [&]() -> Status {
+    ServingMaster m;
+    return Serve(ctx, &m, MasterMethod::kPullTasks, [&]() -> Status {
       MT_RETURN_IF_ERROR(CheckNodeId(req->node_id()));
       const Duration asked = std::chrono::milliseconds(
           std::min<uint32_t>(req->wait_ms(), kMaxPullWaitMs));
-      Result<NodeTasks> tasks = link_->PullTasks(
+      Result<NodeTasks> tasks = m.link->PullTasks(
           req->node_id(), req->max_tasks(), WaitBudget(ctx, asked));
       EncodeResult(tasks, resp->mutable_status(),
                    [&](const auto& v) { ToProto(v, clock_->Now(), resp); });
+      resp->set_term(m.term);
       return Status::Ok();
     });
   }
@@ -320,66 +355,69 @@ class MasterService::Handler final : public proto::MasterService::Service {
   grpc::Status SyncDirectory(grpc::ServerContext* ctx,
                              const proto::SyncDirectoryRequest* req,
                              proto::SyncDirectoryResponse* resp) override {
-    return Serve(MasterMethod::kSyncDirectory, [&]() -> Status {
+    ServingMaster m;
+    return Serve(ctx, &m, MasterMethod::kSyncDirectory, [&]() -> Status {
       MT_RETURN_IF_ERROR(CheckNodeId(req->node_id()));
       const Duration asked = std::chrono::milliseconds(
           std::min<uint32_t>(req->wait_ms(), kMaxPullWaitMs));
       Result<DirectoryChanges> changes =
-          link_->SyncDirectory(req->node_id(), req->acked(),
+          m.link->SyncDirectory(req->node_id(), req->acked(),
                                req->max_changes(), WaitBudget(ctx, asked));
       EncodeResult(changes, resp->mutable_status(), [&](const auto& v) {
         resp->mutable_changes()->Reserve(static_cast<int>(v.ops.size()));
         for (const DirectoryOp& op : v.ops) ToProto(op, resp->add_changes());
       });
+      resp->set_term(m.term);
       return Status::Ok();
     });
   }
 
-  grpc::Status DeregisterNode(grpc::ServerContext*,
+  grpc::Status DeregisterNode(grpc::ServerContext* ctx,
                               const proto::DeregisterNodeRequest* req,
                               proto::DeregisterNodeResponse* resp) override {
-    return Serve(MasterMethod::kDeregisterNode, [&]() -> Status {
+    ServingMaster m;
+    return Serve(ctx, &m, MasterMethod::kDeregisterNode, [&]() -> Status {
       MT_RETURN_IF_ERROR(CheckNodeId(req->node_id()));
       // In band, as a heartbeat's: NODE_NOT_FOUND is an answer, not a
       // failed call.
-      ToProto(link_->DeregisterNode(req->node_id()), resp->mutable_status());
+      ToProto(m.link->DeregisterNode(req->node_id()), resp->mutable_status());
       return Status::Ok();
     });
   }
 
-  grpc::Status NotifyOffloadSuccess(
-      grpc::ServerContext*, const proto::NotifyOffloadSuccessRequest* req,
+  grpc::Status NotifyOffloadSuccess(grpc::ServerContext* ctx, const proto::NotifyOffloadSuccessRequest* req,
       proto::NotifyOffloadSuccessResponse* resp) override {
+    ServingMaster m;
     const NodeId node = req->node_id();
     return ServeBatch(
-        MasterMethod::kNotifyOffloadSuccess, req->task_ids(), DecodeId,
+        ctx, &m, MasterMethod::kNotifyOffloadSuccess, req->task_ids(), DecodeId,
         [&](std::span<const TaskId> ids) {
-          return link_->NotifyOffloadSuccess(node, ids);
+          return m.link->NotifyOffloadSuccess(node, ids);
         },
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
 
-  grpc::Status NotifyOffloadFailure(
-      grpc::ServerContext*, const proto::NotifyOffloadFailureRequest* req,
+  grpc::Status NotifyOffloadFailure(grpc::ServerContext* ctx, const proto::NotifyOffloadFailureRequest* req,
       proto::NotifyOffloadFailureResponse* resp) override {
+    ServingMaster m;
     const NodeId node = req->node_id();
     return ServeBatch(
-        MasterMethod::kNotifyOffloadFailure, req->failures(),
+        ctx, &m, MasterMethod::kNotifyOffloadFailure, req->failures(),
         DecodeFailure<proto::OffloadFailure>,
         [&](std::span<const TaskFailure> failures) {
-          return link_->NotifyOffloadFailure(node, failures);
+          return m.link->NotifyOffloadFailure(node, failures);
         },
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
 
-  grpc::Status ReportSsdCorruption(
-      grpc::ServerContext*, const proto::ReportSsdCorruptionRequest* req,
+  grpc::Status ReportSsdCorruption(grpc::ServerContext* ctx, const proto::ReportSsdCorruptionRequest* req,
       proto::ReportSsdCorruptionResponse*) override {
+    ServingMaster m;
     const NodeId node = req->node_id();
     return ServeBatch(
-        MasterMethod::kReportSsdCorruption, req->keys(), DecodeKey,
+        ctx, &m, MasterMethod::kReportSsdCorruption, req->keys(), DecodeKey,
         [&](std::span<const std::string> keys) {
-          link_->ReportSsdCorruption(node, keys).IgnoreError();
+          m.link->ReportSsdCorruption(node, keys).IgnoreError();
           return std::vector<Status>(keys.size());
         },
         // Nothing per key to report: invalid keys cannot be stored.
@@ -388,14 +426,14 @@ class MasterService::Handler final : public proto::MasterService::Service {
 
   // ---- Promotion calls ----
 
-  grpc::Status PromotionAllocStart(
-      grpc::ServerContext*, const proto::PromotionAllocStartRequest* req,
+  grpc::Status PromotionAllocStart(grpc::ServerContext* ctx, const proto::PromotionAllocStartRequest* req,
       proto::PromotionAllocStartResponse* resp) override {
+    ServingMaster m;
     const NodeId node = req->node_id();
     return ServeBatch(
-        MasterMethod::kPromotionAllocStart, req->task_ids(), DecodeId,
+        ctx, &m, MasterMethod::kPromotionAllocStart, req->task_ids(), DecodeId,
         [&](std::span<const TaskId> ids) {
-          return link_->PromotionAllocStart(node, ids);
+          return m.link->PromotionAllocStart(node, ids);
         },
         [&](const Result<ReplicaDescriptor>& r) {
           proto::PromotionAllocStartResult* out = resp->add_results();
@@ -406,38 +444,58 @@ class MasterService::Handler final : public proto::MasterService::Service {
         CheckNodeId(node));
   }
 
-  grpc::Status NotifyPromotionSuccess(
-      grpc::ServerContext*, const proto::NotifyPromotionSuccessRequest* req,
+  grpc::Status NotifyPromotionSuccess(grpc::ServerContext* ctx, const proto::NotifyPromotionSuccessRequest* req,
       proto::NotifyPromotionSuccessResponse* resp) override {
+    ServingMaster m;
     const NodeId node = req->node_id();
     return ServeBatch(
-        MasterMethod::kNotifyPromotionSuccess, req->task_ids(), DecodeId,
+        ctx, &m, MasterMethod::kNotifyPromotionSuccess, req->task_ids(), DecodeId,
         [&](std::span<const TaskId> ids) {
-          return link_->NotifyPromotionSuccess(node, ids);
+          return m.link->NotifyPromotionSuccess(node, ids);
         },
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
 
-  grpc::Status NotifyPromotionFailure(
-      grpc::ServerContext*, const proto::NotifyPromotionFailureRequest* req,
+  grpc::Status NotifyPromotionFailure(grpc::ServerContext* ctx, const proto::NotifyPromotionFailureRequest* req,
       proto::NotifyPromotionFailureResponse* resp) override {
+    ServingMaster m;
     const NodeId node = req->node_id();
     return ServeBatch(
-        MasterMethod::kNotifyPromotionFailure, req->failures(),
+        ctx, &m, MasterMethod::kNotifyPromotionFailure, req->failures(),
         DecodePromotionFailure,
         [&](std::span<const TaskFailure> failures) {
-          return link_->NotifyPromotionFailure(node, failures);
+          return m.link->NotifyPromotionFailure(node, failures);
         },
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
 
  private:
-  // Runs `body` (-> Status) as one recorded call. A non-OK Status fails the
+  // Runs `body` (-> Status) as one recorded call, served by the master
+  // `source_` gives for it (in *m, held until the reply is written). A
+  // call the source refuses fails with its status, naming the leader in
+  // the trailing metadata when known; a non-OK Status from `body` fails the
   // whole call with its reason attached.
   template <typename Body>
-  grpc::Status Serve(MasterMethod method, Body&& body) {
+  grpc::Status Serve(grpc::ServerContext* ctx, ServingMaster* m,
+                     MasterMethod method, Body&& body) {
     return recorder_->Time(static_cast<size_t>(method), [&]() {
+      std::string leader;
+      Result<ServingMaster> serving =
+          source_->Acquire(CallerOf(method), &leader);
+      if (!serving.ok()) {
+        if (!leader.empty()) {
+          ctx->AddTrailingMetadata(kLeaderMetadataKey, leader);
+        }
+        return ToGrpcStatus(serving.status());
+      }
+      *m = std::move(*serving);
       const Status status = body();
+      if (!source_->StillServing(*m)) {
+        return ToGrpcStatus(
+            Status(ErrorReason::kNotLeader,
+                   "this master stopped leading while serving the call; "
+                   "its outcome is unknown"));
+      }
       return status.ok() ? grpc::Status::OK : ToGrpcStatus(status);
     });
   }
@@ -446,10 +504,11 @@ class MasterService::Handler final : public proto::MasterService::Service {
   // fails or the batch is too big, else DecodeAndCall and `encode` each
   // result in order.
   template <typename Items, typename Decode, typename Call, typename Encode>
-  grpc::Status ServeBatch(MasterMethod method, const Items& items,
+  grpc::Status ServeBatch(grpc::ServerContext* ctx, ServingMaster* m,
+                          MasterMethod method, const Items& items,
                           Decode&& decode, Call&& call, Encode&& encode,
                           Status precondition = Status::Ok()) {
-    return Serve(method, [&]() -> Status {
+    return Serve(ctx, m, method, [&]() -> Status {
       MT_RETURN_IF_ERROR(precondition);
       MT_RETURN_IF_ERROR(CheckBatchSize(static_cast<size_t>(items.size())));
       for (const auto& r : DecodeAndCall(items, decode, call)) encode(r);
@@ -457,20 +516,34 @@ class MasterService::Handler final : public proto::MasterService::Service {
     });
   }
 
-  MasterApi* const api_;
-  MasterLink* const link_;
+  MasterSource* const source_;
   const Clock* const clock_;
   CallRecorder* const recorder_;
 };
 
+namespace {
+
+std::unique_ptr<CallRecorder> RecorderUnless(CallRecorder* given) {
+  return given ? nullptr : std::make_unique<CallRecorder>(MasterMethodNames());
+}
+
+}  // namespace
+
 MasterService::MasterService(MasterApi* api, MasterLink* link,
                              MasterServiceOptions options)
-    : owned_recorder_(options.recorder ? nullptr
-                                       : std::make_unique<CallRecorder>(
-                                             MasterMethodNames())),
+    : fixed_source_(std::make_unique<FixedMasterSource>(api, link)),
+      owned_recorder_(RecorderUnless(options.recorder)),
       recorder_(options.recorder ? options.recorder : owned_recorder_.get()),
       handler_(std::make_unique<Handler>(
-          api, link, options.clock ? options.clock : SystemClock::Default(),
+          fixed_source_.get(),
+          options.clock ? options.clock : SystemClock::Default(), recorder_)) {
+}
+
+MasterService::MasterService(MasterSource* source, MasterServiceOptions options)
+    : owned_recorder_(RecorderUnless(options.recorder)),
+      recorder_(options.recorder ? options.recorder : owned_recorder_.get()),
+      handler_(std::make_unique<Handler>(
+          source, options.clock ? options.clock : SystemClock::Default(),
           recorder_)) {}
 
 MasterService::~MasterService() = default;

@@ -20,6 +20,7 @@
 #include "protocol/master_api.h"
 #include "protocol/master_link.h"
 #include "rpc/call_recorder.h"
+#include "rpc/master_source.h"
 
 
 namespace grpc {
@@ -45,6 +46,10 @@ class MasterService {
   // service.
   MasterService(MasterApi* api, MasterLink* link,
                 MasterServiceOptions options = {});
+  // Serves each call through the master `source` gives for it (a master
+  // of a high-availability cluster: rpc/master_source.h); `source` must
+  // outlive the service.
+  MasterService(MasterSource* source, MasterServiceOptions options = {});
   MasterService(const MasterService&) = delete;
   MasterService& operator=(const MasterService&) = delete;
   ~MasterService();
@@ -58,6 +63,7 @@ class MasterService {
 
  private:
   class Handler;
+  std::unique_ptr<MasterSource> fixed_source_;  // for (api, link)
   std::unique_ptr<CallRecorder> owned_recorder_;
   CallRecorder* const recorder_;
   std::unique_ptr<Handler> handler_;

@@ -1,6 +1,7 @@
 #include "rpc/master_stub.h"
 
 #include <algorithm>
+#include <thread>
 #include <utility>
 
 #include "grpcpp/create_channel.h"
@@ -8,13 +9,50 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "rpc/batch_util.h"
 #include "rpc/convert.h"
+#include "rpc/master_source.h"
 
 namespace mooncake_tier::rpc {
+
+namespace {
+
+std::vector<std::string> SplitTargets(const std::string& target) {
+  std::vector<std::string> out;
+  size_t begin = 0;
+  while (true) {
+    const size_t comma = target.find(',', begin);
+    out.push_back(target.substr(begin, comma - begin));
+    if (comma == std::string::npos) return out;
+    begin = comma + 1;
+  }
+}
+
+std::string Trimmed(std::string text) {
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  size_t first = 0;
+  while (first < text.size() && text[first] == ' ') ++first;
+  return text.substr(first);
+}
+
+}  // namespace
 
 Result<std::unique_ptr<MasterStub>> MasterStub::Create(
     GrpcChannelOptions options) {
   if (options.target.empty()) {
     return Status(ErrorReason::kInvalidArgument, "master address is empty");
+  }
+  const std::vector<std::string> targets = SplitTargets(options.target);
+  if (targets.size() > kMaxMasterAddresses) {
+    return Status(ErrorReason::kInvalidArgument,
+                  std::to_string(targets.size()) +
+                      " master addresses; the limit is " +
+                      std::to_string(kMaxMasterAddresses));
+  }
+  for (const std::string& target : targets) {
+    if (Trimmed(target).empty()) {
+      return Status(ErrorReason::kInvalidArgument,
+                    "empty entry in the master addresses '" + options.target +
+                        "'");
+    }
   }
   if (options.deadline <= Duration::zero()) {
     return Status(ErrorReason::kInvalidArgument,
@@ -29,6 +67,18 @@ MasterStub::MasterStub(GrpcChannelOptions options)
     owned_recorder_ = std::make_unique<CallRecorder>(MasterMethodNames());
   }
   recorder_ = options_.recorder ? options_.recorder : owned_recorder_.get();
+  MutexLock lock(&mu_);
+  for (const std::string& target : SplitTargets(options_.target)) {
+    AddEndpointLocked(Trimmed(target));
+  }
+}
+
+MasterStub::~MasterStub() = default;
+
+MasterStub::Endpoint& MasterStub::AddEndpointLocked(const std::string& target) {
+  for (const auto& endpoint : endpoints_) {
+    if (endpoint->target == target) return *endpoint;
+  }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options_.max_message_bytes);
   args.SetMaxSendMessageSize(options_.max_message_bytes);
@@ -44,8 +94,66 @@ MasterStub::MasterStub(GrpcChannelOptions options)
   // rate-limited to once per 30 s by default.
   args.SetInt(GRPC_ARG_DNS_MIN_TIME_BETWEEN_RESOLUTIONS_MS,
               std::max(backoff_ms, 1));
-  stub_ = proto::MasterService::NewStub(grpc::CreateCustomChannel(
-      options_.target, grpc::InsecureChannelCredentials(), args));
+  auto endpoint = std::make_unique<Endpoint>();
+  endpoint->target = target;
+  endpoint->stub = proto::MasterService::NewStub(grpc::CreateCustomChannel(
+      target, grpc::InsecureChannelCredentials(), args));
+  endpoints_.push_back(std::move(endpoint));
+  return *endpoints_.back();
+}
+
+MasterStub::Endpoint& MasterStub::Current() {
+  MutexLock lock(&mu_);
+  return *endpoints_[current_];
+}
+
+std::string MasterStub::target() const {
+  MutexLock lock(&mu_);
+  return endpoints_[current_]->target;
+}
+
+bool MasterStub::Redirect(const Endpoint& endpoint, const grpc::Status& status,
+                          const grpc::ClientContext& context,
+                          std::chrono::system_clock::time_point deadline,
+                          Attempts* attempts) {
+  // Only a master that refused the call (a standby) or could not be
+  // reached is worth another try; any other failure is the answer.
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return false;
+  std::string leader;
+  const auto& trailers = context.GetServerTrailingMetadata();
+  if (auto it = trailers.find(kLeaderMetadataKey); it != trailers.end()) {
+    leader.assign(it->second.data(), it->second.size());
+  }
+  const bool refused =
+      FromGrpcStatus(status, "", "").reason() == ErrorReason::kNotLeader;
+  bool pause = true;
+  {
+    MutexLock lock(&mu_);
+    if (&endpoint != endpoints_[current_].get()) {
+      // Another call moved on already: follow it at once.
+      pause = false;
+    } else if (!leader.empty() && leader != endpoint.target &&
+               (endpoints_.size() < kMaxMasterAddresses ||
+                std::any_of(endpoints_.begin(), endpoints_.end(),
+                            [&](const auto& e) { return e->target == leader; }))) {
+      Endpoint& next = AddEndpointLocked(leader);
+      for (size_t i = 0; i < endpoints_.size(); ++i) {
+        if (endpoints_[i].get() == &next) current_ = i;
+      }
+      pause = false;
+    } else if (endpoints_.size() > 1) {
+      current_ = (current_ + 1) % endpoints_.size();
+    } else if (!refused) {
+      // One master, and it is not there: the caller's error, as before.
+      return false;
+    }
+  }
+  if (!pause) return std::chrono::system_clock::now() < deadline;
+  const auto resume = std::chrono::system_clock::now() + attempts->pause;
+  if (resume >= deadline) return false;
+  std::this_thread::sleep_for(attempts->pause);
+  attempts->pause = std::min<Duration>(attempts->pause * 2, kMaxRedirectPause);
+  return true;
 }
 
 Result<NodeView> GetNodeOver(MasterStub& stub, NodeId node) {

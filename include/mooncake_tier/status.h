@@ -63,7 +63,8 @@ enum class StatusCode : uint8_t {
   X(kInternal, "INTERNAL", kInternal)                              \
   X(kUnauthenticated, "UNAUTHENTICATED", kUnauthenticated)         \
   X(kNotApplicable, "NOT_APPLICABLE", kFailedPrecondition)        \
-  X(kFillingGroupsFull, "FILLING_GROUPS_FULL", kResourceExhausted)
+  X(kFillingGroupsFull, "FILLING_GROUPS_FULL", kResourceExhausted) \
+  X(kNotLeader, "NOT_LEADER", kUnavailable)
 
 enum class ErrorReason : uint16_t {
 #define MOONCAKE_TIER_REASON_ENUM(name, wire, code) name,

@@ -33,8 +33,8 @@ __all__ = [
     "NodeNotAliveError", "NotApplicableError",
     "ResourceExhaustedError", "NoSpaceError", "QueueFullError",
     "FillingGroupsFullError",
-    "UnavailableError", "StoreTimeoutError", "AbortedError",
-    "DataLossError", "ChecksumMismatchError", "TornRecordError",
+    "UnavailableError", "NotLeaderError", "StoreTimeoutError",
+    "AbortedError", "DataLossError", "ChecksumMismatchError", "TornRecordError",
     "InternalError", "StoreIOError", "UnauthenticatedError",
     "error_class",
 ]
@@ -199,6 +199,12 @@ class UnavailableError(StoreError, ConnectionError):
     reason, code = "UNAVAILABLE", "UNAVAILABLE"
 
 
+class NotLeaderError(UnavailableError):
+    """Only standby masters answered within the deadline (a failover is
+    under way, or the addresses given name no leader)."""
+    reason, code = "NOT_LEADER", "UNAVAILABLE"
+
+
 class StoreTimeoutError(StoreError, TimeoutError):
     """A call's deadline passed (the master or a node did not answer)."""
     reason, code = "TIMEOUT", "DEADLINE_EXCEEDED"
@@ -235,7 +241,7 @@ _BY_REASON: dict[str, type[StoreError]] = {
         ObjectLeasedError, ObjectNotReadyError, GroupIncompleteError,
         GroupNotFillingError, NodeNotAliveError, NotApplicableError,
         NoSpaceError, QueueFullError, FillingGroupsFullError,
-        UnavailableError, StoreTimeoutError, AbortedError,
+        UnavailableError, NotLeaderError, StoreTimeoutError, AbortedError,
         ChecksumMismatchError, TornRecordError, StoreIOError, InternalError,
         UnauthenticatedError,
     )
