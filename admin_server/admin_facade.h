@@ -50,9 +50,28 @@ using RuntimeConfigChange = ::mooncake_tier::RuntimeConfigChange;
 using RuntimeConfigUpdate = ::mooncake_tier::RuntimeConfigUpdate;
 // Edits promotion options in place; an error leaves them unchanged.
 
+// A master's place in a high-availability cluster (daemon/ha_master.h).
+struct ClusterRole {
+  std::string cluster;
+  bool leader = false;
+  uint64_t term = 0;         // this master's while it leads, else the leader's
+  std::string leader_rpc;    // the leader's gRPC address ("" unknown)
+  std::string leader_admin;  // its admin address ("" unknown)
+  uint64_t failovers = 0;
+  bool recovering = false;
+  size_t nodes_expected = 0;
+  size_t nodes_registered = 0;
+  bool in_sync = false;
+};
+
 class AdminFacade {
  public:
   virtual ~AdminFacade() = default;
+
+  // The master's role in its cluster; nullopt for a lone master. A standby
+  // holds no data: the admin server answers its data and mutating routes
+  // with 421 naming the leader, and /api/v1/status with the role alone.
+  virtual std::optional<ClusterRole> Role() const { return std::nullopt; }
 
   virtual bool Supports(FacadeOp op) const = 0;
   // The engine's clock, for ages (heartbeats, tasks, leases).

@@ -177,6 +177,19 @@ json ConfigJson(const MasterConfig& c) {
           {"promotion", PromotionOptionsJson(c.promotion)}};
 }
 
+json ClusterRoleJson(const ClusterRole& role) {
+  return {{"cluster", role.cluster},
+          {"role", role.leader ? "leader" : "standby"},
+          {"term", role.term},
+          {"leader", role.leader_rpc},
+          {"leader_admin", role.leader_admin},
+          {"failovers", role.failovers},
+          {"recovering", role.recovering},
+          {"nodes_expected", role.nodes_expected},
+          {"nodes_registered", role.nodes_registered},
+          {"in_sync", role.in_sync}};
+}
+
 json StatusJson(const MasterStats& s) {
   return {
       {"tiers",

@@ -31,5 +31,8 @@ nlohmann::json GroupStatusJson(const GroupStatus& status);
 nlohmann::json PromotionOptionsJson(const PromotionOptions& options);
 nlohmann::json ConfigJson(const MasterConfig& config);
 nlohmann::json StatusJson(const MasterStats& stats);
+// {"cluster","role","term","leader","leader_admin","failovers",
+//  "recovering","nodes_expected","nodes_registered","in_sync"}.
+nlohmann::json ClusterRoleJson(const ClusterRole& role);
 
 }  // namespace mooncake_tier::admin

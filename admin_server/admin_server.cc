@@ -175,6 +175,18 @@ Status AdminServer::Listen() {
   return Status::Ok();
 }
 
+namespace {
+
+// Routes a standby answers itself: its health, role, metrics and help.
+bool ServedByStandby(const AdminRoute& route) {
+  return !route.mutating &&
+         (route.pattern == "/api/v1/status" || route.pattern == "/healthz" ||
+          route.pattern == "/readyz" || route.pattern == "/metrics" ||
+          route.pattern == "/api/v1/help");
+}
+
+}  // namespace
+
 void AdminServer::Dispatch(const httplib::Request& req,
                            httplib::Response& res) const {
   AdminRequest request;
@@ -219,6 +231,24 @@ AdminResponse AdminServer::Serve(const AdminRoute& route, AdminRequest& request,
     return AdminResponse::Error(
         401, "UNAUTHENTICATED", "TOKEN_REQUIRED",
         "this route needs 'Authorization: Bearer <admin token>'");
+  }
+  if (std::optional<ClusterRole> role =
+          facade_ ? facade_->Role() : std::nullopt;
+      role && !role->leader && !ServedByStandby(route)) {
+    // 421 Misdirected Request: this master holds no data; ask the leader.
+    if (!role->leader_admin.empty()) {
+      res.set_header("X-Mooncake-Leader", role->leader_admin);
+    }
+    return AdminResponse::Error(
+        421, "UNAVAILABLE", "NOT_LEADER",
+        "this master is a standby of cluster '" + role->cluster + "'; " +
+            (role->leader_rpc.empty()
+                 ? std::string("no leader is known")
+                 : "the leader serves gRPC at " + role->leader_rpc +
+                       (role->leader_admin.empty()
+                            ? std::string()
+                            : " and its admin API at http://" +
+                                  role->leader_admin)));
   }
   for (const auto& [name, value] : req.params) {
     request.query.emplace(name, value);

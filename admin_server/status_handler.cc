@@ -10,8 +10,17 @@ void AddStatusRoutes(RouteTable& table) {
              "Tier capacity and use, objects, groups by state, promotion and "
              "offload queues, nodes.",
              false, [](const AdminRequest&, AdminContext& context) {
-               return AdminResponse::Json(200,
-                                          StatusJson(context.facade->Stats()));
+               const std::optional<ClusterRole> role = context.facade->Role();
+               if (!role) {
+                 return AdminResponse::Json(
+                     200, StatusJson(context.facade->Stats()));
+               }
+               // A standby has no data of its own: the role alone.
+               nlohmann::json body = role->leader
+                                         ? StatusJson(context.facade->Stats())
+                                         : nlohmann::json::object();
+               body["ha"] = ClusterRoleJson(*role);
+               return AdminResponse::Json(200, std::move(body));
              }});
 }
 

@@ -63,8 +63,11 @@ struct KeyFlags {
 // ---- Parsing ---------------------------------------------------------------
 
 void AddConnectionFlags(CLI::App& command, ConnectionFlags& flags) {
-  command.add_option("--master", flags.master, "The master's gRPC address")
-      ->type_name("HOST:PORT")
+  command
+      .add_option("--master", flags.master,
+                  "The master's gRPC address, or every master's of a "
+                  "cluster, comma-separated (calls follow the leader)")
+      ->type_name("HOST:PORT[,...]")
       ->capture_default_str();
   command
       .add_option("--timeout", flags.timeout_ms,

@@ -14,7 +14,38 @@ std::string Count(const json& object, const char* field) {
   return Cell(object, field);
 }
 
+// "master:      leader of cluster 'c', term 12 (2 failovers seen)", or a
+// standby's role and its leader; nothing for a lone master.
+bool PrintRole(const json& s, Output& out) {
+  if (!s.is_object() || !s.contains("ha")) return false;
+  const json& ha = s["ha"];
+  const std::string cluster = "cluster '" + Cell(ha, "cluster") + "'";
+  const std::string failovers =
+      " (" + Count(ha, "failovers") + " failovers seen)";
+  if (Cell(ha, "role") == "leader") {
+    out.PrintLine("master:      leader of " + cluster + ", term " +
+                  Count(ha, "term") + failovers);
+    if (ha.value("recovering", false)) {
+      out.PrintLine("             recovering: " + Count(ha, "nodes_registered") +
+                    " of " + Count(ha, "nodes_expected") +
+                    " nodes back; clients wait");
+    }
+    out.PrintLine("");
+    return false;
+  }
+  const std::string leader = Cell(ha, "leader");
+  out.PrintLine("master:      standby of " + cluster + failovers +
+                (ha.value("in_sync", false) ? "" : ", NOT in sync"));
+  out.PrintLine("leader:      " +
+                (leader == "-" ? std::string("none known")
+                                : leader + " (term " + Count(ha, "term") +
+                                      ", admin " + Cell(ha, "leader_admin") +
+                                      ")"));
+  return true;  // a standby has nothing else to show
+}
+
 void PrintStatus(const json& s, Output& out) {
+  if (PrintRole(s, out)) return;
   PrintTierTable(Field(s, "tiers"), out);
   out.PrintLine("");
   const json& groups = Field(s, "groups");
@@ -55,8 +86,9 @@ void PrintStatus(const json& s, Output& out) {
 void RegisterStatusCommands(CLI::App& app, CliContext& context) {
   CLI::App& status = *app.add_subcommand(
       "status",
-      "The store at a glance: tier use, objects, groups by state, promotion "
-      "and offload queues, nodes, get hit counts");
+      "The store at a glance: the master's role in its cluster, tier use, "
+      "objects, groups by state, promotion and offload queues, nodes, get "
+      "hit counts");
   status.footer("With -o json: the server's GET /api/v1/status document.");
   OnAdminCommand(status, context,
                  [](AdminClient& client, Output& out, Failure*) -> Status {

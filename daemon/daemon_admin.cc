@@ -10,6 +10,8 @@
 #include "admin_server/admin_server.h"
 #include "admin_server/master_admin_facade.h"
 #include "admin_server/node_admin_server.h"
+#include "core/master_host.h"
+#include "daemon/ha_master.h"
 #include "daemon/master_process.h"
 #include "daemon/node_process.h"
 #include "metrics/master_metrics.h"
@@ -78,6 +80,34 @@ Result<std::string> ReadTokenFile(const std::string& path) {
   return token;
 }
 
+namespace {
+
+admin::ClusterRole ClusterRoleOf(const HaView& view) {
+  admin::ClusterRole role;
+  role.cluster = view.cluster;
+  role.leader = view.role == MasterRole::kLeader;
+  role.term = view.term;
+  role.leader_rpc = view.leader;
+  role.leader_admin = view.leader_admin;
+  role.failovers = view.failovers;
+  role.recovering = view.recovering;
+  role.nodes_expected = view.nodes_expected;
+  role.nodes_registered = view.nodes_registered;
+  role.in_sync = view.in_sync;
+  return role;
+}
+
+metrics::MasterRoleSample RoleSampleOf(const HaView& view) {
+  return metrics::MasterRoleSample{
+      .leader = view.role == MasterRole::kLeader,
+      .term = view.term,
+      .failovers = view.failovers,
+      .in_sync = view.in_sync,
+      .recovering = view.recovering};
+}
+
+}  // namespace
+
 DaemonAdmin::DaemonAdmin() = default;
 
 DaemonAdmin::~DaemonAdmin() { Shutdown(); }
@@ -115,11 +145,29 @@ Result<std::unique_ptr<DaemonAdmin>> DaemonAdmin::Start(
   if (master != nullptr) {
     admin->requests_ =
         std::make_unique<rpc::CallRecorder>(admin::AdminServer::RouteNames());
-    admin->facade_ = std::make_unique<admin::MasterAdminFacade>(
-        &master->master(), master->clock());
-    admin->master_metrics_ = std::make_unique<metrics::MasterMetrics>(
-        &master->master(), master->clock(), &master->rpc_recorder(),
-        admin->requests_.get());
+    if (HaMaster* ha = master->ha()) {
+      // A cluster's master: whichever term's master leads now, if any.
+      auto current = [ha]() -> std::shared_ptr<MasterAdmin> {
+        std::shared_ptr<MasterHost> host = ha->current();
+        if (!host) return nullptr;
+        return std::shared_ptr<MasterAdmin>(host, &host->admin());
+      };
+      admin->facade_ = std::make_unique<admin::MasterAdminFacade>(
+          current, [ha] { return ClusterRoleOf(ha->View()); },
+          master->clock());
+      admin->master_metrics_ = std::make_unique<metrics::MasterMetrics>(
+          [current]() -> std::shared_ptr<const MasterAdmin> {
+            return current();
+          },
+          [ha] { return RoleSampleOf(ha->View()); }, master->clock(),
+          &master->rpc_recorder(), admin->requests_.get());
+    } else {
+      admin->facade_ = std::make_unique<admin::MasterAdminFacade>(
+          &master->master(), master->clock());
+      admin->master_metrics_ = std::make_unique<metrics::MasterMetrics>(
+          &master->master(), master->clock(), &master->rpc_recorder(),
+          admin->requests_.get());
+    }
     MT_ASSIGN_OR_RETURN(
         admin->server_,
         admin::AdminServer::Start(server_options, admin->facade_.get(), render,

@@ -224,6 +224,79 @@ void AddMasterOptions(CLI::App* sub, MasterProcessOptions* m) {
   AddPromotionOptions(sub, &m->config.promotion);
 }
 
+void AddHaOptions(CLI::App* sub, DaemonOptions* o) {
+  AddValue(sub, "--etcd", &o->etcd,
+           "etcd client addresses (HOST:PORT, comma-separated): campaign "
+           "with the other masters of --cluster; one leads, the others "
+           "stand by. Default: none (this master serves alone).")
+      ->type_name("HOST:PORT[,...]");
+  AddValue(sub, "--cluster", &o->ha_flags.cluster,
+           "Name of the masters' cluster (with --etcd). Default: none.");
+  AddValue(sub, "--advertise", &o->ha_flags.advertise,
+           "gRPC address published when leading, where clients and nodes "
+           "are sent (with --etcd). Default: --listen.")
+      ->type_name("HOST:PORT");
+  AddDurationOption(sub, "--etcd-lease-ttl", &o->etcd_lease_ttl,
+                    "TTL of the etcd lease that carries leadership: a dead "
+                    "leader is replaced within about this long (with "
+                    "--etcd; at least 1s).");
+  AddDurationOption(sub, "--recovery-timeout", &o->ha_flags.recovery_timeout,
+                    "How long a new leader waits for the previous leader's "
+                    "nodes to register before serving clients (with "
+                    "--etcd).");
+}
+
+// Turns the --etcd flags into master.ha. An error message, or "".
+std::string ApplyHaOptions(DaemonOptions* o) {
+  if (o->etcd.empty()) {
+    if (!o->ha_flags.cluster.empty() || !o->ha_flags.advertise.empty()) {
+      return "--cluster and --advertise need --etcd";
+    }
+    return "";
+  }
+  if (o->ha_flags.cluster.empty()) return "--etcd needs --cluster NAME";
+  for (char c : o->ha_flags.cluster) {
+    if (c <= ' ' || c > '~' || c == '/') {
+      return "--cluster '" + o->ha_flags.cluster +
+             "': printable characters other than space and '/' only";
+    }
+  }
+  MasterHaOptions ha = o->ha_flags;
+  size_t begin = 0;
+  while (true) {
+    const size_t comma = o->etcd.find(',', begin);
+    const std::string endpoint = o->etcd.substr(begin, comma - begin);
+    if (!SplitHostPort(endpoint).ok()) {
+      return "--etcd '" + o->etcd + "': '" + endpoint +
+             "' is not HOST:PORT";
+    }
+    ha.etcd.push_back(endpoint);
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  if (o->etcd_lease_ttl < std::chrono::seconds(1)) {
+    return "--etcd-lease-ttl must be at least 1s";
+  }
+  ha.lease_ttl =
+      std::chrono::ceil<std::chrono::seconds>(o->etcd_lease_ttl);
+  const std::string advertise =
+      ha.advertise.empty() ? o->master.listen : ha.advertise;
+  Result<HostPort> where = SplitHostPort(advertise);
+  if (!where.ok() || where->port == 0 || where->host == "0.0.0.0" ||
+      where->host == "::") {
+    return "the leader's address '" + advertise +
+           "' must name a routable host and a fixed port: set --advertise";
+  }
+  // Published with it: the admin API's address, when it is fixed.
+  Result<HostPort> admin = SplitHostPort(o->master_admin.listen);
+  if (admin.ok() && admin->port != 0 && admin->host != "0.0.0.0" &&
+      admin->host != "::") {
+    ha.admin_advertise = o->master_admin.listen;
+  }
+  o->master.ha = std::move(ha);
+  return "";
+}
+
 // An admin address: empty (disabled) or HOST:PORT.
 std::string AdminAddressCheck(const std::string& value) {
   if (value.empty()) return "";
@@ -388,6 +461,7 @@ void RegisterDaemonOptions(CLI::App* app, DaemonOptions* options) {
       "master", "Metadata service: the engine behind gRPC.");
   AddCommonOptions(app, master, options);
   AddMasterOptions(master, &options->master);
+  AddHaOptions(master, options);
   AddAdminOptions(master, &options->master_admin, /*node=*/false);
   master->callback([options] { options->mode = DaemonMode::kMaster; });
 
@@ -471,6 +545,13 @@ CommandLine ParseCommandLine(const std::vector<std::string>& argv) {
       return result;
     }
     admin.token = std::move(*token);
+  }
+  if (options->mode == DaemonMode::kMaster) {
+    if (std::string error = ApplyHaOptions(options.get()); !error.empty()) {
+      result.exit_code = 2;
+      result.output = "mooncake-tierd master: error: " + error;
+      return result;
+    }
   }
   if (std::string error = ValidateDaemonOptions(*options); !error.empty()) {
     result.exit_code = 2;

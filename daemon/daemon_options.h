@@ -50,6 +50,13 @@ struct DaemonOptions {
   // Default listen: 127.0.0.1:9300.
   AdminOptions node_admin;
 
+  // The high-availability flags of `master` (--etcd, --cluster,
+  // --advertise, --etcd-lease-ttl, --recovery-timeout), as given; with
+  // --etcd, ParseCommandLine turns them into master.ha.
+  std::string etcd;
+  MasterHaOptions ha_flags;
+  Duration etcd_lease_ttl = std::chrono::seconds(2);
+
   // The admin options of `mode`.
   const AdminOptions& admin() const {
     return mode == DaemonMode::kNode ? node_admin : master_admin;

@@ -1,6 +1,7 @@
 #include "daemon/master_process.h"
 
 #include "core/master_host.h"
+#include "daemon/ha_master.h"
 
 #include <chrono>
 #include <utility>
@@ -43,12 +44,32 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
     options.config.first_node_id = FirstNodeIdForThisStart();
   }
   std::unique_ptr<MasterProcess> process(new MasterProcess(std::move(options)));
-  MT_ASSIGN_OR_RETURN(
-      process->master_,
-      MasterHost::Create(process->options_.config, process->clock()));
-  process->service_ = std::make_unique<rpc::MasterService>(
-      &process->master_->api(), &process->master_->link(),
-      rpc::MasterServiceOptions{.clock = process->clock()});
+  if (process->options_.ha) {
+    const MasterHaOptions& ha = *process->options_.ha;
+    HaMasterOptions ha_options;
+    ha_options.etcd = ha.etcd;
+    ha_options.cluster = ha.cluster;
+    ha_options.advertise =
+        ha.advertise.empty() ? process->options_.listen : ha.advertise;
+    ha_options.admin_advertise = ha.admin_advertise;
+    ha_options.lease_ttl = ha.lease_ttl;
+    ha_options.recovery_timeout = ha.recovery_timeout;
+    ha_options.config = process->options_.config;
+    ha_options.config.first_node_id = 1;  // each term picks its own
+    ha_options.tick_interval = process->options_.tick_interval;
+    MT_ASSIGN_OR_RETURN(process->ha_, HaMaster::Start(std::move(ha_options),
+                                                      process->clock()));
+    process->service_ = std::make_unique<rpc::MasterService>(
+        process->ha_.get(),
+        rpc::MasterServiceOptions{.clock = process->clock()});
+  } else {
+    MT_ASSIGN_OR_RETURN(
+        process->master_,
+        MasterHost::Create(process->options_.config, process->clock()));
+    process->service_ = std::make_unique<rpc::MasterService>(
+        &process->master_->api(), &process->master_->link(),
+        rpc::MasterServiceOptions{.clock = process->clock()});
+  }
   rpc::RpcServerOptions server_options;
   server_options.address = process->options_.listen;
   MT_ASSIGN_OR_RETURN(
@@ -56,7 +77,9 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
       rpc::RpcServer::Start(server_options,
                             {process->service_->grpc_service()}));
   process->address_ = process->server_->address();
-  process->ticker_ = std::thread([p = process.get()] { p->TickLoop(); });
+  if (process->master_) {
+    process->ticker_ = std::thread([p = process.get()] { p->TickLoop(); });
+  }
   spdlog::info("master: serving gRPC on {} (offload {}, promotion on hit {})",
                process->address_,
                OffloadModeName(process->options_.config.offload_mode),
@@ -75,6 +98,9 @@ const rpc::CallRecorder& MasterProcess::rpc_recorder() const {
 }
 
 void MasterProcess::Shutdown() {
+  // A cluster's master steps down first: a standby takes over while the
+  // calls in flight here end (NOT_LEADER sends their callers on).
+  if (ha_) ha_->Shutdown();
   if (server_) {
     spdlog::info("master: shutting down the gRPC server (grace {} ms)",
                  std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -5,6 +5,10 @@
 // background steps (Tick: node expiry, put and task reaping, eviction,
 // group sweeps, proactive promotion) on a thread of their own.
 //
+// With `ha` set, the master campaigns in a cluster through etcd and serves
+// only while it leads (daemon/ha_master.h; the background steps are then
+// the leader's).
+//
 // Used by the `master` and `standalone` subcommands and by tests.
 //
 // Thread safety: master() is thread-safe (the master is). Start, Shutdown
@@ -12,8 +16,10 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "base/clock.h"
@@ -33,6 +39,22 @@ class RpcServer;
 
 namespace mooncake_tier::daemon {
 
+class HaMaster;  // daemon/ha_master.h
+
+// The --etcd/--cluster flags: a master of a high-availability cluster
+// (daemon/ha_master.h).
+struct MasterHaOptions {
+  std::vector<std::string> etcd;  // REQUIRES: at least one
+  std::string cluster;            // REQUIRES: non-empty
+  // Published as the leader's gRPC address. Default (empty): `listen`,
+  // which then needs a routable host and a fixed port.
+  std::string advertise;
+  // Published as the leader's admin address ("" none).
+  std::string admin_advertise;
+  std::chrono::seconds lease_ttl{2};
+  Duration recovery_timeout = std::chrono::seconds(10);
+};
+
 struct MasterProcessOptions {
   // "host:port" the gRPC service binds; port 0 picks a free port (see
   // MasterProcess::address()). Default: "127.0.0.1:50051".
@@ -44,6 +66,8 @@ struct MasterProcessOptions {
   // At shutdown, calls in flight get this long to finish before they are
   // cancelled. Default: 1 s.
   Duration shutdown_grace = std::chrono::seconds(1);
+  // Set: campaign in a cluster instead of serving alone. Default: unset.
+  std::optional<MasterHaOptions> ha;
 };
 
 class MasterProcess {
@@ -61,7 +85,10 @@ class MasterProcess {
   // "host:port" actually bound: what clients and nodes dial.
   const std::string& address() const { return address_; }
   // The engine's operators' interface (the admin API and metrics use it).
+  // REQUIRES: a lone master (ha() is null).
   MasterAdmin& master();
+  // The cluster role of a master started with `ha`; else null.
+  HaMaster* ha() { return ha_.get(); }
   // The master's clock (heartbeat, lease and task ages).
   const Clock* clock() const;
   // Every gRPC call served, by method (mooncake_rpc_requests_total,
@@ -78,7 +105,8 @@ class MasterProcess {
 
   const MasterProcessOptions options_;
   std::string address_;
-  std::unique_ptr<MasterHost> master_;
+  std::unique_ptr<MasterHost> master_;  // a lone master
+  std::unique_ptr<HaMaster> ha_;        // or a cluster's
   std::unique_ptr<rpc::MasterService> service_;
   std::unique_ptr<rpc::RpcServer> server_;
 

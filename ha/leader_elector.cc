@@ -253,6 +253,14 @@ bool LeaderElector::Leading(Term* term) const {
   return true;
 }
 
+std::optional<LeaderKey> LeaderElector::LeadingKey() const {
+  Term term = 0;
+  if (!Leading(&term)) return std::nullopt;
+  MutexLock lock(&mu_);
+  if (leader_key_.revision != term) return std::nullopt;
+  return leader_key_;
+}
+
 TimePoint LeaderElector::LeaseValidUntil() const {
   return TimePoint(Duration(valid_until_ns_.load()));
 }

@@ -239,6 +239,11 @@ class LeaderElector {
   // and Leading() stays true until the window passes. For tests.
   void AbandonForTest();
 
+  // This candidate's key in the election while it leads (its revision is
+  // the term), for writes fenced on it (EtcdClient::FencedWrite); nullopt
+  // otherwise.
+  std::optional<LeaderKey> LeadingKey() const ABSL_LOCKS_EXCLUDED(mu_);
+
   LeaderElectorStats Stats() const;
   const std::string& election() const { return election_; }
   // The options after defaults were applied.

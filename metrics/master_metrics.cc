@@ -224,19 +224,43 @@ void AddCalls(const rpc::CallRecorder& recorder, MetricId counts,
 MasterMetrics::MasterMetrics(const MasterAdmin* master, const Clock* clock,
                              const rpc::CallRecorder* rpc,
                              const rpc::CallRecorder* admin)
-    : master_(master), clock_(clock), rpc_(rpc), admin_(admin) {}
+    : MasterMetrics(
+          [master] {
+            return std::shared_ptr<const MasterAdmin>(master,
+                                                      [](const MasterAdmin*) {});
+          },
+          [] { return MasterRoleSample{}; }, clock, rpc, admin) {}
+
+MasterMetrics::MasterMetrics(MasterSource master,
+                             std::function<MasterRoleSample()> role,
+                             const Clock* clock, const rpc::CallRecorder* rpc,
+                             const rpc::CallRecorder* admin)
+    : master_(std::move(master)),
+      role_(std::move(role)),
+      clock_(clock),
+      rpc_(rpc),
+      admin_(admin) {}
 
 std::vector<prometheus::MetricFamily> MasterMetrics::Collect() const {
-  const MasterStats stats = master_->GetStats();
-  const std::vector<NodeView> nodes = master_->ListNodes();
   FamilySet families(MetricScope::kMaster);
-  AddStore(stats, families);
-  AddDataPath(stats, families);
-  AddOffload(stats, families);
-  AddPromotion(stats, families);
-  AddGroups(stats, families);
-  AddPipeline(stats, master_->MemoryByNode(), nodes, families);
-  AddNodes(nodes, clock_->Now(), families);
+  const MasterRoleSample role = role_();
+  families.Add(M::kMasterRole, role.leader ? 1 : 0, {"leader"});
+  families.Add(M::kMasterRole, role.leader ? 0 : 1, {"standby"});
+  families.Add(M::kMasterTerm, static_cast<double>(role.term));
+  families.Add(M::kFailoversTotal, static_cast<double>(role.failovers));
+  families.Add(M::kMasterInSync, role.in_sync ? 1 : 0);
+  families.Add(M::kMasterRecovering, role.recovering ? 1 : 0);
+  if (std::shared_ptr<const MasterAdmin> master = master_()) {
+    const MasterStats stats = master->GetStats();
+    const std::vector<NodeView> nodes = master->ListNodes();
+    AddStore(stats, families);
+    AddDataPath(stats, families);
+    AddOffload(stats, families);
+    AddPromotion(stats, families);
+    AddGroups(stats, families);
+    AddPipeline(stats, master->MemoryByNode(), nodes, families);
+    AddNodes(nodes, clock_->Now(), families);
+  }
   if (rpc_ != nullptr) {
     AddCalls(*rpc_, M::kRpcRequestsTotal, M::kRpcDurationSeconds, families);
   }

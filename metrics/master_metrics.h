@@ -10,6 +10,9 @@
 // Thread safety: Collect() is const and thread-safe (the sources are);
 // concurrent scrapes are independent.
 
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,8 +25,20 @@
 
 namespace mooncake_tier::metrics {
 
+// This master's place in a high-availability cluster.
+struct MasterRoleSample {
+  bool leader = true;
+  uint64_t term = 0;
+  uint64_t failovers = 0;
+  bool in_sync = true;
+  bool recovering = false;
+};
+
 class MasterMetrics final : public prometheus::Collectable {
  public:
+  // The master serving now; null when none does (a standby).
+  using MasterSource = std::function<std::shared_ptr<const MasterAdmin>()>;
+
   // `master`, `clock` (the master's, for heartbeat ages), `rpc` (the
   // master service's calls) and `admin` (the admin API's requests, see
   // admin::AdminServer) must outlive this; the recorders may be null (no
@@ -31,11 +46,18 @@ class MasterMetrics final : public prometheus::Collectable {
   MasterMetrics(const MasterAdmin* master, const Clock* clock,
                 const rpc::CallRecorder* rpc,
                 const rpc::CallRecorder* admin = nullptr);
+  // A master of a high-availability cluster: the engine's families come
+  // from whichever master `master` gives at each scrape (none on a
+  // standby), the role families from `role`.
+  MasterMetrics(MasterSource master, std::function<MasterRoleSample()> role,
+                const Clock* clock, const rpc::CallRecorder* rpc,
+                const rpc::CallRecorder* admin = nullptr);
 
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
-  const MasterAdmin* const master_;
+  const MasterSource master_;
+  const std::function<MasterRoleSample()> role_;
   const Clock* const clock_;
   const rpc::CallRecorder* const rpc_;
   const rpc::CallRecorder* const admin_;

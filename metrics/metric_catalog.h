@@ -51,6 +51,19 @@ namespace mooncake_tier::metrics {
     "tier",                                                                    \
     "Copies rebuilt from what registering nodes hold, by tier (DRAM "          \
     "directories, SSD inventories).")                                          \
+  X(kMasterRole, kMaster, kGauge, "master_role", "ha_role",                    \
+    "1 for this master's role in its cluster (leader or standby), 0 for the "  \
+    "other; a lone master is a leader.")                                       \
+  X(kMasterTerm, kMaster, kGauge, "master_term", "",                           \
+    "The leader's term (its etcd election revision; 0 for a lone master).")    \
+  X(kFailoversTotal, kMaster, kCounter, "failovers_total", "",                 \
+    "Changes of leader this master saw (a new term after another).")           \
+  X(kMasterInSync, kMaster, kGauge, "master_in_sync", "",                      \
+    "1 when this master could take over at once: a leader, or a standby "      \
+    "that holds its etcd lease, campaigns and sees the leader.")               \
+  X(kMasterRecovering, kMaster, kGauge, "master_recovering", "",               \
+    "1 while a new leader waits for the previous term's nodes to register "    \
+    "(clients are told to retry).")                                            \
   /* ---- data path (master) ---- */                                           \
   X(kPutStartedTotal, kMaster, kCounter, "put_started_total", "",              \
     "PutStart calls that reserved space.")                                     \
