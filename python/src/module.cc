@@ -168,9 +168,10 @@ A client of a mooncake-tier store (master + storage nodes).
 Store(master="127.0.0.1:50051", *, rpc_timeout=5.0, transfer_timeout=5.0,
       ucx_transports="", probe_master=True)
 
-Connects to the master at `master` ("host:port"); raises UnavailableError
-or StoreTimeoutError naming the address when no master answers within
-rpc_timeout seconds. Use it as a context manager, or call close().
+Connects to the master at `master` ("host:port"), or to the masters of a
+high-availability cluster ("h1:p,h2:p,h3:p"; calls follow the leader
+across failovers); raises UnavailableError or StoreTimeoutError naming the
+address when no master answers within rpc_timeout seconds. Use it as a context manager, or call close().
 
 Every method releases the GIL while it waits on the network or a disk, and
 one Store may be shared by many threads. Values are anything with the
