@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/master_host.h"
+#include "daemon/master_process.h"
 #include "ha/etcd_client.h"
 #include "ha/leader_elector.h"
 #include "nlohmann/json.hpp"
@@ -12,16 +13,6 @@
 
 namespace mooncake_tier::daemon {
 namespace {
-
-// Node ids of a term's master start at the time of its election in
-// milliseconds times 4096, as a lone master's do at its start: a node id
-// never names two nodes across terms (see master_process.cc).
-NodeId FirstNodeIdNow() {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
-  return (static_cast<NodeId>(ms) << 12) + 1;
-}
 
 struct LeaderAddresses {
   std::string rpc;
@@ -158,7 +149,9 @@ void HaMaster::OnElected(uint64_t term) {
   next->recovery_deadline = clock_->Now() + options_.recovery_timeout;
   next->recovering = !next->expected.empty();
   MasterConfig config = options_.config;
-  if (config.first_node_id == 1) config.first_node_id = FirstNodeIdNow();
+  // Each term's ids start from its election time: a node id never names
+  // two nodes across terms.
+  if (config.first_node_id == 1) config.first_node_id = FirstNodeIdFromClock();
   Result<std::unique_ptr<MasterHost>> host = MasterHost::Create(config, clock_);
   if (!host.ok()) {
     spdlog::error("master: cannot create the master of term {}: {}", term,

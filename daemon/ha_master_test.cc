@@ -66,6 +66,16 @@ class HaMasterTest : public ::testing::Test {
     return serving.link->RegisterNode(Spec(name), {}, {}).status();
   }
 
+  // The node names the cluster's leader keeps in etcd; -1 when unreadable.
+  int NodesInEtcd() {
+    Result<std::unique_ptr<ha::EtcdClient>> etcd =
+        ha::EtcdClient::Create({.endpoints = {etcd_.endpoint()}});
+    if (!etcd.ok()) return -1;
+    Result<ha::PrefixRange> nodes =
+        (*etcd)->GetPrefix("/mooncake-tier/unit/nodes/");
+    return nodes.ok() ? static_cast<int>(nodes->kvs.size()) : -1;
+  }
+
   EtcdServer etcd_;
 };
 
@@ -98,16 +108,7 @@ TEST_F(HaMasterTest, ANewLeaderServesClientsOnceThePreviousNodesAreBack) {
   ASSERT_TRUE(Register(*a, "n1").ok());
   ASSERT_TRUE(Register(*a, "n2").ok());
   // Both names reach etcd (written by the leader's ticker).
-  Result<std::unique_ptr<ha::EtcdClient>> etcd =
-      ha::EtcdClient::Create({.endpoints = {etcd_.endpoint()}});
-  ASSERT_TRUE(etcd.ok());
-  ASSERT_TRUE(Eventually(
-      [&] {
-        Result<ha::PrefixRange> nodes =
-            (*etcd)->GetPrefix("/mooncake-tier/unit/nodes/");
-        return nodes.ok() && nodes->kvs.size() == 2;
-      },
-      seconds(5)));
+  ASSERT_TRUE(Eventually([&] { return NodesInEtcd() == 2; }, seconds(5)));
 
   std::unique_ptr<HaMaster> b = StartMaster("b:1", seconds(30));
   ASSERT_TRUE(Eventually([&] { return b->View().leader == "a:1"; },
@@ -139,16 +140,7 @@ TEST_F(HaMasterTest, ANodeThatNeverReturnsHoldsClientsOnlyUntilTheTimeout) {
   std::unique_ptr<HaMaster> a = StartMaster("a:1", milliseconds(300));
   ASSERT_TRUE(Eventually([&] { return Leads(*a); }, seconds(10)));
   ASSERT_TRUE(Register(*a, "gone").ok());
-  Result<std::unique_ptr<ha::EtcdClient>> etcd =
-      ha::EtcdClient::Create({.endpoints = {etcd_.endpoint()}});
-  ASSERT_TRUE(etcd.ok());
-  ASSERT_TRUE(Eventually(
-      [&] {
-        Result<ha::PrefixRange> nodes =
-            (*etcd)->GetPrefix("/mooncake-tier/unit/nodes/");
-        return nodes.ok() && nodes->kvs.size() == 1;
-      },
-      seconds(5)));
+  ASSERT_TRUE(Eventually([&] { return NodesInEtcd() == 1; }, seconds(5)));
   a->Shutdown();
   std::unique_ptr<HaMaster> b = StartMaster("b:1", milliseconds(300));
   ASSERT_TRUE(Eventually([&] { return Leads(*b); }, seconds(10)));
@@ -158,13 +150,7 @@ TEST_F(HaMasterTest, ANodeThatNeverReturnsHoldsClientsOnlyUntilTheTimeout) {
       seconds(5)));
   EXPECT_EQ(b->View().nodes_registered, 0u);
   // The node that did not come back is no longer listed for the next term.
-  ASSERT_TRUE(Eventually(
-      [&] {
-        Result<ha::PrefixRange> nodes =
-            (*etcd)->GetPrefix("/mooncake-tier/unit/nodes/");
-        return nodes.ok() && nodes->kvs.empty();
-      },
-      seconds(5)));
+  ASSERT_TRUE(Eventually([&] { return NodesInEtcd() == 0; }, seconds(5)));
 }
 
 TEST_F(HaMasterTest, BadOptionsAreRefused) {

@@ -11,21 +11,17 @@
 #include "spdlog/spdlog.h"
 
 namespace mooncake_tier::daemon {
-namespace {
-
 // Node ids of this master's life start at its start time in milliseconds
 // times 4096: a restarted master never hands out an id an earlier one gave
 // a node (unless over 4096 nodes registered per millisecond of uptime), so
 // clients' cached endpoints and nodes' stale reports can never name the
 // wrong node. Ids stay below 2^53 (exact in JSON) until about 2039.
-NodeId FirstNodeIdForThisStart() {
+NodeId FirstNodeIdFromClock() {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::system_clock::now().time_since_epoch())
                       .count();
   return (static_cast<NodeId>(ms) << 12) + 1;
 }
-
-}  // namespace
 
 MasterProcess::MasterProcess(MasterProcessOptions options)
     : options_(std::move(options)) {}
@@ -41,7 +37,7 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
                   "tick interval must be positive");
   }
   if (options.config.first_node_id == 1) {
-    options.config.first_node_id = FirstNodeIdForThisStart();
+    options.config.first_node_id = FirstNodeIdFromClock();
   }
   std::unique_ptr<MasterProcess> process(new MasterProcess(std::move(options)));
   if (process->options_.ha) {

@@ -70,6 +70,10 @@ struct MasterProcessOptions {
   std::optional<MasterHaOptions> ha;
 };
 
+// The first node id a master starting now hands out (see the .cc): ids
+// never repeat across restarts and terms.
+NodeId FirstNodeIdFromClock();
+
 class MasterProcess {
  public:
   // Validates the options, creates the master and starts serving.
