@@ -148,7 +148,6 @@ class HaMaster final : public rpc::MasterSource {
 
   mutable Mutex mu_;
   std::shared_ptr<Term> term_ ABSL_GUARDED_BY(mu_);
-  uint64_t last_leader_term_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t failovers_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   CondVar stop_cv_{&mu_};
