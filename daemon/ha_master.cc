@@ -176,9 +176,15 @@ void HaMaster::OnDeposed(uint64_t term) {
     MutexLock lock(&mu_);
     if (term_ && term_->term == term) old = std::move(term_);
   }
+  if (!old) return;
   // Calls in flight hold the old master until they answer (NOT_LEADER:
-  // StillServing is false now); the last of them destroys it.
-  if (old) spdlog::info("master: dropped the master of term {}", term);
+  // StillServing is false now); the last of them destroys it. Nodes' long
+  // polls would wait out their time first: wake them, so the nodes go
+  // looking for the new leader at once.
+  for (const NodeView& node : old->host->admin().ListNodes()) {
+    old->host->link().InterruptPull(node.id);
+  }
+  spdlog::info("master: dropped the master of term {}", term);
 }
 
 std::shared_ptr<HaMaster::Term> HaMaster::CurrentTerm() const {
