@@ -132,6 +132,7 @@ void HaMaster::OnElected(uint64_t term) {
     return;
   }
   next->key = *key;
+  NoteLeaderTerm(term);
   // Whom the previous leader served. Unreadable: wait the whole timeout
   // (nobody known means nobody to wait for otherwise).
   Result<ha::PrefixRange> nodes = etcd_->GetPrefix(NodesPrefix());
@@ -244,6 +245,7 @@ HaView HaMaster::View() const {
   view.cluster = options_.cluster;
   std::shared_ptr<Term> term = CurrentTerm();
   std::optional<ha::LeaderInfo> seen = elector_->CurrentLeader();
+  if (seen) NoteLeaderTerm(static_cast<uint64_t>(seen->term));
   ha::Term leading = 0;
   if (term && elector_->Leading(&leading) &&
       static_cast<uint64_t>(leading) == term->term) {
@@ -323,8 +325,15 @@ void HaMaster::Reconcile(const std::shared_ptr<Term>& term) {
   }
 }
 
+void HaMaster::NoteLeaderTerm(uint64_t term) const {
+  if (term == 0) return;
+  MutexLock lock(&mu_);
+  if (term <= seen_term_) return;
+  if (seen_term_ != 0) ++failovers_;
+  seen_term_ = term;
+}
+
 void HaMaster::TickLoop() {
-  uint64_t seen_term = 0;
   while (true) {
     {
       MutexLock lock(&mu_);
@@ -336,12 +345,7 @@ void HaMaster::TickLoop() {
       }
     }
     if (std::optional<ha::LeaderInfo> seen = elector_->CurrentLeader()) {
-      const uint64_t term = static_cast<uint64_t>(seen->term);
-      if (term != seen_term) {
-        MutexLock lock(&mu_);
-        if (seen_term != 0) ++failovers_;
-        seen_term = term;
-      }
+      NoteLeaderTerm(static_cast<uint64_t>(seen->term));
     }
     std::shared_ptr<Term> term = CurrentTerm();
     if (!term || !StillServing(rpc::ServingMaster{nullptr, nullptr,

@@ -139,6 +139,10 @@ class HaMaster final : public rpc::MasterSource {
   // passed, and mirrors the registered nodes' names into etcd.
   void Reconcile(const std::shared_ptr<Term>& term);
   std::shared_ptr<Term> CurrentTerm() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Counts a failover when `term` is newer than the newest leader's term
+  // seen before (terms only grow). Called by whatever sees a leader: the
+  // ticker, View(), the election.
+  void NoteLeaderTerm(uint64_t term) const ABSL_LOCKS_EXCLUDED(mu_);
   std::string NodesPrefix() const;
 
   const HaMasterOptions options_;
@@ -148,7 +152,8 @@ class HaMaster final : public rpc::MasterSource {
 
   mutable Mutex mu_;
   std::shared_ptr<Term> term_ ABSL_GUARDED_BY(mu_);
-  uint64_t failovers_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable uint64_t seen_term_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable uint64_t failovers_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   CondVar stop_cv_{&mu_};
   std::thread ticker_;

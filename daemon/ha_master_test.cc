@@ -86,7 +86,9 @@ TEST_F(HaMasterTest, OneLeadsTheOtherNamesIt) {
   ASSERT_TRUE(Eventually([&] { return b->View().leader == "a:1"; },
                          seconds(10)));
   EXPECT_FALSE(Leads(*b));
-  EXPECT_TRUE(b->View().in_sync);
+  // In sync once it holds a lease and campaigns (it may see the leader
+  // first).
+  EXPECT_TRUE(Eventually([&] { return b->View().in_sync; }, seconds(5)));
   EXPECT_EQ(b->View().leader_admin, "a:1-admin");
   EXPECT_EQ(b->current(), nullptr);
 

@@ -279,12 +279,18 @@ TEST_F(FailoverTest, StandbysNameTheLeader) {
   const nlohmann::json led = Ha(leader);
   for (int i = 0; i < kMasters; ++i) {
     if (i == leader) continue;
-    nlohmann::json ha = Ha(i);
+    nlohmann::json ha;
+    EXPECT_TRUE(Eventually(
+        [&] {
+          ha = Ha(i);
+          return ha.is_object() && ha["in_sync"] == true;
+        },
+        seconds(5)))
+        << ha.dump();
     ASSERT_TRUE(ha.is_object());
     EXPECT_EQ(ha["role"], "standby");
     EXPECT_EQ(ha["leader"], RpcAddress(leader));
     EXPECT_EQ(ha["term"], led["term"]);
-    EXPECT_EQ(ha["in_sync"], true);
     // Data routes of a standby: 421 naming the leader.
     httplib::Client http("127.0.0.1", admin_ports_[i]);
     auto res = http.Get("/api/v1/nodes");
@@ -432,8 +438,14 @@ TEST_F(FailoverTest, NodeRestartedDuringAFailover) {
   stop = true;
   load.join();
   ExpectAllReadable(*client, acked);
-  nlohmann::json ha = Ha(next);
-  EXPECT_EQ(ha["nodes_registered"], 2) << ha.dump();
+  nlohmann::json ha;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        ha = Ha(next);
+        return ha.is_object() && ha["nodes_registered"] == 2;
+      },
+      seconds(10)))
+      << ha.dump();
 }
 
 }  // namespace
