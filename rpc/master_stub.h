@@ -87,7 +87,7 @@ class MasterStub {
   std::string target() const;
 
   static constexpr size_t kMaxMasterAddresses = 16;
-  static constexpr Duration kMaxRedirectPause = std::chrono::milliseconds(500);
+  static constexpr Duration kMaxRedirectPause = std::chrono::milliseconds(200);
 
  private:
   struct Endpoint {
