@@ -16,6 +16,7 @@
 #include "bench/admin_scenario.h"
 #include "bench/alloc_scenario.h"
 #include "bench/core_scenario.h"
+#include "bench/failover_scenario.h"
 #include "bench/groups_scenario.h"
 #include "bench/promotion_scenario.h"
 #include "bench/remote_scenarios.h"
@@ -45,6 +46,7 @@ struct Flags {
   mooncake_tier::bench::GroupsOptions groups;
   mooncake_tier::bench::SustainedOptions sustained;
   mooncake_tier::bench::TraceOptions trace;
+  mooncake_tier::bench::FailoverOptions failover;
 };
 
 struct Scenarios {
@@ -59,6 +61,7 @@ struct Scenarios {
   CLI::App* admin = nullptr;
   CLI::App* sustained = nullptr;
   CLI::App* trace = nullptr;
+  CLI::App* failover = nullptr;
 };
 
 // Options of the scenarios that run against a store in other processes.
@@ -195,6 +198,46 @@ void AddTraceOptions(CLI::App& scenario,
       ->capture_default_str();
 }
 
+// Options of the failover scenario (bench/failover_scenario.h). --spawn is
+// checked by the scenario, which says why it needs it.
+void AddFailoverOptions(CLI::App& scenario,
+                        mooncake_tier::bench::FailoverOptions& failover) {
+  scenario.add_flag("--spawn", failover.spawn,
+                    "start etcd, three masters and two nodes for the run "
+                    "(required)");
+  scenario
+      .add_option("--tierd", failover.tierd_path,
+                  "the mooncake-tierd binary --spawn starts")
+      ->capture_default_str();
+  scenario.add_option("--rounds", failover.rounds, "kill -9 rounds")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  scenario
+      .add_option("--threads", failover.threads, "client threads of the load")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  scenario.add_option("--dram", failover.dram_bytes, "--dram of each node")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(uint64_t{16} << 20, uint64_t{1} << 40))
+      ->capture_default_str();
+  scenario
+      .add_option("--ssd-capacity", failover.ssd_bytes,
+                  "--ssd-capacity of each node (0: no SSD tier)")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 44))
+      ->capture_default_str();
+  scenario
+      .add_option("--seconds-per-phase", failover.seconds_per_phase,
+                  "length of each HA-on and HA-off throughput phase")
+      ->check(CLI::Range(0.5, 3600.0))
+      ->capture_default_str();
+  scenario
+      .add_option("--pairs", failover.pairs,
+                  "HA-on / HA-off throughput pairs (0: skip)")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+}
+
 Scenarios DefineCli(CLI::App& app, Flags& flags) {
   app.require_subcommand(1);
   // Common flags may also follow the scenario name ("core --json").
@@ -267,6 +310,11 @@ Scenarios DefineCli(CLI::App& app, Flags& flags) {
   AddRemoteOptions(*s.trace, flags);
   s.admin = app.add_subcommand(
       "admin", "admin API route latency and data-path get p99 under scraping");
+  s.failover = app.add_subcommand(
+      "failover",
+      "kill -9 of the leading master under a put/get load: unavailable ms, "
+      "objects lost, and put GB/s with HA on vs off");
+  AddFailoverOptions(*s.failover, flags.failover);
   return s;
 }
 
@@ -333,6 +381,10 @@ int RunSelected(const Scenarios& s, const Flags& flags) {
   if (s.admin->parsed()) {
     return mooncake_tier::bench::RunAdminScenario(flags.common, sink);
   }
+  if (s.failover->parsed()) {
+    return mooncake_tier::bench::RunFailoverScenario(flags.common,
+                                                     flags.failover, sink);
+  }
   return kExitUsage;
 }
 
@@ -342,6 +394,7 @@ int main(int argc, char** argv) {
   CLI::App app{"mooncake-tier-bench: benchmark scenarios of mooncake-tier"};
   Flags flags;
   flags.remote.tierd_path = mooncake_tier::bench::DefaultTierdPath();
+  flags.failover.tierd_path = flags.remote.tierd_path;
   const Scenarios scenarios = DefineCli(app, flags);
   try {
     app.parse(argc, argv);
