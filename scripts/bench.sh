@@ -4,7 +4,8 @@
 # engine (core, ssd, alloc, groups, promotion, admin) and the distributed
 # store from a client (datapath, metadata, groups_remote, sustained, and
 # trace when TRACE names a request trace file) against a mooncake-tierd
-# standalone the benchmark starts itself.
+# standalone the benchmark starts itself, and failover (three masters on
+# an etcd it starts, kill -9 of the leader, HA against a lone master).
 # SCALE (default 0.25) multiplies the work; SCRATCH_DIR (default /tmp)
 # holds the SSD files; JSON=1 prints one JSON object per line; TRACE is a
 # trace in the Mooncake FAST'25 format (bench/README.md, trace).
@@ -26,6 +27,8 @@ for scenario in datapath metadata groups_remote sustained; do
   "$bench" "${json[@]}" --scale "$scale" --scratch-dir "$scratch" \
     "$scenario" --spawn
 done
+echo "== mooncake-tier-bench failover --spawn --rounds 3" >&2
+"$bench" "${json[@]}" --scratch-dir "$scratch" failover --spawn --rounds 3
 if [[ -n ${TRACE:-} ]]; then
   echo "== mooncake-tier-bench trace --trace $TRACE --spawn" >&2
   "$bench" "${json[@]}" --scratch-dir "$scratch" trace --trace "$TRACE" --spawn
