@@ -213,4 +213,16 @@ DramDirectoryLog::Stats DramDirectoryLog::GetStats() const {
   return stats;
 }
 
+uint64_t DramDirectoryLog::PendingFreeBytes(uint64_t alignment) const {
+  uint64_t bytes = 0;
+  ReaderMutexLock lock(&mu_);
+  for (const auto& [id, log] : nodes_) {
+    MutexLock node_lock(&log->mu);
+    for (const PendingFree& f : log->frees) {
+      bytes += (f.size + alignment - 1) / alignment * alignment;
+    }
+  }
+  return bytes;
+}
+
 }  // namespace mooncake_tier

@@ -101,6 +101,9 @@ class DramDirectoryLog {
     uint64_t pending_free_bytes = 0;
   };
   Stats GetStats() const;
+  // The ranges waiting for their drops, each rounded up to `alignment` as
+  // the allocators hold them (the audit's figure).
+  uint64_t PendingFreeBytes(uint64_t alignment) const;
 
  private:
   struct PendingFree {

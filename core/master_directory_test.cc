@@ -254,6 +254,30 @@ TEST(MasterDirectoryTest, RegistrationRebuildsTheDramTierFromTheDirectory) {
   EXPECT_TRUE(audit.consistent());
 }
 
+// An entry the master does not take back (here: its key is restored from
+// another node already) keeps its range until the node dropped it: a put
+// placed there sooner, whose add the node has not applied when the master
+// dies, would be restored as the stale object with the new put's bytes.
+TEST(MasterDirectoryTest, AnEntryNotTakenBackKeepsItsRangeUntilDropped) {
+  MasterHarness h(Config());
+  const std::vector<DramEntry> held = {{"k", 0, kMiB, std::nullopt}};
+  ASSERT_TRUE(h.link().RegisterNode(DirectorySpec("a", kMiB), {}, held).ok());
+  const NodeId b = *h.link().RegisterNode(DirectorySpec("b", kMiB), {}, held);
+  EXPECT_EQ(h.master().GetStats().dram_restored, 1u);
+  // "a" is full with "k"; "b"'s copy was not taken, and its range waits.
+  EXPECT_EQ(h.PutStart("new", kMiB).status().reason(), ErrorReason::kNoSpace);
+  FakeDirectory dir;
+  dir.entries[0] = held[0];
+  EXPECT_EQ(dir.Sync(h.master(), b), 1u);  // the drop
+  EXPECT_TRUE(dir.entries.empty());
+  EXPECT_EQ(h.PutStart("new", kMiB).status().reason(), ErrorReason::kNoSpace);
+  dir.Sync(h.master(), b);  // its acknowledgement frees the range
+  Result<ReplicaDescriptor> placed = h.PutStart("new", kMiB);
+  ASSERT_TRUE(placed.ok()) << placed.status().ToString();
+  EXPECT_EQ(placed->node, b);
+  EXPECT_TRUE(h.master().Audit().consistent());
+}
+
 TEST(MasterDirectoryTest, ADramEntryJoinsTheSameKeysSsdCopy) {
   MasterHarness h(Config());
   std::vector<SsdInventoryEntry> ssd = {{"k", 1000, std::nullopt}};

@@ -65,6 +65,7 @@ AuditReport Master::Audit() const {
   });
   report.detached_replicas = s_.lifecycle.detached().count();
   report.replica_memory_bytes += s_.lifecycle.detached().memory_bytes(align);
+  report.dropping_memory_bytes = s_.directory.PendingFreeBytes(align);
   report.allocated_memory_bytes = s_.nodes.MemoryUsage().used;
   report.ssd_used_bytes = s_.nodes.SsdUsage().used;
   const TaskCounts offloads = s_.lifecycle.Counts(TaskKind::kOffload);

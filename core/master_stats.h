@@ -168,6 +168,7 @@ struct MasterStats {
 struct AuditReport {
   uint64_t allocated_memory_bytes = 0;     // what the allocators hold
   uint64_t replica_memory_bytes = 0;       // what live + detached replicas need
+  uint64_t dropping_memory_bytes = 0;      // ranges freed once nodes drop them
   uint64_t ssd_used_bytes = 0;             // the registry's SSD accounting
   uint64_t replica_disk_bytes = 0;         // sum of local_disk replica sizes
   uint64_t total_refcnt = 0;               // pins on live replicas
@@ -176,7 +177,8 @@ struct AuditReport {
   uint64_t filling_group_bytes = 0;        // DRAM of groups filling, summed
   int64_t filling_group_bytes_booked = 0;  // the running total kept for it
   bool consistent() const {
-    return allocated_memory_bytes == replica_memory_bytes &&
+    return allocated_memory_bytes ==
+               replica_memory_bytes + dropping_memory_bytes &&
            ssd_used_bytes == replica_disk_bytes &&
            static_cast<int64_t>(filling_group_bytes) ==
                filling_group_bytes_booked;

@@ -59,7 +59,8 @@ NodeView NodeRegistry::ViewOf(const Node& node) {
 
 Result<NodeId> NodeRegistry::Register(
     const NodeSpec& spec, NodeId* replaced,
-    const std::function<void(NodeId)>& before_visible) {
+    const std::function<void(NodeId)>& before_visible,
+    std::span<const HeldRange> held, std::vector<bool>* held_taken) {
   if (spec.name.empty() || spec.name.size() > kMaxKeyBytes) {
     return Status(
         ErrorReason::kInvalidArgument,
@@ -88,6 +89,11 @@ Result<NodeId> NodeRegistry::Register(
     if (spec.dram_size > 0) {
       node->allocator =
           std::make_unique<SpaceAllocator>(spec.dram_size, dram_alignment_);
+    }
+    if (held_taken != nullptr) held_taken->assign(held.size(), false);
+    for (size_t i = 0; i < held.size() && node->allocator; ++i) {
+      const bool taken = node->allocator->Reserve(held[i].offset, held[i].size);
+      if (held_taken != nullptr) (*held_taken)[i] = taken;
     }
     node->segment_bytes.store(node->allocator ? node->allocator->capacity()
                                               : 0);
@@ -237,16 +243,6 @@ Result<uint64_t> NodeRegistry::AllocateMemoryOn(NodeId id, uint64_t size) {
   Node* node = Find(id);
   if (node == nullptr) return NodeGone(id);
   return AllocateOn(*node, size);
-}
-
-bool NodeRegistry::ReserveMemory(NodeId id, uint64_t offset, uint64_t size) {
-  ReaderMutexLock lock(&map_mu_);
-  Node* node = Find(id);
-  if (node == nullptr) return false;
-  MutexLock node_lock(&node->mu);
-  if (!node->allocator || !node->allocator->Reserve(offset, size)) return false;
-  PublishSpace(*node);
-  return true;
 }
 
 bool NodeRegistry::FreeMemory(NodeId id, uint64_t offset, uint64_t size) {

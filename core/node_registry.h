@@ -16,19 +16,20 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "core/allocation_strategy.h"
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "base/space_allocator.h"
+#include "core/allocation_strategy.h"
+#include "mooncake_tier/status.h"
 #include "protocol/node.h"
 #include "protocol/types.h"
-#include "mooncake_tier/status.h"
 
 namespace mooncake_tier {
 
@@ -67,9 +68,21 @@ class NodeRegistry {
   // its id returned in `*replaced`. Rejects an empty name.
   // `before_visible(id)` runs under the registry lock before the node can be
   // found or placed on (so it must not call back into the registry).
+  // `held`: ranges of the segment the node already holds bytes in (its
+  // DRAM directory), taken in the new allocator before the node can be
+  // placed on, so that no put lands on a committed object while the master
+  // is still taking the node's objects back; (*held_taken)[i] says whether
+  // held[i] was (false: outside the segment or overlapping an earlier
+  // one). The caller frees what it does not keep (FreeMemory).
+  struct HeldRange {
+    uint64_t offset;
+    uint64_t size;
+  };
   Result<NodeId> Register(
       const NodeSpec& spec, NodeId* replaced,
-      const std::function<void(NodeId)>& before_visible = nullptr);
+      const std::function<void(NodeId)>& before_visible = nullptr,
+      std::span<const HeldRange> held = {},
+      std::vector<bool>* held_taken = nullptr);
 
   // Records a heartbeat. NODE_NOT_FOUND for an unknown or dead node: the
   // node must register again.
@@ -97,10 +110,6 @@ class NodeRegistry {
                                            std::string_view preferred);
   // Allocates on one given alive node.
   Result<uint64_t> AllocateMemoryOn(NodeId node, uint64_t size);
-  // Takes a given range of a registered node's segment (a placement its
-  // DRAM directory reports, rebuilt after a master restart or failover).
-  // False when the node is unknown or any of the range is taken.
-  bool ReserveMemory(NodeId node, uint64_t offset, uint64_t size);
   // Frees a range AllocateMemory returned. A range of a retired node is
   // ignored (its segment is gone). Returns false for a double free.
   bool FreeMemory(NodeId node, uint64_t offset, uint64_t size);

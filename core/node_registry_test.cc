@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/two_choice_strategy.h"
 
 namespace mooncake_tier {
@@ -48,6 +50,36 @@ TEST_F(NodeRegistryTest, ReRegistrationRetiresThePreviousIncarnation) {
   EXPECT_FALSE(registry_.IsAlive(first));
   EXPECT_EQ(registry_.List().size(), 1u);
   EXPECT_EQ(registry_.ListDead().size(), 1u);
+}
+
+// The ranges a registering node already holds bytes in are never handed
+// out, from the moment the node can be placed on.
+TEST_F(NodeRegistryTest, HeldRangesAreTakenBeforeTheNodeIsVisible) {
+  NodeSpec spec;
+  spec.name = "n";
+  spec.dram_size = 256;
+  const NodeRegistry::HeldRange held[] = {{0, 64},
+                                          {128, 64},
+                                          {32, 64} /* overlaps the first */,
+                                          {256, 64} /* outside */};
+  std::vector<bool> taken;
+  NodeId replaced;
+  Result<NodeId> id =
+      registry_.Register(spec, &replaced, nullptr, held, &taken);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_EQ(taken, (std::vector<bool>{true, true, false, false}));
+  std::vector<uint64_t> offsets;
+  for (int i = 0; i < 2; ++i) {
+    Result<ReplicaDescriptor> r = registry_.AllocateMemory(64, "");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    offsets.push_back(r->offset);
+  }
+  std::sort(offsets.begin(), offsets.end());
+  EXPECT_EQ(offsets, (std::vector<uint64_t>{64, 192}));
+  EXPECT_FALSE(registry_.AllocateMemory(64, "").ok());
+  // What the caller does not keep, it frees.
+  EXPECT_TRUE(registry_.FreeMemory(*id, 128, 64));
+  EXPECT_TRUE(registry_.AllocateMemory(64, "").ok());
 }
 
 TEST_F(NodeRegistryTest, SilentNodesTurnSuspectThenDead) {

@@ -20,14 +20,26 @@ Result<NodeId> NodeService::RegisterNode(
     const NodeSpec& spec, std::span<const SsdInventoryEntry> inventory,
     std::span<const DramEntry> dram) {
   NodeId replaced = kNoNode;
+  // The ranges the node's directory lists are taken before the node can be
+  // placed on: a put placed there while its objects are being taken back
+  // would find its range in use (or, worse, write over a committed object
+  // restored just after). What is not kept is freed as its entry is
+  // dropped.
+  std::vector<NodeRegistry::HeldRange> held;
+  held.reserve(dram.size());
+  for (const DramEntry& entry : dram)
+    held.push_back({entry.offset, entry.size});
+  std::vector<bool> held_taken;
   // The node's task queues (and its directory's log) exist before anything
   // can be placed on it.
-  MT_ASSIGN_OR_RETURN(
-      const NodeId id,
-      s_.nodes.Register(spec, &replaced, [this, &spec](NodeId fresh) {
-        s_.lifecycle.AddNode(fresh);
-        if (spec.keeps_directory) s_.directory.AddNode(fresh);
-      }));
+  MT_ASSIGN_OR_RETURN(const NodeId id, s_.nodes.Register(
+                                           spec, &replaced,
+                                           [this, &spec](NodeId fresh) {
+                                             s_.lifecycle.AddNode(fresh);
+                                             if (spec.keeps_directory)
+                                               s_.directory.AddNode(fresh);
+                                           },
+                                           held, &held_taken));
   s_.counters.nodes_registered.fetch_add(1, std::memory_order_relaxed);
   if (replaced != kNoNode) {
     // The previous incarnation's replicas go; what the node still holds
@@ -37,8 +49,10 @@ Result<NodeId> NodeService::RegisterNode(
   }
   // DRAM first: a key the node holds in both tiers is one object, and its
   // DRAM copy is the one readers take.
-  for (const DramEntry& entry : dram) {
-    RestoreCopy(id, Copy{entry.key, entry.size, entry.group, entry.offset});
+  for (size_t i = 0; i < dram.size(); ++i) {
+    const DramEntry& entry = dram[i];
+    RestoreCopy(id, Copy{entry.key, entry.size, entry.group, entry.offset,
+                         held_taken[i]});
   }
   for (const SsdInventoryEntry& entry : inventory) {
     RestoreCopy(id, Copy{entry.key, entry.size, entry.group, std::nullopt});
@@ -101,7 +115,12 @@ void NodeService::RestoreCopy(NodeId node, const Copy& copy) {
 }
 
 void NodeService::DiscardDramEntry(NodeId node, const Copy& copy) {
-  s_.directory.Discard(node, copy.key, *copy.dram_offset);
+  if (!copy.range_held) {
+    s_.directory.Discard(node, copy.key, *copy.dram_offset);
+  } else if (!s_.directory.DropThenFree(node, copy.key, *copy.dram_offset,
+                                        copy.size)) {
+    s_.nodes.FreeMemory(node, *copy.dram_offset, copy.size);
+  }
 }
 
 bool NodeService::RestoreObject(NodeId node, const Copy& copy, JoinFn join) {
@@ -129,10 +148,10 @@ bool NodeService::RestoreObject(NodeId node, const Copy& copy, JoinFn join) {
             return false;
           }
         }
-        // The range must be free here: two entries of one node that
-        // overlap (which the node's directory prevents) keep the first.
-        if (dram && !s_.nodes.ReserveMemory(node, *copy.dram_offset,
-                                            copy.size)) {
+        // Its range was taken at registration unless it lies outside the
+        // segment or overlaps an earlier entry (which the node's directory
+        // prevents): then the first is kept.
+        if (dram && !copy.range_held) {
           DiscardDramEntry(node, copy);
           return false;
         }

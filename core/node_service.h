@@ -58,6 +58,9 @@ class NodeService {
     uint64_t size;
     const std::optional<GroupSpec>& group;
     std::optional<uint64_t> dram_offset;
+    // A DRAM copy's range was taken for it at registration (false: outside
+    // the segment, or overlapping another entry).
+    bool range_held = false;
   };
   void RestoreCopy(NodeId node, const Copy& copy);
   // Adds the node's copy to the object (creating it); false when the copy
@@ -68,7 +71,10 @@ class NodeService {
   // it.
   using JoinFn = absl::FunctionRef<GroupRef(GroupMeta::Reservation*)>;
   bool RestoreObject(NodeId node, const Copy& copy, JoinFn join);
-  // A DRAM entry the master does not take goes from the node's directory.
+  // A DRAM entry the master does not take goes from the node's directory;
+  // its range, if taken at registration, is freed once the node dropped
+  // the entry (a put placed there sooner could be restored as the stale
+  // object after a restart, with the new put's bytes).
   void DiscardDramEntry(NodeId node, const Copy& copy);
   void DropNodeReplicas(NodeId node);
 

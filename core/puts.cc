@@ -186,7 +186,12 @@ Status Puts::ValidatePutStart(const PutStartRequest& request,
                         std::to_string(s_.config.max_group_size));
     }
   }
-  if (request.size > s_.nodes.LargestSegment()) {
+  const uint64_t largest = s_.nodes.LargestSegment();
+  if (largest == 0) {
+    return Status(ErrorReason::kNoSpace,
+                  "no node with a DRAM segment is registered");
+  }
+  if (request.size > largest) {
     // No eviction could ever make room: do not evict for it.
     return Status(ErrorReason::kNoSpace,
                   "object of " + std::to_string(request.size) +
