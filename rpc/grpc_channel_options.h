@@ -10,6 +10,10 @@
 
 namespace mooncake_tier::rpc {
 
+// The shortest probe interval a stub may use; masters (RpcServer) accept
+// probes down to half of it and close a connection that probes faster.
+inline constexpr Duration kMinKeepalive = std::chrono::milliseconds(500);
+
 struct GrpcChannelOptions {
   // The master's "host:port", or the masters' of a high-availability
   // cluster, comma-separated ("a:50051,b:50051,c:50051"): calls follow the
@@ -23,6 +27,19 @@ struct GrpcChannelOptions {
   // gRPC's own default (120 s) would keep a node from reaching a restarted
   // master for longer than node_ttl. Default: 1 s.
   Duration max_reconnect_backoff = std::chrono::seconds(1);
+  // With several master addresses: how often the connection to a master is
+  // probed (an HTTP/2 ping), during calls and between them. A master that
+  // leaves a probe unanswered for twice this is taken as gone: the calls on
+  // that connection fail UNAVAILABLE at once and follow the leader to
+  // another address, and a new connection attempt gets as long. This is
+  // what finds a master that is paused, stalled or cut off without closing
+  // its connections (a killed one closes them, which calls see at once);
+  // without it each call to it would wait out its deadline and the next
+  // would go to it again. A single address is not probed: there is nowhere
+  // else to go, and its calls end at their deadlines as before.
+  // REQUIRES: >= kMinKeepalive (masters accept probes that often).
+  // Default: 1 s.
+  Duration keepalive = std::chrono::seconds(1);
   // Largest message sent or received, in bytes. Default: 128 MiB.
   int max_message_bytes = 128 << 20;
   // Records every call. Null: the stub keeps its own (see recorder()).

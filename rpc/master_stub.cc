@@ -58,6 +58,15 @@ Result<std::unique_ptr<MasterStub>> MasterStub::Create(
     return Status(ErrorReason::kInvalidArgument,
                   "RPC deadline must be positive");
   }
+  if (options.keepalive < kMinKeepalive) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "keepalive must be at least " +
+                      std::to_string(
+                          std::chrono::duration_cast<std::chrono::milliseconds>(
+                              kMinKeepalive)
+                              .count()) +
+                      " ms");
+  }
   return std::unique_ptr<MasterStub>(new MasterStub(std::move(options)));
 }
 
@@ -67,8 +76,10 @@ MasterStub::MasterStub(GrpcChannelOptions options)
     owned_recorder_ = std::make_unique<CallRecorder>(MasterMethodNames());
   }
   recorder_ = options_.recorder ? options_.recorder : owned_recorder_.get();
+  const std::vector<std::string> targets = SplitTargets(options_.target);
+  probe_ = targets.size() > 1;
   MutexLock lock(&mu_);
-  for (const std::string& target : SplitTargets(options_.target)) {
+  for (const std::string& target : targets) {
     AddEndpointLocked(Trimmed(target));
   }
 }
@@ -94,6 +105,25 @@ MasterStub::Endpoint& MasterStub::AddEndpointLocked(const std::string& target) {
   // rate-limited to once per 30 s by default.
   args.SetInt(GRPC_ARG_DNS_MIN_TIME_BETWEEN_RESOLUTIONS_MS,
               std::max(backoff_ms, 1));
+  if (probe_) {
+    // Probes find a master that stopped answering without closing the
+    // connection (paused, or its host gone): a probe unanswered for twice
+    // `keepalive` fails the connection's calls UNAVAILABLE, which Redirect
+    // turns into another address. They go on while a call waits for its
+    // answer (a long poll sends nothing) and while the connection is idle.
+    const int keepalive_ms =
+        static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                             options_.keepalive)
+                             .count());
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive_ms);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2 * keepalive_ms);
+    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+    // Also the shortest time a connection attempt is given: a paused
+    // master's kernel still accepts the TCP connection, but the handshake
+    // never completes; gRPC's default would wait 20 s for it.
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2 * keepalive_ms);
+  }
   auto endpoint = std::make_unique<Endpoint>();
   endpoint->target = target;
   endpoint->stub = proto::MasterService::NewStub(grpc::CreateCustomChannel(

@@ -112,6 +112,8 @@ class MasterStub {
   const GrpcChannelOptions options_;
   std::unique_ptr<CallRecorder> owned_recorder_;
   CallRecorder* recorder_;
+  // Several addresses were given: connections are probed (keepalive).
+  bool probe_ = false;
   mutable Mutex mu_;
   // Never shrinks, so references stay valid; at most kMaxMasterAddresses
   // (leaders named by redirects are added up to that bound).

@@ -1,10 +1,12 @@
 #include "rpc/rpc_server.h"
 
+#include <chrono>
 #include <utility>
 
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
+#include "rpc/grpc_channel_options.h"
 
 namespace mooncake_tier::rpc {
 
@@ -39,6 +41,15 @@ Result<std::unique_ptr<RpcServer>> RpcServer::Start(
   // A second server on a port in use is a mistake (two masters), not load
   // sharing: refuse it.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Stubs probe their connections (GrpcChannelOptions::keepalive), idle or
+  // not; gRPC's server would otherwise take a probe more often than every
+  // 5 minutes as abuse and close the connection.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+      static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                           kMinKeepalive / 2)
+                           .count()));
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS,

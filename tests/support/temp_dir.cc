@@ -1,5 +1,6 @@
 #include "tests/support/temp_dir.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <system_error>
@@ -17,6 +18,11 @@ TempDir::TempDir() {
 }
 
 TempDir::~TempDir() {
+  const char* keep = std::getenv("MOONCAKE_TIER_KEEP_TEMP");
+  if (keep && *keep) {
+    std::fprintf(stderr, "[temp] kept %s\n", path_.c_str());
+    return;
+  }
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
 }

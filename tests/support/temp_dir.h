@@ -1,7 +1,8 @@
 #pragma once
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents when
-// the object goes away.
+// the object goes away, unless MOONCAKE_TIER_KEEP_TEMP is set (non-empty):
+// then it stays, and its path is printed, for the processes' logs in it.
 
 #include <filesystem>
 #include <string>
