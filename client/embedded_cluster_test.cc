@@ -24,9 +24,11 @@ constexpr uint64_t kMiB = 1 << 20;
 
 class EmbeddedClusterTest : public ::testing::Test {
  protected:
-  void Start(OffloadMode mode, int nodes, bool real_files = false) {
+  void Start(OffloadMode mode, int nodes, bool real_files = false,
+             Duration grant_window = std::chrono::seconds(2)) {
     EmbeddedClusterOptions options;
     options.master.shard_count = 16;
+    options.master.grant_window = grant_window;
     options.master.offload_mode = mode;
     options.clock = &clock_;
     options.background = false;
@@ -305,6 +307,20 @@ TEST_F(EmbeddedClusterTest, ReadBeforeExpiryOfAKilledNodeFailsClearly) {
   cluster_->KillNode(0);
   // The master still lists the replica; the data plane cannot reach it.
   EXPECT_EQ(client_->Get(Key(0)).status().reason(), ErrorReason::kUnavailable);
+}
+
+// A grant whose window ran out before the write could start: the client
+// writes nothing (the range may be another put's by then), gives the put
+// back and says so. A window under a millisecond is over as it arrives.
+TEST_F(EmbeddedClusterTest, AGrantThatRanOutIsNeverWritten) {
+  Start(OffloadMode::kOff, 1, false, std::chrono::microseconds(500));
+  const Status put = client_->Put(Key(0), Pattern(64 * 1024, 0));
+  EXPECT_EQ(put.reason(), ErrorReason::kTimeout) << put.ToString();
+  Result<ExistsInfo> exists = client_->Exists(Key(0));
+  ASSERT_TRUE(exists.ok()) << exists.status().ToString();
+  EXPECT_FALSE(exists->exists);
+  // Revoked, not left to the put timeout: the space is free again.
+  EXPECT_EQ(cluster_->master().Audit().allocated_memory_bytes, 0u);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "client/store_client.h"
 
+#include <chrono>
 #include <random>
 
 #include "absl/strings/str_format.h"
@@ -61,12 +62,16 @@ std::vector<Status> StoreClient::PutBatch(std::span<const PutItem> items) {
   for (const PutItem& item : items) {
     requests.push_back({item.key, item.value.size(), item.options, id_});
   }
+  // A grant's window counts from here: never later than the master's own
+  // start of it, whatever the clocks of the two hosts say.
+  const auto sent = std::chrono::steady_clock::now();
   std::vector<Result<ReplicaDescriptor>> placed = master_->PutStart(requests);
 
   // Write every placed value into its node's segment.
   std::vector<std::shared_ptr<const Endpoint>> pinned_endpoints;
   std::vector<SegmentTransfer> writes;
   std::vector<size_t> write_item;
+  std::vector<std::string> late_grants;
   for (size_t i = 0; i < items.size(); ++i) {
     if (!placed[i].ok()) {
       out[i] = placed[i].status();
@@ -75,6 +80,18 @@ std::vector<Status> StoreClient::PutBatch(std::span<const PutItem> items) {
     Result<std::shared_ptr<const Endpoint>> ep = EndpointOf(placed[i]->node);
     if (!ep.ok()) {
       out[i] = ep.status();
+      continue;
+    }
+    // Past its grant's window the range may be another put's already (the
+    // put was revoked, or a new master handed it out): write nothing.
+    const auto window = std::chrono::milliseconds(placed[i]->write_within_ms);
+    if (std::chrono::steady_clock::now() >= sent + window) {
+      out[i] =
+          Status(ErrorReason::kTimeout,
+                 "the put's grant ran out (" + std::to_string(window.count()) +
+                     " ms) before its write could start; nothing was "
+                     "written");
+      late_grants.push_back(items[i].key);
       continue;
     }
     pinned_endpoints.push_back(*ep);
@@ -86,7 +103,7 @@ std::vector<Status> StoreClient::PutBatch(std::span<const PutItem> items) {
   }
   std::vector<Status> written = transport_->Write(writes);
 
-  std::vector<std::string> to_end, to_revoke;
+  std::vector<std::string> to_end, to_revoke = std::move(late_grants);
   std::vector<size_t> end_item;
   for (size_t w = 0; w < writes.size(); ++w) {
     const size_t i = write_item[w];

@@ -1,5 +1,7 @@
 #include "core/master_config.h"
 
+#include <algorithm>
+
 namespace mooncake_tier {
 namespace {
 
@@ -25,8 +27,12 @@ std::string MasterConfig::Validate() const {
   }
   if (lease_ttl.count() <= 0 || put_timeout.count() <= 0 ||
       offload_task_timeout.count() <= 0 || node_ttl.count() <= 0 ||
-      directory_record_timeout.count() <= 0) {
+      directory_record_timeout.count() <= 0 || grant_window.count() <= 0) {
     return "timeouts must be positive";
+  }
+  if (late_write_margin.count() < 0) return "late_write_margin must be >= 0";
+  if (inherited_grant_window && inherited_grant_window->count() < 0) {
+    return "inherited_grant_window must be >= 0";
   }
   if (first_node_id == kNoNode) return "first_node_id must be at least 1";
   if (offload_max_per_pull == 0 || offload_queue_limit == 0) {
@@ -48,6 +54,10 @@ std::string MasterConfig::Validate() const {
   }
   if (std::string error = promotion.Validate(); !error.empty()) return error;
   return "";
+}
+
+Duration MasterConfig::EffectiveGrantWindow() const {
+  return std::min({grant_window, put_timeout, node_ttl / 2});
 }
 
 bool RuntimeConfigChange::empty() const {

@@ -26,6 +26,29 @@ struct MasterConfig {
   // A put still processing after this long is revoked and its space freed.
   // Default: 30 s.
   Duration put_timeout = std::chrono::seconds(30);
+  // How long a client may start writing into a range PutStart granted,
+  // counted from its PutStart (the reply says so: write_within_ms); it
+  // writes nothing later. This bounds when a late write can land in space
+  // the master handed out again: after put_timeout revoked the put (hence
+  // capped at put_timeout), after the node was expired and came back
+  // (capped at half of node_ttl, when it stopped being placed on), and
+  // after a restart, when a master cannot know what its predecessor
+  // granted and holds placements on resumed nodes for this long plus
+  // late_write_margin (inherited_grant_window). Writes larger than this
+  // window's worth of bandwidth fail (TIMEOUT). Default: 2 s.
+  Duration grant_window = std::chrono::seconds(2);
+  // A write started just before its grant ran out lands this much later
+  // at most (one batch's transfer; a client paused inside one copy longer
+  // than this is the one case time cannot cover). Default: 250 ms.
+  Duration late_write_margin = std::chrono::milliseconds(250);
+  // How long after this master started a predecessor's grants may still be
+  // written: resumed nodes (NodeSpec::resumed) get no placements before.
+  // Unset: grant_window + late_write_margin (a lone master restarted). A
+  // leader of a new term sets late_write_margin, since every grant of an
+  // earlier term ran out with that term's lease window (ha.md).
+  std::optional<Duration> inherited_grant_window;
+  // The grant_window in force, after its caps.
+  Duration EffectiveGrantWindow() const;
   // How long a PutEnd waits for the node holding the object to record it
   // in its DRAM directory (nodes that keep one; ha.md) before it answers
   // TIMEOUT. Default: 5 s.

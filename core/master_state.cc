@@ -12,6 +12,7 @@ MasterState::MasterState(MasterConfig start, const Clock* clock_in)
     : config(std::move(start)),
       knobs(config),
       clock(clock_in),
+      started(clock_in->Now()),
       index(config.shard_count, config.group_shard_count),
       nodes(clock_in, config.dram_alignment,
             std::make_unique<TwoChoiceStrategy>(), config.first_node_id),

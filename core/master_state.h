@@ -46,6 +46,9 @@ struct MasterState {
   const MasterConfig config;
   RuntimeKnobs knobs;
   const Clock* const clock;
+  // When this engine started: a predecessor's grants ran out
+  // inherited_grant_window after it at the latest.
+  const TimePoint started;
   // Every object and group, with their stripe locks.
   ObjectIndex index;
   NodeRegistry nodes;

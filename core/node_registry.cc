@@ -57,10 +57,10 @@ NodeView NodeRegistry::ViewOf(const Node& node) {
   return view;
 }
 
-Result<NodeId> NodeRegistry::Register(
-    const NodeSpec& spec, NodeId* replaced,
-    const std::function<void(NodeId)>& before_visible,
-    std::span<const HeldRange> held, std::vector<bool>* held_taken) {
+Result<NodeId> NodeRegistry::Register(const NodeSpec& spec, NodeId* replaced,
+                                      const Registration& how) {
+  const std::span<const HeldRange> held = how.held;
+  std::vector<bool>* const held_taken = how.held_taken;
   if (spec.name.empty() || spec.name.size() > kMaxKeyBytes) {
     return Status(
         ErrorReason::kInvalidArgument,
@@ -80,7 +80,7 @@ Result<NodeId> NodeRegistry::Register(
   }
   dead_names_.erase(spec.name);  // back: no longer lost
   const NodeId id = next_id_++;
-  if (before_visible) before_visible(id);
+  if (how.before_visible) how.before_visible(id);
   {
     MutexLock node_lock(&node->mu);
     node->view.id = id;
@@ -98,12 +98,42 @@ Result<NodeId> NodeRegistry::Register(
     node->segment_bytes.store(node->allocator ? node->allocator->capacity()
                                               : 0);
     node->ssd_capacity.store(spec.ssd_capacity);
+    if (how.fenced_until > clock_->Now()) {
+      node->fenced_until_ns.store(how.fenced_until.time_since_epoch().count(),
+                                  std::memory_order_relaxed);
+    }
     PublishSpace(*node);
   }
   nodes_.emplace(id, std::move(node));
   by_name_[spec.name] = id;
   SegmentsChangedLocked();
   return id;
+}
+
+Status NodeRegistry::Fenced() {
+  return Status(ErrorReason::kUnavailable,
+                "the nodes with room registered again moments ago and "
+                "clients may still be writing into ranges granted before: "
+                "no placement there until those grants ran out (retry)");
+}
+
+bool NodeRegistry::KnowsName(const std::string& name) const {
+  ReaderMutexLock lock(&map_mu_);
+  return by_name_.contains(name) || dead_names_.contains(name);
+}
+
+std::optional<TimePoint> NodeRegistry::AllFencedUntil() const {
+  ReaderMutexLock lock(&map_mu_);
+  const int64_t now_ns = clock_->Now().time_since_epoch().count();
+  std::optional<int64_t> soonest;
+  for (const auto& [id, node] : nodes_) {
+    if (node->segment_bytes.load(std::memory_order_relaxed) == 0) continue;
+    const int64_t until = node->fenced_until_ns.load(std::memory_order_relaxed);
+    if (now_ns >= until) return std::nullopt;
+    soonest = soonest ? std::min(*soonest, until) : until;
+  }
+  if (!soonest) return std::nullopt;
+  return TimePoint(Duration(*soonest));
 }
 
 void NodeRegistry::SegmentsChangedLocked() {
@@ -211,9 +241,15 @@ Result<ReplicaDescriptor> NodeRegistry::AllocateMemory(
     uint64_t size, std::string_view preferred) {
   ReaderMutexLock lock(&map_mu_);
   absl::InlinedVector<NodeSpace, kInlineNodes> spaces;
+  const int64_t now_ns = clock_->Now().time_since_epoch().count();
+  size_t fenced = 0;
   for (const auto& [id, node] : nodes_) {
     if (!node->placeable.load(std::memory_order_relaxed) ||
         node->segment_bytes.load(std::memory_order_relaxed) == 0) {
+      continue;
+    }
+    if (now_ns < node->fenced_until_ns.load(std::memory_order_relaxed)) {
+      ++fenced;
       continue;
     }
     const bool is_preferred = !preferred.empty() && node->name == preferred;
@@ -233,6 +269,9 @@ Result<ReplicaDescriptor> NodeRegistry::AllocateMemory(
     desc.size = size;
     return desc;
   }
+  if (spaces.empty() && fenced > 0) {
+    return Fenced();
+  }
   return Status(ErrorReason::kNoSpace, "no alive node has " +
                                            std::to_string(size) +
                                            " contiguous bytes of DRAM free");
@@ -242,6 +281,10 @@ Result<uint64_t> NodeRegistry::AllocateMemoryOn(NodeId id, uint64_t size) {
   ReaderMutexLock lock(&map_mu_);
   Node* node = Find(id);
   if (node == nullptr) return NodeGone(id);
+  if (clock_->Now().time_since_epoch().count() <
+      node->fenced_until_ns.load(std::memory_order_relaxed)) {
+    return Fenced();
+  }
   return AllocateOn(*node, size);
 }
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -63,26 +64,40 @@ class NodeRegistry {
                std::unique_ptr<AllocationStrategy> strategy,
                NodeId first_id = 1);
 
-  // Registers a node. A node of the same name that is still registered is
-  // a previous incarnation (the process restarted): it is retired first and
-  // its id returned in `*replaced`. Rejects an empty name.
-  // `before_visible(id)` runs under the registry lock before the node can be
-  // found or placed on (so it must not call back into the registry).
-  // `held`: ranges of the segment the node already holds bytes in (its
-  // DRAM directory), taken in the new allocator before the node can be
-  // placed on, so that no put lands on a committed object while the master
-  // is still taking the node's objects back; (*held_taken)[i] says whether
-  // held[i] was (false: outside the segment or overlapping an earlier
-  // one). The caller frees what it does not keep (FreeMemory).
   struct HeldRange {
     uint64_t offset;
     uint64_t size;
   };
-  Result<NodeId> Register(
-      const NodeSpec& spec, NodeId* replaced,
-      const std::function<void(NodeId)>& before_visible = nullptr,
-      std::span<const HeldRange> held = {},
-      std::vector<bool>* held_taken = nullptr);
+  struct Registration {
+    // Runs under the registry lock before the node can be found or placed
+    // on (so it must not call back into the registry).
+    std::function<void(NodeId)> before_visible;
+    // Ranges of the segment the node already holds bytes in (its DRAM
+    // directory), taken in the new allocator before the node can be placed
+    // on, so that no put lands on a committed object while the master is
+    // still taking the node's objects back; (*held_taken)[i] says whether
+    // held[i] was (false: outside the segment or overlapping an earlier
+    // one). The caller frees what it does not keep (FreeMemory).
+    std::span<const HeldRange> held;
+    std::vector<bool>* held_taken = nullptr;
+    // No placement on the node before this (clients may still write into
+    // ranges granted before it registered again); allocations there answer
+    // UNAVAILABLE meanwhile.
+    TimePoint fenced_until = TimePoint::min();
+  };
+  // Registers a node. A node of the same name that is still registered is
+  // a previous incarnation (the process restarted): it is retired first and
+  // its id returned in `*replaced`. Rejects an empty name.
+  Result<NodeId> Register(const NodeSpec& spec, NodeId* replaced,
+                          const Registration& how);
+  Result<NodeId> Register(const NodeSpec& spec, NodeId* replaced) {
+    return Register(spec, replaced, Registration{});
+  }
+  // Whether a node of this name is registered or died under this registry.
+  bool KnowsName(const std::string& name) const;
+  // When every node with a DRAM segment is fenced (Registration): the
+  // soonest end of their fences; nothing otherwise (or with no node).
+  std::optional<TimePoint> AllFencedUntil() const;
 
   // Records a heartbeat. NODE_NOT_FOUND for an unknown or dead node: the
   // node must register again.
@@ -184,11 +199,14 @@ class NodeRegistry {
     std::optional<SsdReport> ssd_report ABSL_GUARDED_BY(mu);
     // Clock nanoseconds until which offloads wait; how many pauses ran on.
     std::atomic<int64_t> offloads_paused_until_ns{0};
+    // Clock nanoseconds before which nothing is placed here (Registration).
+    std::atomic<int64_t> fenced_until_ns{std::numeric_limits<int64_t>::min()};
     std::atomic<uint32_t> pause_level{0};
     std::atomic<bool> ssd_room_owed{false};
   };
 
   Node* Find(NodeId id) const ABSL_SHARED_LOCKS_REQUIRED(map_mu_);
+  static Status Fenced();
   void RetireLocked(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_);
   // Recomputes memory_capacity_ and largest_segment_ after nodes_ changed.
   void SegmentsChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_);

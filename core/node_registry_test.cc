@@ -63,9 +63,11 @@ TEST_F(NodeRegistryTest, HeldRangesAreTakenBeforeTheNodeIsVisible) {
                                           {32, 64} /* overlaps the first */,
                                           {256, 64} /* outside */};
   std::vector<bool> taken;
+  NodeRegistry::Registration how;
+  how.held = held;
+  how.held_taken = &taken;
   NodeId replaced;
-  Result<NodeId> id =
-      registry_.Register(spec, &replaced, nullptr, held, &taken);
+  Result<NodeId> id = registry_.Register(spec, &replaced, how);
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   EXPECT_EQ(taken, (std::vector<bool>{true, true, false, false}));
   std::vector<uint64_t> offsets;

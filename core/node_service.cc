@@ -30,16 +30,17 @@ Result<NodeId> NodeService::RegisterNode(
   for (const DramEntry& entry : dram)
     held.push_back({entry.offset, entry.size});
   std::vector<bool> held_taken;
+  NodeRegistry::Registration how;
   // The node's task queues (and its directory's log) exist before anything
   // can be placed on it.
-  MT_ASSIGN_OR_RETURN(const NodeId id, s_.nodes.Register(
-                                           spec, &replaced,
-                                           [this, &spec](NodeId fresh) {
-                                             s_.lifecycle.AddNode(fresh);
-                                             if (spec.keeps_directory)
-                                               s_.directory.AddNode(fresh);
-                                           },
-                                           held, &held_taken));
+  how.before_visible = [this, &spec](NodeId fresh) {
+    s_.lifecycle.AddNode(fresh);
+    if (spec.keeps_directory) s_.directory.AddNode(fresh);
+  };
+  how.held = held;
+  how.held_taken = &held_taken;
+  how.fenced_until = GrantsRunOut(spec);
+  MT_ASSIGN_OR_RETURN(const NodeId id, s_.nodes.Register(spec, &replaced, how));
   s_.counters.nodes_registered.fetch_add(1, std::memory_order_relaxed);
   if (replaced != kNoNode) {
     // The previous incarnation's replicas go; what the node still holds
@@ -58,6 +59,22 @@ Result<NodeId> NodeService::RegisterNode(
     RestoreCopy(id, Copy{entry.key, entry.size, entry.group, std::nullopt});
   }
   return id;
+}
+
+TimePoint NodeService::GrantsRunOut(const NodeSpec& spec) const {
+  // A fresh node process holds no grant: its segment is new.
+  if (!spec.resumed) return TimePoint::min();
+  const MasterConfig& config = s_.config;
+  const Duration window = config.EffectiveGrantWindow();
+  // A predecessor's grants (this master restarted, or leads a new term).
+  TimePoint until = s_.started + config.inherited_grant_window.value_or(
+                                     window + config.late_write_margin);
+  // Grants of this master to the node's earlier registration.
+  if (s_.nodes.KnowsName(spec.name)) {
+    until =
+        std::max(until, s_.clock->Now() + window + config.late_write_margin);
+  }
+  return until;
 }
 
 void NodeService::RestoreCopy(NodeId node, const Copy& copy) {

@@ -3,6 +3,8 @@
 #include "core/puts.h"
 
 #include <algorithm>
+#include <limits>
+#include <thread>
 
 #include "core/validation.h"
 
@@ -21,6 +23,17 @@ Puts::Puts(MasterState* state, Tiering* tiering, Offloader* offloader)
 
 std::vector<Result<ReplicaDescriptor>> Puts::PutStart(
     std::span<const PutStartRequest> requests, TimePoint wait_until) {
+  // Every node with room registered again moments ago and may still take
+  // late writes of earlier grants (NodeRegistry::Registration): wait that
+  // out within the put's own wait, rather than fail or evict for it.
+  if (std::optional<TimePoint> fence = s_.nodes.AllFencedUntil()) {
+    const TimePoint started = s_.clock->Now();
+    const RealDeadline real_end(started, std::min(wait_until, *fence));
+    while (s_.clock->Now() < std::min(wait_until, *fence) &&
+           !real_end.passed()) {
+      std::this_thread::sleep_for(kPutWaitPoll);
+    }
+  }
   std::vector<uint8_t> waiting(requests.size(), 0);
   uint64_t seen = s_.space.generation();
   std::vector<Result<ReplicaDescriptor>> out = PutStartPass(requests, waiting);
@@ -91,6 +104,14 @@ std::vector<Result<ReplicaDescriptor>> Puts::PutStartPass(
     first = end;
   }
   return out;
+}
+
+uint32_t Puts::WriteWithinMs(Duration elapsed) const {
+  const Duration left = s_.config.EffectiveGrantWindow() - elapsed;
+  const int64_t ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
+  return static_cast<uint32_t>(
+      std::clamp<int64_t>(ms, 0, std::numeric_limits<uint32_t>::max()));
 }
 
 void Puts::RecordPutWait(Duration waited) {
@@ -291,7 +312,11 @@ Result<ReplicaDescriptor> Puts::PutStartObject(const PutStartRequest& request,
           if (staged != nullptr && !request.client.empty() &&
               meta.put_owner == request.client && meta.size == request.size &&
               meta.HasGroup(request.options.group)) {
-            return staged->desc;  // the same client retrying the same put
+            // The same client retrying the same put: what is left of its
+            // grant.
+            ReplicaDescriptor again = staged->desc;
+            again.write_within_ms = WriteWithinMs(now - meta.put_started);
+            return again;
           }
           return Status(ErrorReason::kObjectExists,
                         "key already stored or being put");
@@ -314,6 +339,7 @@ Result<ReplicaDescriptor> Puts::PutStartObject(const PutStartRequest& request,
         meta.last_access = now;
         meta.hard_pin = request.options.hard_pin;
         object.MarkPutPending(now);
+        desc.write_within_ms = WriteWithinMs(Duration::zero());
         return desc;
       });
 }

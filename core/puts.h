@@ -62,6 +62,9 @@ class Puts {
   std::vector<Result<ReplicaDescriptor>> PutStartPass(
       std::span<const PutStartRequest> requests, std::vector<uint8_t>& waiting);
   void RecordPutWait(Duration waited);
+  // What is left of a grant `elapsed` after it was made, in milliseconds
+  // (ReplicaDescriptor::write_within_ms).
+  uint32_t WriteWithinMs(Duration elapsed) const;
   // A put of an object that is no group member. *no_room: it found no
   // room even after MakeRoom.
   Result<ReplicaDescriptor> PutStartOne(const PutStartRequest& request,

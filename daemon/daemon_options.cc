@@ -137,6 +137,15 @@ void AddEngineOptions(CLI::App* sub, MasterConfig* c) {
                     "How long a read protects an object from eviction.");
   AddDurationOption(sub, "--put-timeout", &c->put_timeout,
                     "A put still in flight after this long is revoked.");
+  AddDurationOption(sub, "--grant-window", &c->grant_window,
+                    "How long after its PutStart a client may start writing "
+                    "a put's bytes (capped at --put-timeout and half of "
+                    "--node-ttl); a restarted master places nothing on "
+                    "nodes that lived on for this long plus "
+                    "--late-write-margin.");
+  AddDurationOption(sub, "--late-write-margin", &c->late_write_margin,
+                    "How much later than its grant's window a write under "
+                    "way may still land.");
   AddDurationOption(sub, "--node-ttl", &c->node_ttl,
                     "A node silent this long is dead (half of it: suspect).");
   AddDurationOption(sub, "--directory-record-timeout",

@@ -93,6 +93,10 @@ TEST(DaemonOptionsTest, MasterFlagsMapToTheConfig) {
                                       "1m",
                                       "--node-ttl",
                                       "3s",
+                                      "--grant-window",
+                                      "1s",
+                                      "--late-write-margin",
+                                      "100ms",
                                       "--writeback-watermark",
                                       "0.6",
                                       "--put-wait-timeout",
@@ -148,6 +152,8 @@ TEST(DaemonOptionsTest, MasterFlagsMapToTheConfig) {
   EXPECT_EQ(c.lease_ttl, seconds(5));
   EXPECT_EQ(c.put_timeout, seconds(60));
   EXPECT_EQ(c.node_ttl, seconds(3));
+  EXPECT_EQ(c.grant_window, seconds(1));
+  EXPECT_EQ(c.late_write_margin, milliseconds(100));
   EXPECT_DOUBLE_EQ(c.writeback_watermark, 0.6);
   EXPECT_EQ(c.put_wait_timeout, seconds(2));
   EXPECT_EQ(c.offload_max_per_pull, 4u);

@@ -153,6 +153,12 @@ void HaMaster::OnElected(uint64_t term) {
   // Each term's ids start from its election time: a node id never names
   // two nodes across terms.
   if (config.first_node_id == 1) config.first_node_id = FirstNodeIdFromClock();
+  // Every grant of an earlier term ran out with that term's lease window
+  // (GrantCap), which ended before this election: only a write already
+  // under way can still land, within the margin.
+  if (!config.inherited_grant_window) {
+    config.inherited_grant_window = config.late_write_margin;
+  }
   Result<std::unique_ptr<MasterHost>> host = MasterHost::Create(config, clock_);
   if (!host.ok()) {
     spdlog::error("master: cannot create the master of term {}: {}", term,
@@ -232,6 +238,10 @@ Result<rpc::ServingMaster> HaMaster::Acquire(rpc::Caller caller,
                 "this master is a standby of cluster '" + options_.cluster +
                     "' and sees no leader (an election is under way, or "
                     "etcd is unreachable)");
+}
+
+Duration HaMaster::GrantCap(const rpc::ServingMaster&) {
+  return elector_->LeaseValidUntil() - clock_->Now();
 }
 
 bool HaMaster::StillServing(const rpc::ServingMaster& serving) {

@@ -114,6 +114,7 @@ class HaMaster final : public rpc::MasterSource {
   Result<rpc::ServingMaster> Acquire(rpc::Caller caller,
                                      std::string* leader) override;
   bool StillServing(const rpc::ServingMaster& serving) override;
+  Duration GrantCap(const rpc::ServingMaster& serving) override;
 
   // The current term's master while leading, else null. Holding it keeps
   // it alive, not leading.

@@ -85,6 +85,9 @@ Status StorageNode::Register() {
   {
     MutexLock dir_lock(&dir_mu_);
     spec.keeps_directory = KeepsDirectory();
+    // This process registered before: its segment may still take writes
+    // of grants made then.
+    spec.resumed = counters_->registrations.load() > 0;
     if (spec.keeps_directory) dram = directory_.Entries();
     directory_registering_ = true;
   }

@@ -27,6 +27,11 @@ struct NodeSpec {
   // not (in-process test nodes) are placed on as before, with nothing to
   // rebuild DRAM from after a master restart.
   bool keeps_directory = false;
+  // The node process registered before (with this master, a predecessor
+  // or another leader) and its segment lived on: clients may still be
+  // writing into ranges granted before (MasterConfig::grant_window), so
+  // they are not handed out again until those grants ran out.
+  bool resumed = false;
 };
 
 // What a node says of its SSD store with each heartbeat. The master counts

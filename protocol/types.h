@@ -35,10 +35,18 @@ struct ReplicaDescriptor {
   ReplicaId id = 0;
   Tier tier = Tier::kMemory;
   ReplicaState state = ReplicaState::kProcessing;
+  // A PutStart's grant only (0 elsewhere): the client may start writing
+  // into the range for this many milliseconds after it sent the PutStart,
+  // never later (MasterConfig::grant_window). Fits the padding before
+  // `node`: replicas cost no more memory for it.
+  uint32_t write_within_ms = 0;
   NodeId node = kNoNode;
   uint64_t offset = 0;  // memory: byte offset in the node's DRAM segment
   uint64_t size = 0;    // object size in bytes
 };
+
+static_assert(sizeof(ReplicaDescriptor) == 40,
+              "the object table holds one per replica: keep it small");
 
 // A replica as the object table keeps it: its descriptor plus pins.
 struct Replica {

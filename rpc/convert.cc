@@ -178,6 +178,7 @@ void ToProto(const ReplicaDescriptor& replica, proto::Replica* out) {
   out->set_state(ToProto(replica.state));
   out->set_node(replica.node);
   out->set_offset(replica.offset);
+  out->set_write_within_ms(replica.write_within_ms);
   out->set_size(replica.size);
 }
 
@@ -188,6 +189,7 @@ Result<ReplicaDescriptor> FromProto(const proto::Replica& replica) {
   MT_ASSIGN_OR_RETURN(out.state, ReplicaStateFromProto(replica.state()));
   out.node = replica.node();
   out.offset = replica.offset();
+  out.write_within_ms = replica.write_within_ms();
   out.size = replica.size();
   return out;
 }
@@ -295,6 +297,7 @@ void ToProto(const NodeSpec& spec, proto::NodeSpec* out) {
   out->set_dram_remote_key(spec.dram_remote_key);
   out->set_ssd_capacity(spec.ssd_capacity);
   out->set_keeps_directory(spec.keeps_directory);
+  out->set_resumed(spec.resumed);
 }
 
 Result<NodeSpec> FromProto(const proto::NodeSpec& spec) {
@@ -309,6 +312,7 @@ Result<NodeSpec> FromProto(const proto::NodeSpec& spec) {
   out.dram_remote_key = spec.dram_remote_key();
   out.ssd_capacity = spec.ssd_capacity();
   out.keeps_directory = spec.keeps_directory();
+  out.resumed = spec.resumed();
   return out;
 }
 

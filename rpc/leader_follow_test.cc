@@ -60,6 +60,10 @@ class SwitchableSource final : public MasterSource {
     }
     return ServingMaster{&harness_->api(), &harness_->link(), term_, nullptr};
   }
+  void CapGrants(Duration cap) { grant_cap_ = cap.count(); }
+  Duration GrantCap(const ServingMaster&) override {
+    return Duration(grant_cap_.load());
+  }
   bool StillServing(const ServingMaster&) override {
     if (!lose_during_call_.exchange(false)) return true;
     MutexLock lock(&mu_);
@@ -75,6 +79,7 @@ class SwitchableSource final : public MasterSource {
   uint64_t term_ ABSL_GUARDED_BY(mu_) = 0;
   std::string leader_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> lose_during_call_{false};
+  std::atomic<Duration::rep> grant_cap_{Duration::max().count()};
   std::atomic<int> refused_{0};
 };
 
@@ -255,6 +260,33 @@ TEST(LeaderFollowTest, AMasterThatNeverAnswersIsLeftForAnother) {
   EXPECT_TRUE(probed.ok()) << probed.ToString();
   // The stub stays with the master that answered.
   EXPECT_TRUE(Probe(*api).ok());
+}
+
+// A leader's grants run out with its lease's window: the reply's
+// write_within_ms is cut to what the source can vouch for.
+TEST(LeaderFollowTest, AGrantNeverOutlastsWhatTheLeaderCanVouchFor) {
+  TestMaster a;
+  a.source.Lead(2);
+  a.harness.AddNode("n", 64 << 20);
+  std::unique_ptr<GrpcMasterApi> api = ApiTo(a.address());
+  PutStartRequest request{"k", 4096, {}, "client"};
+  Result<ReplicaDescriptor> full = std::move(api->PutStart({&request, 1})[0]);
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_EQ(full->write_within_ms,
+            std::chrono::duration_cast<milliseconds>(
+                a.harness.master().config().EffectiveGrantWindow())
+                .count());
+  a.source.CapGrants(milliseconds(300));
+  request.key = "k2";
+  Result<ReplicaDescriptor> cut = std::move(api->PutStart({&request, 1})[0]);
+  ASSERT_TRUE(cut.ok()) << cut.status().ToString();
+  EXPECT_EQ(cut->write_within_ms, 300u);
+  // A window already over: the grant is useless, and says so.
+  a.source.CapGrants(-milliseconds(5));
+  request.key = "k3";
+  Result<ReplicaDescriptor> none = std::move(api->PutStart({&request, 1})[0]);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(none->write_within_ms, 0u);
 }
 
 TEST(LeaderFollowTest, ANodeRefusesAnswersOfAnOlderTerm) {

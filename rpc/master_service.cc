@@ -152,8 +152,19 @@ class MasterService::Handler final : public proto::MasterService::Service {
           proto::PutStartResult* out = resp->add_results();
           EncodeResult(r, out->mutable_status(), [&](const auto& v) {
             ToProto(v, out->mutable_replica());
+            out->mutable_replica()->set_write_within_ms(
+                CappedWriteWithin(m, v.write_within_ms));
           });
         });
+  }
+
+  // A grant's window, cut to what the serving master can vouch for.
+  uint32_t CappedWriteWithin(const ServingMaster& m, uint32_t within_ms) {
+    const Duration cap = source_->GrantCap(m);
+    if (cap == Duration::max()) return within_ms;
+    const int64_t cap_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(cap).count();
+    return static_cast<uint32_t>(std::clamp<int64_t>(cap_ms, 0, within_ms));
   }
 
   grpc::Status PutEnd(grpc::ServerContext* ctx, const proto::PutEndRequest* req,

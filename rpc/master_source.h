@@ -48,6 +48,13 @@ class MasterSource {
   // NOT_LEADER instead (leadership ended while it was served, so what it
   // decided belongs to a term that is over).
   virtual bool StillServing(const ServingMaster& serving) { return true; }
+  // How long from now `serving` may still vouch for a put's grant: a
+  // leader's grants must run out with its lease's window, so that its
+  // successor can hand the same ranges out at once (ha.md). Asked as the
+  // PutStart reply is written; the grant's write_within_ms is cut to it.
+  virtual Duration GrantCap(const ServingMaster& serving) {
+    return Duration::max();
+  }
 };
 
 // A lone master: every call is served by the same api and link, in term 0.

@@ -8,16 +8,21 @@
 // - SIGSTOP of the leader: nodes and the client leave it for the new
 //   leader while it sleeps (their probes go unanswered); SIGCONT: the old
 //   leader serves nothing more (standby), and the store stays whole;
+// - a client paused between its grant (from the old leader) and its write,
+//   woken after a new leader handed the same space to other puts: it
+//   writes nothing, and every object put meanwhile keeps its bytes;
 // - a standby answers with its role and names the leader (gRPC and admin);
 // - a node killed and restarted while the leader is killed: the new leader
 //   gets both nodes back, and what the other node holds is all there;
 // - etcd killed and restarted while a leader serves: no master leads while
 //   etcd is away, one leads again after, and nothing acknowledged is lost.
 
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,16 +31,17 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
+#include "client/store_client.h"
 #include "httplib.h"
 #include "mooncake_tier/remote_client.h"
 #include "nlohmann/json.hpp"
+#include "rpc/grpc_master_api.h"
 #include "tests/support/etcd_server.h"
 #include "tests/support/eventually.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/tierd_process.h"
+#include "transport/ucx_transport.h"
 
 namespace mooncake_tier::testing {
 namespace {
@@ -65,6 +71,79 @@ struct Acknowledged {
   // reads must have their bytes.
   std::vector<std::string> partial;
   std::atomic<int> failed{0};
+};
+
+// A master API that forwards every call, except that the PutStart of one
+// key, once answered, holds its caller until released: a client paused
+// (stopped, swapped out, stalled) between its grant and its write.
+class PausingMasterApi final : public MasterApi {
+ public:
+  PausingMasterApi(std::unique_ptr<MasterApi> inner, std::string key)
+      : inner_(std::move(inner)), key_(std::move(key)) {}
+
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+  bool Granted() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return granted_;
+  }
+
+  std::vector<Result<ReplicaDescriptor>> PutStart(
+      std::span<const PutStartRequest> requests) override {
+    std::vector<Result<ReplicaDescriptor>> out = inner_->PutStart(requests);
+    if (requests.size() == 1 && requests[0].key == key_ && out[0].ok()) {
+      std::unique_lock<std::mutex> lock(mu_);
+      granted_ = true;
+      cv_.wait(lock, [&] { return released_; });
+    }
+    return out;
+  }
+  std::vector<Status> PutEnd(const ClientId& client,
+                             std::span<const std::string> keys) override {
+    return inner_->PutEnd(client, keys);
+  }
+  std::vector<Status> PutRevoke(const ClientId& client,
+                                std::span<const std::string> keys) override {
+    return inner_->PutRevoke(client, keys);
+  }
+  std::vector<Result<ObjectReplicas>> GetReplicaList(
+      std::span<const std::string> keys) override {
+    return inner_->GetReplicaList(keys);
+  }
+  Result<size_t> ReleaseLeases(
+      std::span<const LeaseRelease> releases) override {
+    return inner_->ReleaseLeases(releases);
+  }
+  std::vector<Result<ExistsInfo>> Exists(
+      std::span<const std::string> keys) override {
+    return inner_->Exists(keys);
+  }
+  std::vector<Status> Remove(std::span<const std::string> keys,
+                             RemoveOptions options) override {
+    return inner_->Remove(keys, options);
+  }
+  std::vector<Result<GroupDescription>> GetGroup(
+      std::span<const std::string> group_ids) override {
+    return inner_->GetGroup(group_ids);
+  }
+  std::vector<Status> RemoveGroup(std::span<const std::string> group_ids,
+                                  RemoveOptions options) override {
+    return inner_->RemoveGroup(group_ids, options);
+  }
+  Result<NodeView> GetNode(NodeId node) override {
+    return inner_->GetNode(node);
+  }
+
+ private:
+  const std::unique_ptr<MasterApi> inner_;
+  const std::string key_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool granted_ = false;
+  bool released_ = false;
 };
 
 class FailoverTest : public ::testing::Test {
@@ -411,6 +490,82 @@ TEST_F(FailoverTest, PausedLeaderIsLeftAndFencedWhenItWakes) {
   WaitForNodesBack(next);
   ExpectAllReadable(*client, acked);
   EXPECT_EQ(Ha(next)["role"], "leader");
+}
+
+TEST_F(FailoverTest, AClientPausedBeforeItsWriteCorruptsNothing) {
+  ASSERT_NO_FATAL_FAILURE(StartCluster());
+  const int leader = WaitForLeader(seconds(20));
+  ASSERT_GE(leader, 0);
+  // Everything on n1, so that the new leader hands out the paused put's
+  // range again (the lowest free one there).
+  preferred_node_ = "n1";
+  std::unique_ptr<Client> writer = Connect();
+  ASSERT_NE(writer, nullptr);
+  Acknowledged before;
+  {
+    std::atomic<bool> stop{false};
+    std::thread load([&] { Load(*writer, "b", stop, &before); });
+    std::this_thread::sleep_for(milliseconds(300));
+    stop = true;
+    load.join();
+  }
+
+  rpc::GrpcChannelOptions channel;
+  channel.target = all_masters_;
+  Result<std::unique_ptr<rpc::GrpcMasterApi>> api =
+      rpc::GrpcMasterApi::Create(channel);
+  ASSERT_TRUE(api.ok()) << api.status().ToString();
+  const RemoteClientOptions defaults;
+  UcxTransportOptions transport_options;
+  transport_options.transports = defaults.ucx_transports;
+  transport_options.shared_memory = defaults.shared_memory;
+  transport_options.timeout = seconds(3);
+  Result<std::unique_ptr<UcxTransport>> transport =
+      UcxTransport::Create(transport_options);
+  ASSERT_TRUE(transport.ok()) << transport.status().ToString();
+  auto* pausing = new PausingMasterApi(std::move(*api), "paused");
+  StoreClient paused(std::unique_ptr<MasterApi>(pausing),
+                     std::move(*transport));
+  // It has put before, so it knows n1's segment and goes straight from
+  // its grant to its write.
+  PutOptions on_n1;
+  on_n1.preferred_node = "n1";
+  ASSERT_TRUE(paused.Put("warm", Bytes("warm"), on_n1).ok());
+  const std::vector<std::byte> stale(kValueBytes, std::byte{0xEE});
+  Status paused_put;
+  std::thread slow([&] {
+    PutOptions options;
+    options.preferred_node = "n1";
+    paused_put = paused.Put("paused", stale, options);
+  });
+  ASSERT_TRUE(Eventually([&] { return pausing->Granted(); }, seconds(10)));
+
+  // The leader that granted it dies; the next one serves, and puts into n1
+  // take its free space, the paused put's range among it.
+  ASSERT_TRUE(masters_[leader]->Kill());
+  masters_[leader]->Wait(seconds(5));
+  const int next = WaitForLeader(seconds(20), leader);
+  ASSERT_GE(next, 0);
+  WaitForNodesBack(next);
+  Acknowledged after;
+  {
+    std::atomic<bool> stop{false};
+    std::thread load([&] { Load(*writer, "a", stop, &after); });
+    std::this_thread::sleep_for(milliseconds(500));
+    stop = true;
+    load.join();
+  }
+  ASSERT_GT(after.keys.size(), 10u);
+
+  // The paused client wakes: its grant ran out with the old leader's
+  // lease, so it writes nothing.
+  pausing->Release();
+  slow.join();
+  EXPECT_EQ(paused_put.reason(), ErrorReason::kTimeout)
+      << paused_put.ToString();
+  ExpectAllReadable(*writer, before);
+  ExpectAllReadable(*writer, after);
+  EXPECT_FALSE(writer->Get("paused").ok());
 }
 
 TEST_F(FailoverTest, EtcdRestartedWhileALeaderServes) {
