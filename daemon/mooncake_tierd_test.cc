@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "rpc/grpc_master_api.h"
 #include "daemon/tierd_test_support.h"
+#include "tests/support/silent_listener.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -30,6 +31,7 @@ namespace {
 using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 using testing::ExitStatus;
+using testing::SilentListener;
 using testing::Subprocess;
 using testing::SubprocessOptions;
 using testing::TempDir;
@@ -125,33 +127,6 @@ TEST(MooncakeTierdTest, NodeStartedBeforeItsMasterRegistersOnceItComes) {
   StopCleanly(*node);
   StopCleanly(*master);
 }
-
-// A socket that accepts TCP connections (in the kernel's backlog) and never
-// answers: a master that is silent rather than down.
-class SilentListener {
- public:
-  SilentListener() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (fd_ >= 0 &&
-        ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-        ::listen(fd_, 16) == 0 &&
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-      port_ = ntohs(addr.sin_port);
-    }
-  }
-  ~SilentListener() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
 
 TEST(MooncakeTierdTest, SecondSignalDuringShutdownExitsAtOnce) {
   // The node's registration call hangs on a silent master for the whole

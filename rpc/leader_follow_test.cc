@@ -3,11 +3,7 @@
 // (NOT_LEADER naming another address), reached through GrpcMasterApi and
 // GrpcMasterLink given one or several addresses.
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -22,6 +18,7 @@
 #include "rpc/master_source.h"
 #include "rpc/rpc_server.h"
 #include "tests/support/master_harness.h"
+#include "tests/support/silent_listener.h"
 
 namespace mooncake_tier::rpc {
 namespace {
@@ -29,6 +26,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::MasterHarness;
+using testing::SilentListener;
 
 // A master whose role the test sets: leading in a term (served by its own
 // engine), or standing by and naming a leader.
@@ -219,41 +217,15 @@ TEST(LeaderFollowTest, AnUnreachableMasterIsSkippedWhenThereAreOthers) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2));
 }
 
-// A master whose host accepts connections but whose process never answers
-// (paused, or hung): a socket that listens and is never read. Calls given
-// it with another address must not spend their deadline on it.
-class SilentListener {
- public:
-  SilentListener() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
-        ::listen(fd_, 16) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      ADD_FAILURE() << "cannot listen on loopback";
-      return;
-    }
-    address_ = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-  }
-  ~SilentListener() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  const std::string& address() const { return address_; }
-
- private:
-  int fd_ = -1;
-  std::string address_;
-};
-
 TEST(LeaderFollowTest, AMasterThatNeverAnswersIsLeftForAnother) {
   TestMaster b;
   b.source.Lead(2);
+  // A master whose host accepts connections but whose process never
+  // answers (paused, or hung): its connection never becomes ready; the
+  // attempt is given up after twice the keepalive (2 s), not gRPC's 20 s,
+  // well within the deadline.
   SilentListener silent;
-  // Its connection never becomes ready; the attempt is given up after
-  // twice the keepalive (2 s), not gRPC's 20 s, well within the deadline.
+  ASSERT_GT(silent.port(), 0);
   std::unique_ptr<GrpcMasterApi> api =
       ApiTo(silent.address() + "," + b.address(), seconds(8));
   Status probed = Probe(*api);
