@@ -74,6 +74,10 @@ Result<NodeId> NodeRegistry::Register(const NodeSpec& spec, NodeId* replaced,
   node->name = spec.name;
   WriterMutexLock lock(&map_mu_);
   *replaced = kNoNode;
+  TimePoint fenced_until = how.fenced_until;
+  if (by_name_.contains(spec.name) || dead_names_.contains(spec.name)) {
+    fenced_until = std::max(fenced_until, how.fenced_until_if_known);
+  }
   if (auto it = by_name_.find(spec.name); it != by_name_.end()) {
     *replaced = it->second;
     RetireLocked(it->second);
@@ -98,9 +102,13 @@ Result<NodeId> NodeRegistry::Register(const NodeSpec& spec, NodeId* replaced,
     node->segment_bytes.store(node->allocator ? node->allocator->capacity()
                                               : 0);
     node->ssd_capacity.store(spec.ssd_capacity);
-    if (how.fenced_until > clock_->Now()) {
-      node->fenced_until_ns.store(how.fenced_until.time_since_epoch().count(),
-                                  std::memory_order_relaxed);
+    if (fenced_until > clock_->Now()) {
+      const int64_t until_ns = fenced_until.time_since_epoch().count();
+      node->fenced_until_ns.store(until_ns, std::memory_order_relaxed);
+      int64_t end = fences_end_ns_.load(std::memory_order_relaxed);
+      while (end < until_ns && !fences_end_ns_.compare_exchange_weak(
+                                   end, until_ns, std::memory_order_relaxed)) {
+      }
     }
     PublishSpace(*node);
   }
@@ -117,14 +125,15 @@ Status NodeRegistry::Fenced() {
                 "no placement there until those grants ran out (retry)");
 }
 
-bool NodeRegistry::KnowsName(const std::string& name) const {
-  ReaderMutexLock lock(&map_mu_);
-  return by_name_.contains(name) || dead_names_.contains(name);
-}
-
 std::optional<TimePoint> NodeRegistry::AllFencedUntil() const {
-  ReaderMutexLock lock(&map_mu_);
   const int64_t now_ns = clock_->Now().time_since_epoch().count();
+  // A fence set just after this load is missed here, as if its node had
+  // registered a moment later: AllocateMemory still honours it (it reads
+  // each node's fence under the lock).
+  if (now_ns >= fences_end_ns_.load(std::memory_order_relaxed)) {
+    return std::nullopt;
+  }
+  ReaderMutexLock lock(&map_mu_);
   std::optional<int64_t> soonest;
   for (const auto& [id, node] : nodes_) {
     if (node->segment_bytes.load(std::memory_order_relaxed) == 0) continue;

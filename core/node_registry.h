@@ -84,6 +84,10 @@ class NodeRegistry {
     // ranges granted before it registered again); allocations there answer
     // UNAVAILABLE meanwhile.
     TimePoint fenced_until = TimePoint::min();
+    // Further, when a node of this name registered or died under this
+    // registry before (decided under the same lock as the registration):
+    // grants this registry's master made to the earlier incarnation.
+    TimePoint fenced_until_if_known = TimePoint::min();
   };
   // Registers a node. A node of the same name that is still registered is
   // a previous incarnation (the process restarted): it is retired first and
@@ -93,10 +97,9 @@ class NodeRegistry {
   Result<NodeId> Register(const NodeSpec& spec, NodeId* replaced) {
     return Register(spec, replaced, Registration{});
   }
-  // Whether a node of this name is registered or died under this registry.
-  bool KnowsName(const std::string& name) const;
   // When every node with a DRAM segment is fenced (Registration): the
   // soonest end of their fences; nothing otherwise (or with no node).
+  // Lock-free once every fence set has ended (a put asks on every call).
   std::optional<TimePoint> AllFencedUntil() const;
 
   // Records a heartbeat. NODE_NOT_FOUND for an unknown or dead node: the
@@ -207,6 +210,9 @@ class NodeRegistry {
 
   Node* Find(NodeId id) const ABSL_SHARED_LOCKS_REQUIRED(map_mu_);
   static Status Fenced();
+  // The latest end of any fence ever set (clock nanoseconds): past it, no
+  // node is fenced and AllFencedUntil answers without the lock.
+  std::atomic<int64_t> fences_end_ns_{std::numeric_limits<int64_t>::min()};
   void RetireLocked(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_);
   // Recomputes memory_capacity_ and largest_segment_ after nodes_ changed.
   void SegmentsChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_);

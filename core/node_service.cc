@@ -39,7 +39,7 @@ Result<NodeId> NodeService::RegisterNode(
   };
   how.held = held;
   how.held_taken = &held_taken;
-  how.fenced_until = GrantsRunOut(spec);
+  GrantsRunOut(spec, &how);
   MT_ASSIGN_OR_RETURN(const NodeId id, s_.nodes.Register(spec, &replaced, how));
   s_.counters.nodes_registered.fetch_add(1, std::memory_order_relaxed);
   if (replaced != kNoNode) {
@@ -61,20 +61,18 @@ Result<NodeId> NodeService::RegisterNode(
   return id;
 }
 
-TimePoint NodeService::GrantsRunOut(const NodeSpec& spec) const {
+void NodeService::GrantsRunOut(const NodeSpec& spec,
+                               NodeRegistry::Registration* how) const {
   // A fresh node process holds no grant: its segment is new.
-  if (!spec.resumed) return TimePoint::min();
+  if (!spec.resumed) return;
   const MasterConfig& config = s_.config;
   const Duration window = config.EffectiveGrantWindow();
   // A predecessor's grants (this master restarted, or leads a new term).
-  TimePoint until = s_.started + config.inherited_grant_window.value_or(
-                                     window + config.late_write_margin);
+  how->fenced_until = s_.started + config.inherited_grant_window.value_or(
+                                       window + config.late_write_margin);
   // Grants of this master to the node's earlier registration.
-  if (s_.nodes.KnowsName(spec.name)) {
-    until =
-        std::max(until, s_.clock->Now() + window + config.late_write_margin);
-  }
-  return until;
+  how->fenced_until_if_known =
+      s_.clock->Now() + window + config.late_write_margin;
 }
 
 void NodeService::RestoreCopy(NodeId node, const Copy& copy) {

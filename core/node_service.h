@@ -63,9 +63,11 @@ class NodeService {
     bool range_held = false;
   };
   void RestoreCopy(NodeId node, const Copy& copy);
-  // Until when a registering node gets no placements: grants of ranges in
-  // its segment, made before it registered again, may still be written.
-  TimePoint GrantsRunOut(const NodeSpec& spec) const;
+  // Sets until when a registering node gets no placements: grants of
+  // ranges in its segment, made before it registered again, may still be
+  // written.
+  void GrantsRunOut(const NodeSpec& spec,
+                    NodeRegistry::Registration* how) const;
   // Adds the node's copy to the object (creating it); false when the copy
   // is stale or already known. For a group member, once the copy is known
   // to be restored, calls join() (under the object's stripe; the caller
