@@ -686,52 +686,6 @@ void SsdStore::RemoveIndexEntryLocked(std::string_view key) {
   index_.erase(it);
 }
 
-// ---- Corruption -------------------------------------------------------------
-
-void SsdStore::DropCorrupt(std::span<const CorruptRecord> records) {
-  if (records.empty()) return;
-  std::vector<std::string> dropped;
-  {
-    MutexLock lock(&mutex_);
-    for (const CorruptRecord& r : records) {
-      auto it = index_.find(r.key);
-      if (it == index_.end() || it->second.sequence != r.sequence ||
-          it->second.file != r.file || it->second.offset != r.offset) {
-        continue;  // already dropped, replaced or moved
-      }
-      spdlog::error("SSD store: record of '{}' in {} at {} is corrupt", r.key,
-                    FileName(r.file), r.offset);
-      RemoveIndexEntryLocked(r.key);
-      corrupt_keys_.push_back(r.key);
-      dropped.push_back(r.key);
-      counters_.corrupt_records.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
-  WriteCorruptionTombstones(dropped);
-}
-
-void SsdStore::WriteCorruptionTombstones(std::span<const std::string> keys) {
-  if (keys.empty()) return;
-  std::vector<PendingWrite> pending(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) {
-    pending[i].kind = WriteKind::kCorruptionTombstone;
-    pending[i].key = keys[i];
-    pending[i].bytes = SsdRecord::Tombstone(keys[i], 0).size();
-  }
-  WriteRecords(pending);
-  for (const PendingWrite& p : pending) {
-    if (!p.status.ok()) {
-      spdlog::warn("SSD store: no tombstone for corrupt '{}': {}", p.key,
-                   p.status.ToString());
-    }
-  }
-}
-
-std::vector<std::string> SsdStore::TakeCorruptKeys() {
-  MutexLock lock(&mutex_);
-  return std::exchange(corrupt_keys_, {});
-}
-
 // ---- Single-key forms, queries, stats
 // -----------------------------------------
 

@@ -1,10 +1,14 @@
 // SsdStore::Open's recovery: scan every data file, keep the newest record of
 // each key (by sequence number), cut torn tails, then start a fresh active
-// file and write tombstones for keys whose newest record is damaged.
+// file and write tombstones for keys whose newest record is damaged. Also
+// what becomes of a record that a read finds corrupt later.
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "node/ssd_file_scanner.h"
 #include "node/ssd_record.h"
@@ -172,6 +176,52 @@ Status SsdStore::StartActiveFile() {
   files_[number].file = std::move(file);
   active_file_ = number;
   return Status::Ok();
+}
+
+// ---- Records a read found corrupt ------------------------------------------
+
+void SsdStore::DropCorrupt(std::span<const CorruptRecord> records) {
+  if (records.empty()) return;
+  std::vector<std::string> dropped;
+  {
+    MutexLock lock(&mutex_);
+    for (const CorruptRecord& r : records) {
+      auto it = index_.find(r.key);
+      if (it == index_.end() || it->second.sequence != r.sequence ||
+          it->second.file != r.file || it->second.offset != r.offset) {
+        continue;  // already dropped, replaced or moved
+      }
+      spdlog::error("SSD store: record of '{}' in {} at {} is corrupt", r.key,
+                    FileName(r.file), r.offset);
+      RemoveIndexEntryLocked(r.key);
+      corrupt_keys_.push_back(r.key);
+      dropped.push_back(r.key);
+      counters_.corrupt_records.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  WriteCorruptionTombstones(dropped);
+}
+
+void SsdStore::WriteCorruptionTombstones(std::span<const std::string> keys) {
+  if (keys.empty()) return;
+  std::vector<PendingWrite> pending(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    pending[i].kind = WriteKind::kCorruptionTombstone;
+    pending[i].key = keys[i];
+    pending[i].bytes = SsdRecord::Tombstone(keys[i], 0).size();
+  }
+  WriteRecords(pending);
+  for (const PendingWrite& p : pending) {
+    if (!p.status.ok()) {
+      spdlog::warn("SSD store: no tombstone for corrupt '{}': {}", p.key,
+                   p.status.ToString());
+    }
+  }
+}
+
+std::vector<std::string> SsdStore::TakeCorruptKeys() {
+  MutexLock lock(&mutex_);
+  return std::exchange(corrupt_keys_, {});
 }
 
 }  // namespace mooncake_tier
