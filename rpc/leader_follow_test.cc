@@ -17,6 +17,7 @@
 #include "rpc/master_service.h"
 #include "rpc/master_source.h"
 #include "rpc/rpc_server.h"
+#include "tests/support/eventually.h"
 #include "tests/support/master_harness.h"
 #include "tests/support/silent_listener.h"
 
@@ -83,9 +84,11 @@ class SwitchableSource final : public MasterSource {
 
 // One master: its engine, its source and its server.
 struct TestMaster {
-  TestMaster() : source(&harness), service(&source, {.clock = &harness.clock()}) {
-    server = std::move(*RpcServer::Start(RpcServerOptions(),
-                                         {service.grpc_service()}));
+  explicit TestMaster(const std::string& address = "127.0.0.1:0")
+      : source(&harness), service(&source, {.clock = &harness.clock()}) {
+    RpcServerOptions options;
+    options.address = address;
+    server = std::move(*RpcServer::Start(options, {service.grpc_service()}));
   }
   std::string address() const { return server->address(); }
 
@@ -232,6 +235,35 @@ TEST(LeaderFollowTest, AMasterThatNeverAnswersIsLeftForAnother) {
   EXPECT_TRUE(probed.ok()) << probed.ToString();
   // The stub stays with the master that answered.
   EXPECT_TRUE(Probe(*api).ok());
+}
+
+// One master address, and a connection attempt that never completes (a
+// master that accepted the connection as it went away, or a SYN caught as
+// a restarted master began to listen): the attempt is given up after
+// MasterStub::kConnectTimeout and the call fails UNAVAILABLE well before
+// its deadline (with gRPC's default it would wait out the deadline, and
+// every call behind it too); the calls after it reach the master that now
+// listens there.
+TEST(LeaderFollowTest, AConnectionAttemptThatNeverCompletesIsGivenUp) {
+  SilentListener silent;
+  ASSERT_GT(silent.port(), 0);
+  std::unique_ptr<GrpcMasterApi> api = ApiTo(silent.address(), seconds(8));
+  std::unique_ptr<TestMaster> back;
+  std::thread restart([&] {
+    ASSERT_TRUE(silent.WaitForConnection(seconds(5)));
+    silent.HoldConnectionsAndStopListening();
+    back = std::make_unique<TestMaster>(silent.address());
+    back->source.Lead(1);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const Status first = Probe(*api);
+  const auto took = std::chrono::steady_clock::now() - start;
+  restart.join();
+  EXPECT_EQ(first.reason(), ErrorReason::kUnavailable) << first.ToString();
+  EXPECT_LT(took, seconds(6)) << "the call waited for its deadline";
+  // Once gRPC's reconnect backoff (at most a second) has passed.
+  EXPECT_TRUE(
+      testing::Eventually([&] { return Probe(*api).ok(); }, seconds(4)));
 }
 
 // A leader's grants run out with its lease's window: the reply's

@@ -119,11 +119,22 @@ MasterStub::Endpoint& MasterStub::AddEndpointLocked(const std::string& target) {
     args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2 * keepalive_ms);
     args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-    // Also the shortest time a connection attempt is given: a paused
-    // master's kernel still accepts the TCP connection, but the handshake
-    // never completes; gRPC's default would wait 20 s for it.
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2 * keepalive_ms);
   }
+  // The longest one connection attempt may take (gRPC calls it the minimum
+  // reconnect backoff). gRPC's default, 20 s, is how long a call, and every
+  // call queued behind it, waits on an attempt that never completes: a
+  // paused master's kernel accepts the connection but no handshake follows;
+  // and a node's connection attempt made just as its restarted master
+  // began to listen was seen completing only 5 s later, its heartbeat
+  // waiting out the deadline meanwhile. Given up, the next attempt gets
+  // through at once. With probes, as long as a probe may go unanswered.
+  const Duration connect_timeout =
+      probe_ ? 2 * options_.keepalive : kConnectTimeout;
+  args.SetInt(
+      GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+      static_cast<int>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(connect_timeout)
+              .count()));
   auto endpoint = std::make_unique<Endpoint>();
   endpoint->target = target;
   endpoint->stub = proto::MasterService::NewStub(grpc::CreateCustomChannel(

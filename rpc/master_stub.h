@@ -88,6 +88,9 @@ class MasterStub {
 
   static constexpr size_t kMaxMasterAddresses = 16;
   static constexpr Duration kMaxRedirectPause = std::chrono::milliseconds(200);
+  // How long one attempt to connect to a master may take with one address
+  // (with several: twice GrpcChannelOptions::keepalive).
+  static constexpr Duration kConnectTimeout = std::chrono::seconds(2);
 
  private:
   struct Endpoint {

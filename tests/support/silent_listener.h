@@ -4,8 +4,10 @@
 // does) but never speaks: what a hung master looks like to a client whose
 // calls must give up at their deadline.
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mooncake_tier::testing {
 
@@ -22,9 +24,17 @@ class SilentListener {
   // "127.0.0.1:<port>".
   std::string address() const;
 
+  // Waits up to `timeout` for a connection to arrive; whether one did.
+  bool WaitForConnection(std::chrono::milliseconds timeout);
+  // Takes every connection waiting in the backlog and stops listening: the
+  // port is free for another server, and the taken connections stay open
+  // and silent (a client's handshake on them never ends) until destruction.
+  void HoldConnectionsAndStopListening();
+
  private:
   int fd_ = -1;
   uint16_t port_ = 0;
+  std::vector<int> held_;
 };
 
 }  // namespace mooncake_tier::testing
