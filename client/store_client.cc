@@ -271,6 +271,11 @@ std::vector<Result<ExistsInfo>> StoreClient::ExistsBatch(
   return master_->Exists(keys);
 }
 
+Result<PrefixInfo> StoreClient::ProbePrefix(std::span<const std::string> keys) {
+  if (keys.empty()) return PrefixInfo{};
+  return master_->ProbePrefix(keys);
+}
+
 std::vector<Status> StoreClient::RemoveBatch(std::span<const std::string> keys,
                                              RemoveOptions options) {
   return master_->Remove(keys, options);

@@ -36,6 +36,7 @@ class StoreClient final : public Client {
       std::span<const GetIntoItem> items) override;
   std::vector<Result<std::vector<std::byte>>> GetBatch(
       std::span<const std::string> keys) override;
+  Result<PrefixInfo> ProbePrefix(std::span<const std::string> keys) override;
   std::vector<Result<ExistsInfo>> ExistsBatch(
       std::span<const std::string> keys) override;
   std::vector<Status> RemoveBatch(std::span<const std::string> keys,

@@ -46,6 +46,11 @@ std::vector<Result<ExistsInfo>> LocalMasterApi::Exists(
   return master_->Exists(keys);
 }
 
+Result<PrefixInfo> LocalMasterApi::ProbePrefix(
+    std::span<const std::string> keys) {
+  return master_->ProbePrefix(keys);
+}
+
 std::vector<Status> LocalMasterApi::Remove(std::span<const std::string> keys,
                                            RemoveOptions options) {
   return master_->Remove(keys, options);

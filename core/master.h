@@ -136,6 +136,13 @@ class Master final : public MasterAdmin {
   std::vector<Result<ExistsInfo>> Exists(std::span<const std::string> keys) {
     return object_service_.Exists(keys);
   }
+  // The longest readable prefix of `keys` (PrefixInfo): an engine's lookup
+  // of a prompt's cached blocks in one call. Stops at the first key that is
+  // absent, still being put, or a member of a group not complete. A probe
+  // like Exists. INVALID_KEY (naming its position) for any bad key.
+  Result<PrefixInfo> ProbePrefix(std::span<const std::string> keys) {
+    return object_service_.ProbePrefix(keys);
+  }
   // OBJECT_LEASED while a reader holds a lease (unless forced), OBJECT_BUSY
   // while a put is in flight. A group member follows group_remove_policy:
   // the whole group goes (kGroup), or the member goes and its group turns

@@ -18,24 +18,25 @@
 namespace mooncake_tier {
 
 #define MOONCAKE_TIER_MASTER_COUNTERS(X)                                      \
-  X(put_started)           /* PutStart that reserved space */                 \
-  X(put_completed)         /* PutEnd that made an object visible */           \
-  X(put_revoked)           /* PutRevoke by the client */                      \
-  X(put_timed_out)         /* puts freed by the put timeout */                \
-  X(put_no_space)          /* PutStart refused with NO_SPACE */               \
-  X(put_waits)             /* puts that waited for DRAM to free */            \
-  X(put_wait_us)           /* sum of those waits */                           \
-  X(put_evictions)         /* reserved clean units dropped by puts */         \
-  X(memory_rounds)         /* memory rounds (eviction, writeback) */          \
-  X(memory_rounds_by_puts) /* of them: run by a put that found no room */     \
-  X(memory_rounds_by_pulls) /* of them: run by a node's pull (writeback      \
-                               behind) */                                    \
-  X(put_rejected)          /* PutStart refused for bad input/exists */        \
-  X(get_memory_hit)        /* GetReplicaList with a DRAM replica */           \
-  X(get_local_disk_hit)    /* GetReplicaList served by SSD only */            \
-  X(get_miss)              /* GetReplicaList of an absent object */           \
-  X(get_group_incomplete)  /* refused: member of an incomplete group */       \
+  X(put_started)            /* PutStart that reserved space */                \
+  X(put_completed)          /* PutEnd that made an object visible */          \
+  X(put_revoked)            /* PutRevoke by the client */                     \
+  X(put_timed_out)          /* puts freed by the put timeout */               \
+  X(put_no_space)           /* PutStart refused with NO_SPACE */              \
+  X(put_waits)              /* puts that waited for DRAM to free */           \
+  X(put_wait_us)            /* sum of those waits */                          \
+  X(put_evictions)          /* reserved clean units dropped by puts */        \
+  X(memory_rounds)          /* memory rounds (eviction, writeback) */         \
+  X(memory_rounds_by_puts)  /* of them: run by a put that found no room */    \
+  X(memory_rounds_by_pulls) /* of them: run by a node's pull (writeback       \
+                               behind) */                                     \
+  X(put_rejected)           /* PutStart refused for bad input/exists */       \
+  X(get_memory_hit)         /* GetReplicaList with a DRAM replica */          \
+  X(get_local_disk_hit)     /* GetReplicaList served by SSD only */           \
+  X(get_miss)               /* GetReplicaList of an absent object */          \
+  X(get_group_incomplete)   /* refused: member of an incomplete group */      \
   X(exists_calls)                                                             \
+  X(prefix_probes)          /* ProbePrefix calls */                           \
   X(leases_released)        /* readers' leases ended by ReleaseLeases */      \
   X(leases_expired)         /* lease periods ended by the TTL: readers        \
                                that never released (crashed, or old) */       \
@@ -79,9 +80,9 @@ namespace mooncake_tier {
   X(promotion_duration_us)     /* sum of queue-to-commit times */             \
   X(promotion_forced)          /* queued by an operator */                    \
   X(promotion_proactive)       /* units queued by proactive promotion */      \
-  X(promotion_dropped_sources) /* SSD copies dropped after promotion */      \
-  X(put_unrecorded)   /* PutEnd whose node did not record it in time */     \
-  X(dram_restored)    /* DRAM objects rebuilt from node directories */
+  X(promotion_dropped_sources) /* SSD copies dropped after promotion */       \
+  X(put_unrecorded) /* PutEnd whose node did not record it in time */         \
+  X(dram_restored)  /* DRAM objects rebuilt from node directories */
 
 // Upper bounds of the buckets of promotion latency (queued to committed);
 // a last bucket holds what is above them. Fixed: a histogram's buckets

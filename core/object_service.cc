@@ -147,6 +147,35 @@ size_t ObjectService::ReleaseLeases(std::span<const LeaseRelease> releases) {
   return released;
 }
 
+Result<PrefixInfo> ObjectService::ProbePrefix(
+    std::span<const std::string> keys) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const Status valid = ValidateKey(keys[i]);
+    if (!valid.ok()) {
+      return Status(valid.reason(), "key " + std::to_string(i) +
+                                        " of the prefix: " + valid.message());
+    }
+  }
+  s_.counters.prefix_probes.fetch_add(1, std::memory_order_relaxed);
+  PrefixInfo prefix;
+  for (const std::string& key : keys) {
+    std::optional<uint64_t> size;
+    s_.index.Read(key, [&](const ObjectMeta* meta) {
+      // Readable as a get would find it: a complete copy and, for a group
+      // member, a complete group (else the get answers GROUP_INCOMPLETE).
+      if (meta != nullptr && meta->HasComplete() &&
+          (meta->group == nullptr || meta->GroupReadable())) {
+        size = meta->size;
+      }
+      return GroupRef();
+    });
+    if (!size) break;
+    ++prefix.length;
+    prefix.bytes += *size;
+  }
+  return prefix;
+}
+
 Result<ExistsInfo> ObjectService::ExistsOne(const std::string& key) {
   MT_RETURN_IF_ERROR(ValidateKey(key));
   s_.counters.exists_calls.fetch_add(1, std::memory_order_relaxed);

@@ -34,6 +34,7 @@ class ObjectService {
       std::span<const std::string> keys);
   size_t ReleaseLeases(std::span<const LeaseRelease> releases);
   std::vector<Result<ExistsInfo>> Exists(std::span<const std::string> keys);
+  Result<PrefixInfo> ProbePrefix(std::span<const std::string> keys);
   std::vector<Status> Remove(std::span<const std::string> keys,
                              RemoveOptions options);
   std::vector<Result<GroupDescription>> GetGroup(

@@ -54,6 +54,7 @@ void AddDataPath(const MasterStats& s, FamilySet& f) {
   f.Add(M::kGetTotal, s.get_miss, {"miss"});
   f.Add(M::kGetTotal, s.get_group_incomplete, {"group_incomplete"});
   f.Add(M::kExistsTotal, s.exists_calls);
+  f.Add(M::kPrefixProbesTotal, s.prefix_probes);
   f.Add(M::kRemovesTotal, s.removes);
   f.Add(M::kEvictionsTotal, s.evicted_memory_objects, {"memory"});
   f.Add(M::kEvictionsTotal, s.evicted_disk_objects, {"local_disk"});

@@ -75,6 +75,8 @@ namespace mooncake_tier::metrics {
     "GetReplicaList lookups by result.")                                       \
   X(kExistsTotal, kMaster, kCounter, "exists_total", "",                       \
     "Existence probes (keys).")                                                \
+  X(kPrefixProbesTotal, kMaster, kCounter, "prefix_probes_total", "",          \
+    "Prefix probes (calls, each of many keys).")                               \
   X(kRemovesTotal, kMaster, kCounter, "removes_total", "",                     \
     "Objects removed by Remove.")                                              \
   /* ---- eviction (master) ---- */                                            \

@@ -48,6 +48,8 @@ class MasterApi {
       std::span<const LeaseRelease> releases) = 0;
   virtual std::vector<Result<ExistsInfo>> Exists(
       std::span<const std::string> keys) = 0;
+  // Master::ProbePrefix.
+  virtual Result<PrefixInfo> ProbePrefix(std::span<const std::string> keys) = 0;
   virtual std::vector<Status> Remove(std::span<const std::string> keys,
                                      RemoveOptions options) = 0;
   virtual std::vector<Result<GroupDescription>> GetGroup(

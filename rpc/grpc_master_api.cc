@@ -126,6 +126,21 @@ std::vector<Result<ExistsInfo>> GrpcMasterApi::Exists(
       });
 }
 
+Result<PrefixInfo> GrpcMasterApi::ProbePrefix(
+    std::span<const std::string> keys) {
+  proto::ProbePrefixRequest req;
+  AddAll(keys, req.mutable_keys());
+  proto::ProbePrefixResponse resp;
+  MT_RETURN_IF_ERROR(stub_->Call(
+      MasterMethod::kProbePrefix, keys.size(),
+      [&](Stub& s, Context* c) { return s.ProbePrefix(c, req, &resp); }));
+  if (resp.length() > keys.size()) {
+    return Status(ErrorReason::kInternal,
+                  "the master answered a prefix longer than the keys");
+  }
+  return PrefixInfo{resp.length(), resp.bytes()};
+}
+
 std::vector<Status> GrpcMasterApi::Remove(std::span<const std::string> keys,
                                           RemoveOptions options) {
   proto::RemoveRequest req;

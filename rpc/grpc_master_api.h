@@ -44,6 +44,7 @@ class GrpcMasterApi final : public MasterApi {
       std::span<const LeaseRelease> releases) override;
   std::vector<Result<ExistsInfo>> Exists(
       std::span<const std::string> keys) override;
+  Result<PrefixInfo> ProbePrefix(std::span<const std::string> keys) override;
   std::vector<Status> Remove(std::span<const std::string> keys,
                              RemoveOptions options) override;
   std::vector<Result<GroupDescription>> GetGroup(

@@ -36,7 +36,8 @@ namespace mooncake_tier::rpc {
   X(DeregisterNode)                  \
   X(PullTasks)                       \
   X(ReleaseLeases)                   \
-  X(SyncDirectory)
+  X(SyncDirectory)                   \
+  X(ProbePrefix)
 
 enum class MasterMethod : uint32_t {
 #define MOONCAKE_TIER_RPC_ENUM(name) k##name,

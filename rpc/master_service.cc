@@ -241,6 +241,30 @@ class MasterService::Handler final : public proto::MasterService::Service {
         });
   }
 
+  grpc::Status ProbePrefix(grpc::ServerContext* ctx,
+                           const proto::ProbePrefixRequest* req,
+                           proto::ProbePrefixResponse* resp) override {
+    ServingMaster m;
+    return Serve(ctx, &m, MasterMethod::kProbePrefix, [&]() -> Status {
+      MT_RETURN_IF_ERROR(CheckBatchSize(static_cast<size_t>(req->keys_size())));
+      std::vector<std::string> keys;
+      keys.reserve(static_cast<size_t>(req->keys_size()));
+      for (int i = 0; i < req->keys_size(); ++i) {
+        Result<std::string> key = DecodeKey(req->keys(i));
+        if (!key.ok()) {
+          return Status(key.status().reason(),
+                        "key " + std::to_string(i) +
+                            " of the prefix: " + key.status().message());
+        }
+        keys.push_back(std::move(*key));
+      }
+      MT_ASSIGN_OR_RETURN(const PrefixInfo prefix, m.api->ProbePrefix(keys));
+      resp->set_length(prefix.length);
+      resp->set_bytes(prefix.bytes);
+      return Status::Ok();
+    });
+  }
+
   grpc::Status Remove(grpc::ServerContext* ctx, const proto::RemoveRequest* req,
                       proto::RemoveResponse* resp) override {
     ServingMaster m;

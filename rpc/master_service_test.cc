@@ -151,6 +151,35 @@ TEST_F(MasterServiceTest, GroupsAndExists) {
   EXPECT_FALSE(Exists("k1")->exists);
 }
 
+// The prefix probe over the wire: one call, the prefix's length and
+// bytes; a bad key fails the call with its reason and position.
+TEST_F(MasterServiceTest, ProbePrefixInOneCall) {
+  ASSERT_NE(Register("n1", 4 * kMiB, 0), kNoNode);
+  PutOptions m0;
+  m0.group = GroupSpec{"blk", 2, 0};
+  ASSERT_TRUE(Put("p0", 10).ok());
+  ASSERT_TRUE(Put("p1", 20).ok());
+  ASSERT_TRUE(Put("g0", 30, m0).ok());  // its group is still filling
+  const std::vector<std::string> keys = {"p0", "p1", "g0", "p3"};
+  Result<PrefixInfo> prefix = api_->ProbePrefix(keys);
+  ASSERT_TRUE(prefix.ok()) << prefix.status().ToString();
+  EXPECT_EQ(prefix->length, 2u);
+  EXPECT_EQ(prefix->bytes, 30u);
+  EXPECT_EQ(api_->recorder()
+                .Get(static_cast<size_t>(MasterMethod::kProbePrefix))
+                .calls,
+            1u);
+
+  const std::vector<std::string> bad = {"p0", std::string("nul\0", 4)};
+  Result<PrefixInfo> refused = api_->ProbePrefix(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().reason(), ErrorReason::kInvalidKey);
+  EXPECT_NE(refused.status().message().find("key 1"), std::string::npos)
+      << refused.status().ToString();
+  // Still serving.
+  EXPECT_EQ(api_->ProbePrefix(keys)->length, 2u);
+}
+
 TEST_F(MasterServiceTest, NodeHeartbeatAndOffloadNotifications) {
   const NodeId node = Register("n1", 4 * kMiB, 64 * kMiB);
   ASSERT_TRUE(Put("ok", 1000).ok());

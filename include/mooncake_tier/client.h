@@ -63,6 +63,13 @@ class Client {
   virtual std::vector<Result<ExistsInfo>> ExistsBatch(
       std::span<const std::string> keys) = 0;
 
+  // An engine's lookup of a prompt's cached blocks, in one round trip: how
+  // many of `keys`, in order from the first, can be read now (each object
+  // complete, a group member's group complete), and their bytes. Stops at
+  // the first that cannot. A probe: no lease, no access counted.
+  // INVALID_KEY, naming its position, for a bad key (nothing probed).
+  virtual Result<PrefixInfo> ProbePrefix(std::span<const std::string> keys) = 0;
+
   // OBJECT_NOT_FOUND, OBJECT_LEASED while another reader holds a lease
   // (unless forced), OBJECT_BUSY while a put is in flight.
   virtual std::vector<Status> RemoveBatch(std::span<const std::string> keys,

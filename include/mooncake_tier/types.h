@@ -160,6 +160,14 @@ struct ExistsInfo {
   SharedGroupStatus group;
 };
 
+// Answer of a prefix probe: how many of the keys, taken in order from the
+// first, could be read now (each object complete; a group member's group
+// complete), and their bytes. Like existence probes, it grants no lease.
+struct PrefixInfo {
+  uint64_t length = 0;
+  uint64_t bytes = 0;
+};
+
 struct RemoveOptions {
   // Remove even while a reader holds a lease.
   bool force = false;

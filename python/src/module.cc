@@ -268,6 +268,13 @@ present counts. A missing key is ExistsInfo(exists=False), not an error.
       .def("exists_batch", &PyStore::ExistsBatch, py::arg("keys"),
            "Probes many keys. Returns one entry per key: ExistsInfo, or the "
            "StoreError instance (e.g. InvalidKeyError).")
+      .def("probe_prefix", &PyStore::ProbePrefix, py::arg("keys"), R"doc(
+How many of `keys`, in order from the first, can be read now (each
+object complete; a group member's group complete), in one call to the
+master: an engine's lookup of a prompt's cached blocks. Returns
+(length, bytes). Like exists, it extends no lease. Raises
+InvalidKeyError, naming the key's position, for a bad key.
+)doc")
       .def("group", &PyStore::Group, py::arg("group_id"),
            "Returns the GroupInfo of `group_id`: state, counts, members. "
            "Raises GroupNotFoundError.")

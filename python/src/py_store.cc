@@ -374,6 +374,18 @@ py::list PyStore::ExistsBatch(py::handle keys) {
   return ToResultList(got, [](ExistsInfo& info) { return py::cast(info); });
 }
 
+py::tuple PyStore::ProbePrefix(py::handle keys) {
+  std::vector<std::string> key_list = ToKeys(keys, "keys");
+  std::shared_ptr<Client> client = Acquire();
+  Result<PrefixInfo> got = PrefixInfo{};
+  {
+    py::gil_scoped_release unlocked;
+    got = client->ProbePrefix(key_list);
+  }
+  ThrowIfError(got.status());
+  return py::make_tuple(got->length, got->bytes);
+}
+
 GroupInfo PyStore::Group(py::handle group_id) {
   std::vector<std::string> ids{ToKey(group_id, "group_id")};
   std::shared_ptr<Client> client = Acquire();

@@ -145,6 +145,17 @@ def test_exists_reports_group_completeness(store, key):
     assert all(m.present and m.tiers == ["memory"] for m in g.members)
 
 
+def test_probe_prefix_counts_readable_blocks_in_order(store, key):
+    keys = [key(f"blk{b}/{i}") for b in range(3) for i in range(2)]
+    for n, k in enumerate(keys[:3]):  # block 1 lacks its second member
+        store.put(k, b"x" * 100, mt.Group(key(f"blk{n // 2}"), 2, n % 2))
+    store.put(keys[5], b"y" * 100)  # after the gap: not counted
+    assert store.probe_prefix(keys) == (2, 200)
+    assert store.probe_prefix([]) == (0, 0)
+    with pytest.raises(mt.InvalidKeyError, match="key 1"):
+        store.probe_prefix([keys[0], ""])
+
+
 def test_incomplete_group_is_all_or_nothing(store, key):
     gid = key("group")
     store.put(key("a"), b"A", (gid, 2, 0))

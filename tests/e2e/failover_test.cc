@@ -121,6 +121,9 @@ class PausingMasterApi final : public MasterApi {
       std::span<const std::string> keys) override {
     return inner_->Exists(keys);
   }
+  Result<PrefixInfo> ProbePrefix(std::span<const std::string> keys) override {
+    return inner_->ProbePrefix(keys);
+  }
   std::vector<Status> Remove(std::span<const std::string> keys,
                              RemoveOptions options) override {
     return inner_->Remove(keys, options);

@@ -150,6 +150,31 @@ TEST_P(ClientConformanceTest, GroupMembersAreReadableOnlyWhenComplete) {
   EXPECT_FALSE(client().Exists("block-7/v")->exists);
 }
 
+// An engine's lookup: a prompt's blocks, each a group of two members, the
+// third block half put. The probe counts the readable members from the
+// first, in one call.
+TEST_P(ClientConformanceTest, PrefixProbeCountsTheReadableBlocks) {
+  std::vector<std::string> keys;
+  for (uint32_t block = 0; block < 4; ++block) {
+    for (uint32_t index = 0; index < 2; ++index) {
+      const std::string id = "prompt-" + std::to_string(block);
+      keys.push_back(id + "/" + std::to_string(index));
+      if (block == 3 || (block == 2 && index == 1)) continue;
+      PutOptions member;
+      member.group = GroupSpec{id, 2, index};
+      ASSERT_TRUE(client().Put(keys.back(), Pattern(1000, block), member).ok());
+    }
+  }
+  Result<PrefixInfo> prefix = client().ProbePrefix(keys);
+  ASSERT_TRUE(prefix.ok()) << prefix.status().ToString();
+  EXPECT_EQ(prefix->length, 4u);
+  EXPECT_EQ(prefix->bytes, 4000u);
+  EXPECT_EQ(client().ProbePrefix({})->length, 0u);
+  keys.push_back("");
+  EXPECT_EQ(client().ProbePrefix(keys).status().reason(),
+            ErrorReason::kInvalidKey);
+}
+
 TEST_P(ClientConformanceTest, RegisteredBuffersCarryPutsAndGets) {
   constexpr size_t kSlice = 64 << 10, kSlices = 8;
   std::vector<std::byte> arena(2 * kSlices * kSlice);
