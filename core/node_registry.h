@@ -210,9 +210,6 @@ class NodeRegistry {
 
   Node* Find(NodeId id) const ABSL_SHARED_LOCKS_REQUIRED(map_mu_);
   static Status Fenced();
-  // The latest end of any fence ever set (clock nanoseconds): past it, no
-  // node is fenced and AllFencedUntil answers without the lock.
-  std::atomic<int64_t> fences_end_ns_{std::numeric_limits<int64_t>::min()};
   void RetireLocked(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_);
   // Recomputes memory_capacity_ and largest_segment_ after nodes_ changed.
   void SegmentsChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_);
@@ -238,6 +235,9 @@ class NodeRegistry {
   // without it.
   std::atomic<uint64_t> memory_capacity_{0};
   std::atomic<uint64_t> largest_segment_{0};
+  // The latest end of any fence ever set (clock nanoseconds): past it, no
+  // node is fenced and AllFencedUntil answers without the lock.
+  std::atomic<int64_t> fences_end_ns_{std::numeric_limits<int64_t>::min()};
   absl::flat_hash_set<std::string> dead_names_ ABSL_GUARDED_BY(map_mu_);
 };
 

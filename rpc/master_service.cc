@@ -247,17 +247,9 @@ class MasterService::Handler final : public proto::MasterService::Service {
     ServingMaster m;
     return Serve(ctx, &m, MasterMethod::kProbePrefix, [&]() -> Status {
       MT_RETURN_IF_ERROR(CheckBatchSize(static_cast<size_t>(req->keys_size())));
-      std::vector<std::string> keys;
-      keys.reserve(static_cast<size_t>(req->keys_size()));
-      for (int i = 0; i < req->keys_size(); ++i) {
-        Result<std::string> key = DecodeKey(req->keys(i));
-        if (!key.ok()) {
-          return Status(key.status().reason(),
-                        "key " + std::to_string(i) +
-                            " of the prefix: " + key.status().message());
-        }
-        keys.push_back(std::move(*key));
-      }
+      // The engine validates every key (naming a bad one's position).
+      const std::vector<std::string> keys(req->keys().begin(),
+                                          req->keys().end());
       MT_ASSIGN_OR_RETURN(const PrefixInfo prefix, m.api->ProbePrefix(keys));
       resp->set_length(prefix.length);
       resp->set_bytes(prefix.bytes);

@@ -390,8 +390,6 @@ TEST_F(MultiProcessTest, MasterRestartKeepsTheDramTier) {
   master_->Wait(seconds(5));
   StartMaster(/*promotion=*/false);
   // The DRAM copies come back as DRAM copies once the node registered.
-  // Looked at before the reads below: reading SSD objects promotes them,
-  // which evicts DRAM ones from the full tier.
   size_t dram_after = 0;
   EXPECT_TRUE(Eventually(
       [&] {
