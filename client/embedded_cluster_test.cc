@@ -84,6 +84,25 @@ TEST_F(EmbeddedClusterTest, OnEvictObjectsAreReadableFromSsdWithSameBytes) {
   EXPECT_EQ(cluster_->master().Audit().total_refcnt, 0u);
 }
 
+// A scattered get of an object on SSD is staged whole and copied out.
+TEST_F(EmbeddedClusterTest, ScatteredGetsOfSsdObjectsGetTheSameBytes) {
+  Start(OffloadMode::kOnEvict, 1, /*real_files=*/true);
+  PutMany(40);
+  Settle();
+  ASSERT_GT(cluster_->master().GetStats().offload_completed, 0u);
+  for (int i = 0; i < 40; ++i) {
+    std::vector<std::byte> first(40000), second(30000);
+    GetIntoItem item{Key(i), {}, {first, second}};
+    Result<uint64_t> n = client_->GetIntoBatch({&item, 1})[0];
+    ASSERT_TRUE(n.ok()) << i << ": " << n.status().ToString();
+    ASSERT_EQ(*n, 64u * 1024);
+    first.insert(first.end(), second.begin(),
+                 second.begin() + 64 * 1024 - 40000);
+    EXPECT_EQ(first, Pattern(64 * 1024, i)) << i;
+  }
+  EXPECT_GT(cluster_->master().GetStats().get_local_disk_hit, 0u);
+}
+
 // Promotion on hit end to end: an object evicted to SSD that is read again
 // comes back into DRAM (the node reads its SSD copy straight into the staged
 // range of its segment) with the same bytes.

@@ -1,6 +1,8 @@
 #include "client/store_client.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <random>
 
 #include "absl/strings/str_format.h"
@@ -58,62 +60,95 @@ void StoreClient::Forget(NodeId node) {
 std::vector<Status> StoreClient::PutBatch(std::span<const PutItem> items) {
   std::vector<Status> out(items.size());
   std::vector<PutStartRequest> requests;
+  std::vector<size_t> request_item;
   requests.reserve(items.size());
-  for (const PutItem& item : items) {
-    requests.push_back({item.key, item.value.size(), item.options, id_});
+  for (size_t i = 0; i < items.size(); ++i) {
+    const PutItem& item = items[i];
+    if (!item.parts.empty() && !item.value.empty()) {
+      out[i] = Status(ErrorReason::kInvalidArgument,
+                      "a put item has both a value and parts; give one");
+      continue;
+    }
+    uint64_t size = item.value.size();
+    for (std::span<const std::byte> part : item.parts) size += part.size();
+    requests.push_back({item.key, size, item.options, id_});
+    request_item.push_back(i);
   }
   // A grant's window counts from here: never later than the master's own
   // start of it, whatever the clocks of the two hosts say.
   const auto sent = std::chrono::steady_clock::now();
   std::vector<Result<ReplicaDescriptor>> placed = master_->PutStart(requests);
 
-  // Write every placed value into its node's segment.
+  // Write every placed value into its node's segment, a gathered value as
+  // one transfer per part at consecutive offsets.
   std::vector<std::shared_ptr<const Endpoint>> pinned_endpoints;
   std::vector<SegmentTransfer> writes;
-  std::vector<size_t> write_item;
+  std::vector<size_t> write_request;  // per write
   std::vector<std::string> late_grants;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (!placed[i].ok()) {
-      out[i] = placed[i].status();
+  for (size_t r = 0; r < requests.size(); ++r) {
+    const PutItem& item = items[request_item[r]];
+    Status& status = out[request_item[r]];
+    if (!placed[r].ok()) {
+      status = placed[r].status();
       continue;
     }
-    Result<std::shared_ptr<const Endpoint>> ep = EndpointOf(placed[i]->node);
+    Result<std::shared_ptr<const Endpoint>> ep = EndpointOf(placed[r]->node);
     if (!ep.ok()) {
-      out[i] = ep.status();
+      status = ep.status();
       continue;
     }
     // Past its grant's window the range may be another put's already (the
     // put was revoked, or a new master handed it out): write nothing.
-    const auto window = std::chrono::milliseconds(placed[i]->write_within_ms);
+    const auto window = std::chrono::milliseconds(placed[r]->write_within_ms);
     if (std::chrono::steady_clock::now() >= sent + window) {
-      out[i] =
+      status =
           Status(ErrorReason::kTimeout,
                  "the put's grant ran out (" + std::to_string(window.count()) +
                      " ms) before its write could start; nothing was "
                      "written");
-      late_grants.push_back(items[i].key);
+      late_grants.push_back(item.key);
       continue;
     }
     pinned_endpoints.push_back(*ep);
     // The transport only reads from a write's local buffer.
-    std::span<std::byte> local(const_cast<std::byte*>(items[i].value.data()),
-                               items[i].value.size());
-    writes.push_back({&(*ep)->segment, placed[i]->offset, local});
-    write_item.push_back(i);
+    const auto add_write = [&](std::span<const std::byte> bytes,
+                               uint64_t offset) {
+      std::span<std::byte> local(const_cast<std::byte*>(bytes.data()),
+                                 bytes.size());
+      writes.push_back({&(*ep)->segment, offset, local});
+      write_request.push_back(r);
+    };
+    if (item.parts.empty()) {
+      add_write(item.value, placed[r]->offset);
+    } else {
+      uint64_t offset = placed[r]->offset;
+      for (std::span<const std::byte> part : item.parts) {
+        if (part.empty()) continue;
+        add_write(part, offset);
+        offset += part.size();
+      }
+    }
   }
   std::vector<Status> written = transport_->Write(writes);
 
+  // A request's first failed write fails it.
+  std::vector<Status> write_status(requests.size());
+  for (size_t w = 0; w < writes.size(); ++w) {
+    Status& s = write_status[write_request[w]];
+    if (s.ok() && !written[w].ok()) s = written[w];
+  }
   std::vector<std::string> to_end, to_revoke = std::move(late_grants);
   std::vector<size_t> end_item;
-  for (size_t w = 0; w < writes.size(); ++w) {
-    const size_t i = write_item[w];
-    if (written[w].ok()) {
+  for (size_t r = 0; r < requests.size(); ++r) {
+    if (!placed[r].ok() || !out[request_item[r]].ok()) continue;
+    const size_t i = request_item[r];
+    if (write_status[r].ok()) {
       to_end.push_back(items[i].key);
       end_item.push_back(i);
     } else {
-      out[i] = written[w];
+      out[i] = write_status[r];
       to_revoke.push_back(items[i].key);
-      Forget(placed[i]->node);
+      Forget(placed[r]->node);
     }
   }
   if (!to_revoke.empty()) {
@@ -157,8 +192,16 @@ void StoreClient::ReadAll(std::span<PlannedRead> reads) {
       }
       held.push_back(*ep);
       if (replica.tier == Tier::kMemory) {
-        dram_ops.push_back({&(*ep)->segment, replica.offset, r.buffer});
-        dram_reads.push_back(&r);
+        if (r.parts.empty()) {
+          dram_ops.push_back({&(*ep)->segment, replica.offset, r.buffer});
+          dram_reads.push_back(&r);
+        }
+        uint64_t offset = replica.offset;
+        for (std::span<std::byte> part : r.parts) {
+          dram_ops.push_back({&(*ep)->segment, offset, part});
+          dram_reads.push_back(&r);
+          offset += part.size();
+        }
       } else {
         auto& [segment, group] = ssd_reads[(*ep)->segment.transport_address];
         segment = &(*ep)->segment;
@@ -168,19 +211,47 @@ void StoreClient::ReadAll(std::span<PlannedRead> reads) {
     if (!any) return;
     if (!dram_ops.empty()) {
       std::vector<Status> done = transport_->Read(dram_ops);
-      for (size_t i = 0; i < done.size(); ++i) settle(*dram_reads[i], done[i]);
+      // A scattered read's parts are adjacent: its first failure settles it.
+      for (size_t i = 0; i < done.size();) {
+        PlannedRead& r = *dram_reads[i];
+        Status s = done[i];
+        for (++i; i < done.size() && dram_reads[i] == &r; ++i) {
+          if (s.ok()) s = done[i];
+        }
+        settle(r, s);
+      }
     }
     for (auto& [address, node] : ssd_reads) {
       const auto& [segment, group] = node;
       std::vector<SsdReadTransfer> ops;
       ops.reserve(group.size());
-      for (PlannedRead* r : group) ops.push_back({r->key, r->buffer});
+      // The node writes one contiguous value: a scattered read lands in a
+      // staging buffer first.
+      std::vector<std::vector<std::byte>> staged(group.size());
+      for (size_t i = 0; i < group.size(); ++i) {
+        PlannedRead* r = group[i];
+        if (r->parts.empty()) {
+          ops.push_back({r->key, r->buffer});
+          continue;
+        }
+        uint64_t size = 0;
+        for (std::span<std::byte> part : r->parts) size += part.size();
+        staged[i].resize(size);
+        ops.push_back({r->key, staged[i]});
+      }
       std::vector<Result<uint64_t>> done = transport_->ReadSsd(*segment, ops);
       for (size_t i = 0; i < done.size(); ++i) {
         Status s = done[i].status();
-        if (s.ok() && *done[i] != group[i]->buffer.size()) {
+        if (s.ok() && *done[i] != ops[i].buffer.size()) {
           s = Status(ErrorReason::kInternal,
                      "SSD copy has a different size than the object");
+        }
+        if (s.ok() && !group[i]->parts.empty()) {
+          const std::byte* from = staged[i].data();
+          for (std::span<std::byte> part : group[i]->parts) {
+            std::memcpy(part.data(), from, part.size());
+            from += part.size();
+          }
         }
         settle(*group[i], s);
       }
@@ -216,17 +287,38 @@ std::vector<Result<uint64_t>> StoreClient::GetIntoBatch(
       out.emplace_back(lists[i].status());
       continue;
     }
+    const GetIntoItem& item = items[i];
     const uint64_t size = lists[i]->size;
-    if (items[i].buffer.size() < size) {
-      out.emplace_back(Status(ErrorReason::kBufferTooSmall,
-                              "object is " + std::to_string(size) +
-                                  " bytes; buffer holds " +
-                                  std::to_string(items[i].buffer.size())));
+    uint64_t room = item.buffer.size();
+    for (std::span<std::byte> part : item.parts) room += part.size();
+    if (!item.parts.empty() && !item.buffer.empty()) {
+      out.emplace_back(
+          Status(ErrorReason::kInvalidArgument,
+                 "a get item has both a buffer and parts; give one"));
+      continue;
+    }
+    if (room < size) {
+      out.emplace_back(
+          Status(ErrorReason::kBufferTooSmall,
+                 "object is " + std::to_string(size) + " bytes; " +
+                     (item.parts.empty() ? "buffer holds " : "parts hold ") +
+                     std::to_string(room)));
       continue;
     }
     out.emplace_back(size);
-    reads.push_back(
-        {items[i].key, &*lists[i], items[i].buffer.first(size), {}});
+    PlannedRead read{item.key, &*lists[i], item.buffer.first(0), {}, {}};
+    if (item.parts.empty()) {
+      read.buffer = item.buffer.first(size);
+    } else {
+      uint64_t left = size;
+      for (std::span<std::byte> part : item.parts) {
+        if (left == 0) break;
+        if (part.empty()) continue;
+        read.parts.push_back(part.first(std::min<uint64_t>(left, part.size())));
+        left -= read.parts.back().size();
+      }
+    }
+    reads.push_back(std::move(read));
     read_item.push_back(i);
   }
   ReadAll(reads);
@@ -246,7 +338,7 @@ std::vector<Result<std::vector<std::byte>>> StoreClient::GetBatch(
   for (size_t i = 0; i < keys.size(); ++i) {
     if (!lists[i].ok()) continue;
     values[i].resize(lists[i]->size);
-    reads.push_back({keys[i], &*lists[i], values[i], {}});
+    reads.push_back({keys[i], &*lists[i], values[i], {}, {}});
     read_item.push_back(i);
   }
   ReadAll(reads);

@@ -60,6 +60,9 @@ class StoreClient final : public Client {
     const ObjectReplicas* replicas;
     std::span<std::byte> buffer;  // exactly the object's size
     Status status;                // out
+    // Scatter instead of `buffer`: non-empty parts of exactly the object's
+    // size in all.
+    std::vector<std::span<std::byte>> parts;
   };
 
   Result<std::shared_ptr<const Endpoint>> EndpointOf(NodeId node);

@@ -27,18 +27,26 @@ struct PutItem {
   std::string key;
   std::span<const std::byte> value;  // must stay valid during the call
   PutOptions options;
+  // Gather: when not empty, the value is these buffers one after another
+  // (an engine's KV block spread over per-layer pages), written straight
+  // from each; `value` must then be empty. Empty parts are skipped.
+  std::vector<std::span<const std::byte>> parts = {};
 };
 
 struct GetIntoItem {
   std::string key;
   std::span<std::byte> buffer;  // receives the value
+  // Scatter: when not empty, the value fills these buffers in order (the
+  // last one used may be filled in part); `buffer` must then be empty.
+  std::vector<std::span<std::byte>> parts = {};
 };
 
 class Client {
  public:
   virtual ~Client() = default;
 
-  // Stores each value. OBJECT_EXISTS for a key already stored,
+  // Stores each value. INVALID_ARGUMENT for an item with both a value and
+  // parts; OBJECT_EXISTS for a key already stored,
   // INVALID_KEY / INVALID_SIZE (empty value) / INVALID_GROUP for bad input.
   // A store whose DRAM is full makes room by dropping objects already on
   // SSD; when there are none, the put waits for the store to write some
@@ -50,8 +58,11 @@ class Client {
   // Reads each value into its buffer and returns its size. The object is
   // protected from eviction while it is copied; the client tells the store
   // when the copy is done (in the background, batched).
-  // OBJECT_NOT_FOUND, BUFFER_TOO_SMALL (nothing written), UNAVAILABLE when
-  // no replica could be read.
+  // A scattered read lands in each part straight from a DRAM copy; from an
+  // SSD copy it is read whole into a client buffer first and copied out.
+  // OBJECT_NOT_FOUND, BUFFER_TOO_SMALL (nothing written; for parts, their
+  // sum is too small), INVALID_ARGUMENT for an item with both a buffer and
+  // parts, UNAVAILABLE when no replica could be read.
   virtual std::vector<Result<uint64_t>> GetIntoBatch(
       std::span<const GetIntoItem> items) = 0;
 
