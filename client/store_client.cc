@@ -368,6 +368,11 @@ Result<PrefixInfo> StoreClient::ProbePrefix(std::span<const std::string> keys) {
   return master_->ProbePrefix(keys);
 }
 
+Status StoreClient::CheckHealth() {
+  // A probe of no keys reaches the leader and touches no object.
+  return master_->ProbePrefix({}).status();
+}
+
 std::vector<Status> StoreClient::RemoveBatch(std::span<const std::string> keys,
                                              RemoveOptions options) {
   return master_->Remove(keys, options);

@@ -37,6 +37,7 @@ class StoreClient final : public Client {
   std::vector<Result<std::vector<std::byte>>> GetBatch(
       std::span<const std::string> keys) override;
   Result<PrefixInfo> ProbePrefix(std::span<const std::string> keys) override;
+  Status CheckHealth() override;
   std::vector<Result<ExistsInfo>> ExistsBatch(
       std::span<const std::string> keys) override;
   std::vector<Status> RemoveBatch(std::span<const std::string> keys,

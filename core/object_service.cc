@@ -156,7 +156,10 @@ Result<PrefixInfo> ObjectService::ProbePrefix(
                                         " of the prefix: " + valid.message());
     }
   }
-  s_.counters.prefix_probes.fetch_add(1, std::memory_order_relaxed);
+  // No keys is a client's health check: answered, not counted.
+  if (!keys.empty()) {
+    s_.counters.prefix_probes.fetch_add(1, std::memory_order_relaxed);
+  }
   PrefixInfo prefix;
   for (const std::string& key : keys) {
     std::optional<uint64_t> size;

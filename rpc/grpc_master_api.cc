@@ -1,5 +1,6 @@
 #include "rpc/grpc_master_api.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "rpc/batch_util.h"
@@ -131,8 +132,9 @@ Result<PrefixInfo> GrpcMasterApi::ProbePrefix(
   proto::ProbePrefixRequest req;
   AddAll(keys, req.mutable_keys());
   proto::ProbePrefixResponse resp;
+  // A probe of no keys is a client's health check: sent all the same.
   MT_RETURN_IF_ERROR(stub_->Call(
-      MasterMethod::kProbePrefix, keys.size(),
+      MasterMethod::kProbePrefix, std::max<size_t>(keys.size(), 1),
       [&](Stub& s, Context* c) { return s.ProbePrefix(c, req, &resp); }));
   if (resp.length() > keys.size()) {
     return Status(ErrorReason::kInternal,

@@ -81,6 +81,11 @@ class Client {
   // INVALID_KEY, naming its position, for a bad key (nothing probed).
   virtual Result<PrefixInfo> ProbePrefix(std::span<const std::string> keys) = 0;
 
+  // A cheap health check: OK when the store's master (a cluster's leader)
+  // answers now, else why not (UNAVAILABLE, TIMEOUT). One round trip that
+  // reads and counts nothing.
+  virtual Status CheckHealth() = 0;
+
   // OBJECT_NOT_FOUND, OBJECT_LEASED while another reader holds a lease
   // (unless forced), OBJECT_BUSY while a put is in flight.
   virtual std::vector<Status> RemoveBatch(std::span<const std::string> keys,

@@ -147,6 +147,10 @@ TEST_P(ClientConformanceTest, GatheredPutsAndScatteredGets) {
   EXPECT_EQ(got[2].status().reason(), ErrorReason::kInvalidArgument);
 }
 
+TEST_P(ClientConformanceTest, HealthCheckAnswersWhileTheStoreServes) {
+  EXPECT_TRUE(client().CheckHealth().ok());
+}
+
 TEST_P(ClientConformanceTest, ReadersLeaseBlocksOtherRemovalUnlessForced) {
   ASSERT_TRUE(client().Put("k", Pattern(10, 1)).ok());
   ASSERT_TRUE(client().Get("k").ok());
