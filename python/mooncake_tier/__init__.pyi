@@ -53,6 +53,10 @@ from .errors import (
 __version__: str
 
 Key = Union[str, bytes]
+# A buffer, or a list / tuple of buffers: one object's parts, in order.
+_Value = Union[_Buffer, Sequence[_Buffer]]
+# An address (or size), or a list of them: one object's parts, in order.
+_Addresses = Union[int, Sequence[int]]
 GroupState = Literal["filling", "complete", "broken", "expired"]
 
 class Group(NamedTuple):
@@ -142,7 +146,7 @@ class Store:
     def put(
         self,
         key: Key,
-        data: _Buffer,
+        data: _Value,
         group: GroupArg = None,
         *,
         preferred_node: str = "",
@@ -151,14 +155,31 @@ class Store:
     def put_batch(
         self,
         keys: Sequence[Key],
-        values: Sequence[_Buffer],
+        values: Sequence[_Value],
         groups: Sequence[GroupArg] | None = None,
+        *,
+        hard_pin: bool = False,
     ) -> list[StoreError | None]: ...
     def get(self, key: Key) -> bytes: ...
     def get_batch(self, keys: Sequence[Key]) -> list[bytes | StoreError]: ...
-    def get_into(self, key: Key, buffer: _Buffer) -> int: ...
+    def get_into(self, key: Key, buffer: _Value) -> int: ...
     def get_into_batch(
-        self, keys: Sequence[Key], buffers: Sequence[_Buffer]
+        self, keys: Sequence[Key], buffers: Sequence[_Value]
+    ) -> list[int | StoreError]: ...
+    def put_from_addresses(
+        self,
+        keys: Sequence[Key],
+        addresses: Sequence[_Addresses],
+        sizes: Sequence[_Addresses],
+        groups: Sequence[GroupArg] | None = None,
+        *,
+        hard_pin: bool = False,
+    ) -> list[StoreError | None]: ...
+    def get_into_addresses(
+        self,
+        keys: Sequence[Key],
+        addresses: Sequence[_Addresses],
+        sizes: Sequence[_Addresses],
     ) -> list[int | StoreError]: ...
     def exists(self, key: Key) -> ExistsInfo: ...
     def exists_batch(self, keys: Sequence[Key]) -> list[ExistsInfo | StoreError]: ...
@@ -173,6 +194,9 @@ class Store:
     def unregister_buffer(self, buffer: _Buffer) -> None: ...
     @property
     def registered_buffers(self) -> list[Any]: ...
+    def register_memory(self, address: int, size: int) -> None: ...
+    def unregister_memory(self, address: int) -> None: ...
+    def health_check(self) -> float: ...
     def _cpp_get_loop(
         self, keys: Sequence[Key], buffer: _Buffer, rounds: int = 1
     ) -> tuple[float, int]: ...

@@ -217,7 +217,9 @@ result per item instead: the value, or the StoreError instance.
            py::arg("group") = py::none(), py::kw_only(),
            py::arg("preferred_node") = "", py::arg("hard_pin") = false,
            R"doc(
-Stores `data` (any C-contiguous buffer) under `key` (str or bytes).
+Stores `data` (any C-contiguous buffer) under `key` (str or bytes). A list
+or tuple of buffers is one object made of those parts, in order, each sent
+from where it lies (an engine's block spread over per-layer pages).
 
 group: None, a Group, or (group_id, group_size, group_index) to make the
 object a member of a group the store reports and manages as one unit.
@@ -229,7 +231,8 @@ for the store to write cold objects back to SSD, up to the master's
 saying what holds the DRAM. The bytes are sent from `data` itself, no copy.
 )doc")
       .def("put_batch", &PyStore::PutBatch, py::arg("keys"), py::arg("values"),
-           py::arg("groups") = py::none(),
+           py::arg("groups") = py::none(), py::kw_only(),
+           py::arg("hard_pin") = false,
            R"doc(
 Stores values[i] under keys[i] (groups[i] when groups is given, each None
 or a group), in one batch. Returns one entry per key: None when stored,
@@ -251,6 +254,8 @@ a group not yet complete), ObjectNotReadyError (put in flight), ...
            R"doc(
 Reads the value of `key` straight into `buffer` (writable, C-contiguous:
 bytearray, numpy array, memoryview of one) and returns its size in bytes.
+A list or tuple of buffers receives the value scattered over them in
+order (the last one used may be filled in part).
 No copy is made; register the buffer (register_buffer) to also avoid
 per-call registration. Raises BufferTooSmallError (nothing written) when
 the value does not fit, InvalidArgumentError (a ValueError) for a read-only
@@ -258,8 +263,27 @@ or non-contiguous buffer.
 )doc")
       .def("get_into_batch", &PyStore::GetIntoBatch, py::arg("keys"),
            py::arg("buffers"),
-           "Reads keys[i] into buffers[i]. Returns one entry per key: the "
-           "size read, or the StoreError instance.")
+           "Reads keys[i] into buffers[i] (a buffer, or a list of them to "
+           "scatter into). Returns one entry per key: the size read, or the "
+           "StoreError instance.")
+      .def("put_from_addresses", &PyStore::PutFromAddresses, py::arg("keys"),
+           py::arg("addresses"), py::arg("sizes"),
+           py::arg("groups") = py::none(), py::kw_only(),
+           py::arg("hard_pin") = false, R"doc(
+Stores keys[i] from raw memory the caller owns: addresses[i] and sizes[i]
+are an int each, or equal-length lists of ints (the object's parts, in
+order). For engines that hold pointers (pinned host pools, device memory
+the transport can reach); the memory must stay valid during the call, and
+nothing can check that it is. Returns one entry per key: None or the
+StoreError instance.
+)doc")
+      .def("get_into_addresses", &PyStore::GetIntoAddresses, py::arg("keys"),
+           py::arg("addresses"), py::arg("sizes"), R"doc(
+Reads keys[i] into raw memory the caller owns (see put_from_addresses;
+a list of ranges is scattered into in order). Returns one entry per key:
+the size read, or the StoreError instance (BufferTooSmallError when the
+ranges are too small; nothing written).
+)doc")
       .def("exists", &PyStore::Exists, py::arg("key"), R"doc(
 Probes `key` (without extending its lease). Returns an ExistsInfo:
 exists, size and, for a group member, the group's state, expected and
@@ -314,6 +338,19 @@ registered buffer.
            "using it finish first) and drops the store's reference.")
       .def_property_readonly("registered_buffers", &PyStore::RegisteredBuffers,
                              "The buffers currently registered.")
+      .def("register_memory", &PyStore::RegisterMemory, py::arg("address"),
+           py::arg("size"), R"doc(
+Registers raw memory the caller owns (register_buffer for a pointer). The
+memory must stay valid until unregister_memory() or close().
+)doc")
+      .def("unregister_memory", &PyStore::UnregisterMemory, py::arg("address"),
+           "Unregisters memory registered at `address` (calls still using "
+           "it finish first).")
+      .def("health_check", &PyStore::HealthCheck, R"doc(
+One round trip to the master (a cluster's leader) that reads nothing.
+Returns its seconds; raises UnavailableError / StoreTimeoutError when the
+store does not answer.
+)doc")
       .def("_cpp_get_loop", &PyStore::CppGetLoop, py::arg("keys"),
            py::arg("buffer"), py::arg("rounds") = 1,
            "Benchmark reference: the same get_into calls in a C++ loop with "

@@ -5,76 +5,13 @@
 #include <optional>
 #include <utility>
 
+#include "python/src/py_items.h"
 #include "python/src/status_error.h"
 
 namespace py = pybind11;
 
 namespace mooncake_tier::python {
 namespace {
-
-// The items of a list or tuple. A lone str/bytes is refused: iterating it
-// would turn "key" into the keys "k", "e", "y".
-std::vector<py::handle> Items(py::handle seq, const char* what) {
-  if (PyUnicode_Check(seq.ptr()) || PyBytes_Check(seq.ptr()) ||
-      !PySequence_Check(seq.ptr())) {
-    throw py::type_error(std::string(what) + " must be a list or tuple, not " +
-                         Py_TYPE(seq.ptr())->tp_name);
-  }
-  py::sequence s = py::reinterpret_borrow<py::sequence>(seq);
-  std::vector<py::handle> out;
-  out.reserve(s.size());
-  for (py::handle item : s) out.push_back(item);
-  return out;
-}
-
-uint32_t ToGroupNumber(py::handle obj, const char* what) {
-  if (!PyLong_Check(obj.ptr())) {
-    throw py::type_error(std::string(what) + " must be an int");
-  }
-  const long long v = PyLong_AsLongLong(obj.ptr());
-  if (v == -1 && PyErr_Occurred()) {
-    PyErr_Clear();
-    ThrowInvalidArgument(std::string(what) + " is out of range");
-  }
-  if (v < 0 || v > UINT32_MAX) {
-    ThrowInvalidArgument(std::string(what) + " must be in [0, 2^32), got " +
-                         std::to_string(v));
-  }
-  return static_cast<uint32_t>(v);
-}
-
-// None, a (group_id, group_size, group_index) tuple or list, or any object
-// with those three attributes (mooncake_tier.Group).
-std::optional<GroupSpec> ToGroup(py::handle obj) {
-  if (obj.is_none()) return std::nullopt;
-  py::object id, size, index;
-  if (PyTuple_Check(obj.ptr()) || PyList_Check(obj.ptr())) {
-    py::sequence s = py::reinterpret_borrow<py::sequence>(obj);
-    if (s.size() != 3) {
-      ThrowInvalidArgument(
-          "group must be (group_id, group_size, group_index), got " +
-          std::to_string(s.size()) + " items");
-    }
-    id = s[0];
-    size = s[1];
-    index = s[2];
-  } else if (py::hasattr(obj, "group_id") && py::hasattr(obj, "group_size") &&
-             py::hasattr(obj, "group_index")) {
-    id = obj.attr("group_id");
-    size = obj.attr("group_size");
-    index = obj.attr("group_index");
-  } else {
-    throw py::type_error(
-        "group must be None, a Group or a (group_id, group_size, "
-        "group_index) tuple, not " +
-        std::string(Py_TYPE(obj.ptr())->tp_name));
-  }
-  GroupSpec spec;
-  spec.group_id = ToKey(id, "group_id");
-  spec.group_size = ToGroupNumber(size, "group_size");
-  spec.group_index = ToGroupNumber(index, "group_index");
-  return spec;
-}
 
 // Python list of per-item results: the value, or a StoreError instance.
 template <typename T, typename Convert>
@@ -105,27 +42,6 @@ T& FirstOrThrow(std::vector<Result<T>>& results) {
 
 }  // namespace
 
-std::string ToKey(py::handle obj, const char* what) {
-  if (PyUnicode_Check(obj.ptr())) {
-    Py_ssize_t size = 0;
-    const char* data = PyUnicode_AsUTF8AndSize(obj.ptr(), &size);
-    if (data == nullptr) throw py::error_already_set();
-    return std::string(data, static_cast<size_t>(size));
-  }
-  if (PyBytes_Check(obj.ptr())) {
-    return std::string(PyBytes_AS_STRING(obj.ptr()),
-                       static_cast<size_t>(PyBytes_GET_SIZE(obj.ptr())));
-  }
-  throw py::type_error(std::string(what) + " must be str or bytes, not " +
-                       Py_TYPE(obj.ptr())->tp_name);
-}
-
-std::vector<std::string> ToKeys(py::handle seq, const char* what) {
-  std::vector<std::string> keys;
-  for (py::handle item : Items(seq, what)) keys.push_back(ToKey(item, "key"));
-  return keys;
-}
-
 PyStore::PyStore(const RemoteClientOptions& options) : master_(options.master) {
   std::optional<Result<std::unique_ptr<Client>>> client;
   {
@@ -142,6 +58,9 @@ PyStore::~PyStore() {
   if (_Py_IsFinalizing()) {
     for (auto& view : registered_) {
       if (client_) client_->UnregisterBuffer(view->bytes()).IgnoreError();
+    }
+    for (std::span<std::byte> memory : registered_memory_) {
+      if (client_) client_->UnregisterBuffer(memory).IgnoreError();
     }
     client_.reset();
     registered_.clear();
@@ -163,11 +82,16 @@ void PyStore::Close() {
   client_ = nullptr;
   std::vector<std::unique_ptr<PyBufferView>> views = std::move(registered_);
   registered_.clear();
+  std::vector<std::span<std::byte>> memory = std::move(registered_memory_);
+  registered_memory_.clear();
   {
     py::gil_scoped_release unlocked;
     for (auto& view : views) {
       // Unregistering waits for calls still using the buffer.
       client->UnregisterBuffer(view->bytes()).IgnoreError();
+    }
+    for (std::span<std::byte> range : memory) {
+      client->UnregisterBuffer(range).IgnoreError();
     }
     // Joins the client's threads when this was the last user.
     client.reset();
@@ -179,36 +103,14 @@ std::vector<Status> PyStore::PutAll(py::handle keys, py::handle values,
                                     py::handle groups,
                                     const std::string& preferred_node,
                                     bool hard_pin) {
-  std::vector<std::string> key_list = ToKeys(keys, "keys");
-  std::vector<py::handle> value_list = Items(values, "values");
-  if (value_list.size() != key_list.size()) {
-    ThrowInvalidArgument("got " + std::to_string(key_list.size()) +
-                         " keys but " + std::to_string(value_list.size()) +
-                         " values");
-  }
-  std::vector<py::handle> group_list;
-  if (!groups.is_none()) {
-    group_list = Items(groups, "groups");
-    if (group_list.size() != key_list.size()) {
-      ThrowInvalidArgument("got " + std::to_string(key_list.size()) +
-                           " keys but " + std::to_string(group_list.size()) +
-                           " groups");
-    }
-  }
-  std::vector<PyBufferView> views;
-  views.reserve(key_list.size());
-  std::vector<PutItem> items(key_list.size());
-  for (size_t i = 0; i < key_list.size(); ++i) {
-    views.emplace_back(value_list[i], PyBufferView::Access::kRead, "data");
-    items[i].key = std::move(key_list[i]);
-    items[i].value = views.back().bytes();
-    if (!group_list.empty()) items[i].options.group = ToGroup(group_list[i]);
-    items[i].options.preferred_node = preferred_node;
-    items[i].options.hard_pin = hard_pin;
+  PreparedPuts puts = PreparePuts(keys, values, groups);
+  for (PutItem& item : puts.items) {
+    item.options.preferred_node = preferred_node;
+    item.options.hard_pin = hard_pin;
   }
   std::shared_ptr<Client> client = Acquire();
   py::gil_scoped_release unlocked;
-  return client->PutBatch(items);
+  return client->PutBatch(puts.items);
 }
 
 void PyStore::Put(py::handle key, py::handle data, py::handle group,
@@ -221,8 +123,8 @@ void PyStore::Put(py::handle key, py::handle data, py::handle group,
 }
 
 py::list PyStore::PutBatch(py::handle keys, py::handle values,
-                           py::handle groups) {
-  return ToStatusList(PutAll(keys, values, groups, "", false));
+                           py::handle groups, bool hard_pin) {
+  return ToStatusList(PutAll(keys, values, groups, "", hard_pin));
 }
 
 std::vector<Result<py::object>> PyStore::GetAll(
@@ -321,24 +223,10 @@ py::list PyStore::GetBatch(py::handle keys) {
 
 std::vector<Result<uint64_t>> PyStore::GetIntoAll(py::handle keys,
                                                   py::handle buffers) {
-  std::vector<std::string> key_list = ToKeys(keys, "keys");
-  std::vector<py::handle> buffer_list = Items(buffers, "buffers");
-  if (buffer_list.size() != key_list.size()) {
-    ThrowInvalidArgument("got " + std::to_string(key_list.size()) +
-                         " keys but " + std::to_string(buffer_list.size()) +
-                         " buffers");
-  }
-  std::vector<PyBufferView> views;
-  views.reserve(key_list.size());
-  std::vector<GetIntoItem> items(key_list.size());
-  for (size_t i = 0; i < key_list.size(); ++i) {
-    views.emplace_back(buffer_list[i], PyBufferView::Access::kWrite, "buffer");
-    items[i].key = std::move(key_list[i]);
-    items[i].buffer = views.back().bytes();
-  }
+  PreparedGets gets = PrepareGets(keys, buffers);
   std::shared_ptr<Client> client = Acquire();
   py::gil_scoped_release unlocked;
-  return client->GetIntoBatch(items);
+  return client->GetIntoBatch(gets.items);
 }
 
 uint64_t PyStore::GetInto(py::handle key, py::handle buffer) {
@@ -470,6 +358,83 @@ py::list PyStore::RegisteredBuffers() const {
     out.append(py::reinterpret_borrow<py::object>(view->object()));
   }
   return out;
+}
+
+py::list PyStore::PutFromAddresses(py::handle keys, py::handle addresses,
+                                   py::handle sizes, py::handle groups,
+                                   bool hard_pin) {
+  PreparedPuts puts = PreparePutsFromAddresses(keys, addresses, sizes, groups);
+  for (PutItem& item : puts.items) item.options.hard_pin = hard_pin;
+  std::shared_ptr<Client> client = Acquire();
+  std::vector<Status> done;
+  {
+    py::gil_scoped_release unlocked;
+    done = client->PutBatch(puts.items);
+  }
+  return ToStatusList(done);
+}
+
+py::list PyStore::GetIntoAddresses(py::handle keys, py::handle addresses,
+                                   py::handle sizes) {
+  PreparedGets gets = PrepareGetsFromAddresses(keys, addresses, sizes);
+  std::shared_ptr<Client> client = Acquire();
+  std::vector<Result<uint64_t>> got;
+  {
+    py::gil_scoped_release unlocked;
+    got = client->GetIntoBatch(gets.items);
+  }
+  return ToResultList(got, [](uint64_t n) { return py::int_(n); });
+}
+
+void PyStore::RegisterMemory(py::handle address, py::handle size) {
+  const std::span<std::byte> memory = ToMemory(address, size);
+  std::shared_ptr<Client> client = Acquire();
+  Status status;
+  {
+    py::gil_scoped_release unlocked;
+    status = client->RegisterBuffer(memory);
+  }
+  ThrowIfError(status);
+  if (client_ != client) ThrowInvalidArgument("the store is closed");
+  registered_memory_.push_back(memory);
+}
+
+void PyStore::UnregisterMemory(py::handle address) {
+  const auto start = reinterpret_cast<std::byte*>(
+      static_cast<uintptr_t>(py::cast<uint64_t>(address)));
+  const auto same = [&](std::span<std::byte> m) { return m.data() == start; };
+  std::shared_ptr<Client> client = Acquire();
+  auto it =
+      std::find_if(registered_memory_.begin(), registered_memory_.end(), same);
+  if (it == registered_memory_.end()) {
+    ThrowInvalidArgument("no memory registered with this store starts there");
+  }
+  const std::span<std::byte> memory = *it;
+  Status status;
+  {
+    py::gil_scoped_release unlocked;
+    status = client->UnregisterBuffer(memory);
+  }
+  ThrowIfError(status);
+  // Another thread may have changed the list while the GIL was released.
+  it = std::find_if(registered_memory_.begin(), registered_memory_.end(), same);
+  if (it != registered_memory_.end()) registered_memory_.erase(it);
+}
+
+double PyStore::HealthCheck() {
+  std::shared_ptr<Client> client = Acquire();
+  Status status;
+  double seconds = 0;
+  {
+    py::gil_scoped_release unlocked;
+    const auto start = std::chrono::steady_clock::now();
+    status = client->CheckHealth();
+    seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+  }
+  ThrowIfError(status);
+  return seconds;
 }
 
 py::tuple PyStore::CppGetLoop(py::handle keys, py::handle buffer,

@@ -18,9 +18,9 @@
 //   python/README.md).
 //
 // Thread safety: the remote client is thread-safe, and PyStore's own state
-// (the client pointer, the registered buffers) is only touched with the GIL
-// held, so one Store may be shared by any number of Python threads. close()
-// waits for no one: calls already running keep the client alive (shared
+// (the client pointer, the registered buffers and memory) is only touched with
+// the GIL held, so one Store may be shared by any number of Python threads.
+// close() waits for no one: calls already running keep the client alive (shared
 // ownership) and finish; later calls raise StoreError.
 
 #include <pybind11/pybind11.h>
@@ -54,13 +54,23 @@ class PyStore {
   void Put(pybind11::handle key, pybind11::handle data, pybind11::handle group,
            const std::string& preferred_node, bool hard_pin);
   pybind11::list PutBatch(pybind11::handle keys, pybind11::handle values,
-                          pybind11::handle groups);
+                          pybind11::handle groups, bool hard_pin);
 
   pybind11::object Get(pybind11::handle key);
   pybind11::list GetBatch(pybind11::handle keys);
 
   uint64_t GetInto(pybind11::handle key, pybind11::handle buffer);
   pybind11::list GetIntoBatch(pybind11::handle keys, pybind11::handle buffers);
+
+  // Raw memory (py_items.h): gathered puts from and scattered gets into
+  // ranges the caller owns, one entry per key.
+  pybind11::list PutFromAddresses(pybind11::handle keys,
+                                  pybind11::handle addresses,
+                                  pybind11::handle sizes,
+                                  pybind11::handle groups, bool hard_pin);
+  pybind11::list GetIntoAddresses(pybind11::handle keys,
+                                  pybind11::handle addresses,
+                                  pybind11::handle sizes);
 
   ExistsInfo Exists(pybind11::handle key);
   pybind11::list ExistsBatch(pybind11::handle keys);
@@ -76,6 +86,15 @@ class PyStore {
   void UnregisterBuffer(pybind11::handle buffer);
   // Buffers currently registered, as the objects passed in.
   pybind11::list RegisteredBuffers() const;
+  // Raw memory the caller owns and keeps valid until unregistered (or the
+  // store is closed, which unregisters it).
+  void RegisterMemory(pybind11::handle address, pybind11::handle size);
+  // INVALID_ARGUMENT unless `address` starts registered memory.
+  void UnregisterMemory(pybind11::handle address);
+
+  // Seconds one health-check round trip to the master took; raises what
+  // Client::CheckHealth answered otherwise.
+  double HealthCheck();
 
   // Benchmark reference: `rounds` passes of GetInto over `keys` into
   // `buffer`, in a C++ loop with the GIL released throughout. Returns
@@ -99,15 +118,10 @@ class PyStore {
   std::vector<Status> RemoveAll(std::vector<std::string> keys, bool force);
 
   const std::string master_;
-  // Both guarded by the GIL.
+  // Guarded by the GIL.
   std::shared_ptr<Client> client_;
   std::vector<std::unique_ptr<PyBufferView>> registered_;
+  std::vector<std::span<std::byte>> registered_memory_;
 };
-
-// Converts a key or group id: str (UTF-8) or bytes. TypeError otherwise.
-std::string ToKey(pybind11::handle obj, const char* what);
-// Converts a list (or tuple) of keys; a lone str or bytes is a TypeError,
-// not a sequence of one-character keys.
-std::vector<std::string> ToKeys(pybind11::handle seq, const char* what);
 
 }  // namespace mooncake_tier::python
