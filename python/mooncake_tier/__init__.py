@@ -26,6 +26,7 @@ from typing import NamedTuple
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _error_names
 from ._native import (  # noqa: F401
+    BatchQueue,
     ExistsInfo,
     GroupInfo,
     GroupMember,
@@ -47,13 +48,13 @@ class Group(NamedTuple):
 
 
 # help() and reprs name the package users import, not the compiled module.
-for _cls in (Store, ExistsInfo, GroupInfo, GroupMember, GroupStatus):
+for _cls in (Store, BatchQueue, ExistsInfo, GroupInfo, GroupMember, GroupStatus):
     _cls.__module__ = __name__
 del _cls
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Store", "Group", "ExistsInfo", "GroupStatus", "GroupInfo", "GroupMember",
+    "Store", "BatchQueue", "Group", "ExistsInfo", "GroupStatus", "GroupInfo", "GroupMember",
     *_error_names,
 ]

@@ -161,6 +161,60 @@ void BindResults(py::module_& m) {
       });
 }
 
+void BindBatchQueue(py::module_& m) {
+  py::class_<PyBatchQueue>(m, "BatchQueue", R"doc(
+Non-blocking batches over a Store (Store.batch_queue()): a submit_* call
+checks its arguments as the matching Store call does, queues the batch and
+returns a task id at once; worker threads run it. Results are taken with
+collect() (never waits) or wait(task); fileno() is an eventfd that is
+readable exactly while results wait, for select / poll / epoll / asyncio's
+add_reader (never read it yourself). Each result list has one entry per
+key: a put's 0, the bytes a get read, an exists probe's size (absent:
+ObjectNotFoundError, a member of an incomplete group: GroupIncompleteError),
+or the StoreError instance. The buffers of a task are held until its
+result is taken. close() (or leaving a with block) stops the queue: queued
+batches never start, running ones finish, results not taken are dropped.
+)doc")
+      .def("submit_put", &PyBatchQueue::SubmitPut, py::arg("keys"),
+           py::arg("values"), py::arg("groups") = py::none(),
+           "Queues put_batch(keys, values, groups). Returns the task id.")
+      .def("submit_get_into", &PyBatchQueue::SubmitGetInto, py::arg("keys"),
+           py::arg("buffers"),
+           "Queues get_into_batch(keys, buffers). Returns the task id.")
+      .def("submit_put_from_addresses", &PyBatchQueue::SubmitPutFromAddresses,
+           py::arg("keys"), py::arg("addresses"), py::arg("sizes"),
+           py::arg("groups") = py::none(),
+           "Queues put_from_addresses(...). The memory must stay valid "
+           "until the result is taken.")
+      .def("submit_get_into_addresses", &PyBatchQueue::SubmitGetIntoAddresses,
+           py::arg("keys"), py::arg("addresses"), py::arg("sizes"),
+           "Queues get_into_addresses(...). The memory must stay valid "
+           "until the result is taken.")
+      .def("submit_exists", &PyBatchQueue::SubmitExists, py::arg("keys"),
+           "Queues an existence probe of each key (readable now: its size).")
+      .def("fileno", &PyBatchQueue::Fileno,
+           "The eventfd, readable exactly while results wait.")
+      .def("collect", &PyBatchQueue::Collect, py::arg("max") = py::none(),
+           "Takes up to `max` waiting results, oldest first, as "
+           "[(task_id, results), ...]; [] when none waits. Never waits.")
+      .def("wait", &PyBatchQueue::Wait, py::arg("task_id"),
+           py::arg("timeout") = py::none(), R"doc(
+Waits (GIL released) for task `task_id` and takes its results. Raises
+StoreTimeoutError when `timeout` seconds pass first (the task stays
+pending), TaskNotFoundError for an id not pending (never issued, or its
+results already taken).
+)doc")
+      .def_property_readonly("pending", &PyBatchQueue::Pending,
+                             "Tasks submitted whose results are not taken.")
+      .def_property_readonly("closed", &PyBatchQueue::closed)
+      .def("close", &PyBatchQueue::Close)
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyBatchQueue& q, py::handle, py::handle, py::handle) {
+        q.Close();
+        return false;
+      });
+}
+
 void BindStore(py::module_& m) {
   py::class_<PyStore>(m, "Store", R"doc(
 A client of a mooncake-tier store (master + storage nodes).
@@ -346,6 +400,12 @@ memory must stay valid until unregister_memory() or close().
       .def("unregister_memory", &PyStore::UnregisterMemory, py::arg("address"),
            "Unregisters memory registered at `address` (calls still using "
            "it finish first).")
+      .def("batch_queue", &PyStore::NewBatchQueue, py::kw_only(),
+           py::arg("workers") = 2, py::arg("max_pending") = 64, R"doc(
+A BatchQueue over this store: non-blocking batch puts, gets and probes
+run by `workers` threads, at most `max_pending` submitted and not yet
+collected (a submit beyond that raises QueueFullError).
+)doc")
       .def("health_check", &PyStore::HealthCheck, R"doc(
 One round trip to the master (a cluster's leader) that reads nothing.
 Returns its seconds; raises UnavailableError / StoreTimeoutError when the
@@ -366,5 +426,6 @@ PYBIND11_MODULE(_native, m) {
       "instead.";
   mooncake_tier::python::RegisterStatusErrors(m);
   mooncake_tier::python::BindResults(m);
+  mooncake_tier::python::BindBatchQueue(m);
   mooncake_tier::python::BindStore(m);
 }

@@ -421,6 +421,11 @@ void PyStore::UnregisterMemory(py::handle address) {
   if (it != registered_memory_.end()) registered_memory_.erase(it);
 }
 
+std::unique_ptr<PyBatchQueue> PyStore::NewBatchQueue(int workers,
+                                                     size_t max_pending) {
+  return std::make_unique<PyBatchQueue>(Acquire(), workers, max_pending);
+}
+
 double PyStore::HealthCheck() {
   std::shared_ptr<Client> client = Acquire();
   Status status;

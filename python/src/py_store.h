@@ -32,6 +32,7 @@
 
 #include "mooncake_tier/client.h"
 #include "mooncake_tier/remote_client.h"
+#include "python/src/py_batch_queue.h"
 #include "python/src/py_buffer.h"
 
 namespace mooncake_tier::python {
@@ -91,6 +92,10 @@ class PyStore {
   void RegisterMemory(pybind11::handle address, pybind11::handle size);
   // INVALID_ARGUMENT unless `address` starts registered memory.
   void UnregisterMemory(pybind11::handle address);
+
+  // A non-blocking queue of batches over this store's client; it keeps
+  // the client alive after close().
+  std::unique_ptr<PyBatchQueue> NewBatchQueue(int workers, size_t max_pending);
 
   // Seconds one health-check round trip to the master took; raises what
   // Client::CheckHealth answered otherwise.
