@@ -177,11 +177,10 @@ class ReplayWorker {
     for (uint64_t block : request.blocks) {
       group_ids.push_back(GroupId(key_prefix_, block));
     }
-    std::vector<bool> in_memory;
-    MT_RETURN_IF_ERROR(ProbeStoredPrefix(group_ids, in_memory));
-    const size_t prefix = ReadPrefix(request, group_ids, in_memory.size());
-    const auto memory_hits = static_cast<uint64_t>(
-        std::count(in_memory.begin(), in_memory.begin() + prefix, true));
+    size_t stored = 0, in_memory = 0;
+    MT_RETURN_IF_ERROR(ProbeStoredPrefix(group_ids, stored, in_memory));
+    const size_t prefix = ReadPrefix(request, group_ids, stored);
+    const auto memory_hits = static_cast<uint64_t>(std::min(prefix, in_memory));
     PutFrom(request, group_ids, prefix);
     tally_.AddRequest(request.blocks.size(), memory_hits, prefix - memory_hits);
     return Status();
@@ -195,34 +194,33 @@ class ReplayWorker {
         options_.member_bytes);
   }
 
-  // Sets `in_memory` to one entry per block of the readable prefix: whether
-  // every member of the block has a DRAM copy.
+  // An engine's lookup, in one master call (the prefix probe over every
+  // member key in order): `stored` is the readable prefix in blocks (a
+  // block counts once its group is complete), `in_memory` how many of them
+  // the probe's DRAM bytes make up (members are all one size).
   Status ProbeStoredPrefix(const std::vector<std::string>& group_ids,
-                           std::vector<bool>& in_memory) {
-    std::vector<Result<GroupInfo>> groups = client_.GetGroupBatch(group_ids);
-    for (Result<GroupInfo>& group : groups) {
-      if (!group.ok()) {
-        const ErrorReason reason = group.status().reason();
-        if (reason == ErrorReason::kUnavailable ||
-            reason == ErrorReason::kTimeout) {
-          return group.status();
-        }
-        if (reason != ErrorReason::kGroupNotFound) {
-          tally_.AddFailure("probe", reason);
-        }
-        return Status();
+                           size_t& stored, size_t& in_memory) {
+    const uint32_t members = options_.members;
+    std::vector<std::string> keys;
+    keys.reserve(group_ids.size() * members);
+    for (const std::string& group_id : group_ids) {
+      for (uint32_t m = 0; m < members; ++m) {
+        keys.push_back(MemberKey(group_id, m));
       }
-      bool readable = group->status.state == GroupState::kComplete &&
-                      group->members.size() == group->status.expected;
-      bool memory = true;
-      for (const GroupMemberInfo& member : group->members) {
-        readable = readable && member.present && !member.tiers.empty();
-        memory = memory && std::find(member.tiers.begin(), member.tiers.end(),
-                                     Tier::kMemory) != member.tiers.end();
-      }
-      if (!readable) return Status();
-      in_memory.push_back(memory);
     }
+    Result<PrefixInfo> prefix = client_.ProbePrefix(keys);
+    if (!prefix.ok()) {
+      const ErrorReason reason = prefix.status().reason();
+      if (reason == ErrorReason::kUnavailable ||
+          reason == ErrorReason::kTimeout) {
+        return prefix.status();
+      }
+      tally_.AddFailure("probe", reason);
+      return Status();
+    }
+    stored = prefix->length / members;
+    in_memory = std::min<size_t>(
+        stored, prefix->memory_bytes / (options_.member_bytes * members));
     return Status();
   }
 

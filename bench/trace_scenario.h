@@ -10,10 +10,11 @@
 // where the prefix ("trace-<pid>-<random hex>") is unique to the run. A
 // member's bytes are a function of (hash id, index), so every read is
 // checked. For each request, in trace order:
-//   1. probe: one GetGroupBatch over the request's groups; the stored
-//      prefix is the blocks before the first one not readable (group not
-//      complete, or a member without a tier). A block whose members are all
-//      in DRAM is a memory hit, else a disk hit.
+//   1. probe: one prefix probe (Client::ProbePrefix) over the member keys
+//      of the request's blocks, in order, as an engine looks a prompt up;
+//      the stored prefix is the blocks whose members all count (a member
+//      counts once its group is complete). Of those, as many as the probe's
+//      DRAM bytes make up are memory hits, the rest disk hits.
 //   2. read: GetIntoBatch of the prefix's members, bytes checked (a wrong
 //      byte counts in wrong_bytes). A member that cannot be read (evicted
 //      since the probe) ends the prefix at its block.
@@ -49,8 +50,8 @@
 // with --spawn only: the object bytes the store's SSD tier can hold as its
 // master counts them (the file system's real room less record headers,
 // padding and compaction room) and LRU simulated at that capacity, which
-// tells how much of a gap to lru_hit_ratio is room rather than policy). Progress
-// (requests, blocks/s, hit ratio, failures by reason) goes to stderr
+// tells how much of a gap to lru_hit_ratio is room rather than policy).
+// Progress (requests, blocks/s, hit ratio, failures by reason) goes to stderr
 // every 5 s.
 //
 // Thread safety: runs on the calling thread (and threads of its own).

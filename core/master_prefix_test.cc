@@ -48,6 +48,35 @@ TEST(MasterPrefixTest, CountsReadableKeysFromTheFirstAndStopsAtAMiss) {
   EXPECT_EQ(h.master().GetStats().prefix_probes, 3u);
 }
 
+TEST(MasterPrefixTest, SaysHowMuchOfThePrefixIsInDram) {
+  MasterConfig config = MasterHarness::DefaultConfig();
+  config.offload_mode = OffloadMode::kWriteThrough;
+  MasterHarness h(config);
+  const NodeId node = h.AddNode("n", 8 * kMiB, 64 * kMiB);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 6; ++i) {
+    keys.push_back("k" + std::to_string(i));
+    ASSERT_TRUE(h.Put(keys.back(), kMiB).ok());
+    h.clock().Advance(std::chrono::seconds(1));
+  }
+  while (h.CompleteOffloads(node) > 0) {
+  }
+  h.master().EvictMemory(3 * kMiB);  // the coldest keep only an SSD copy
+  uint64_t in_memory = 0;
+  for (const std::string& key : keys) {
+    const std::vector<Tier> tiers = h.Tiers(key);
+    ASSERT_FALSE(tiers.empty()) << key;
+    if (tiers.front() == Tier::kMemory) in_memory += kMiB;
+  }
+  ASSERT_LT(in_memory, 6 * kMiB);
+  ASSERT_GT(in_memory, 0u);
+  Result<PrefixInfo> prefix = h.master().ProbePrefix(keys);
+  ASSERT_TRUE(prefix.ok());
+  EXPECT_EQ(prefix->length, 6u);
+  EXPECT_EQ(prefix->bytes, 6 * kMiB);
+  EXPECT_EQ(prefix->memory_bytes, in_memory);
+}
+
 TEST(MasterPrefixTest, APutStillInFlightEndsThePrefix) {
   MasterHarness h;
   h.AddNode("n", 16 * kMiB);

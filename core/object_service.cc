@@ -163,18 +163,21 @@ Result<PrefixInfo> ObjectService::ProbePrefix(
   PrefixInfo prefix;
   for (const std::string& key : keys) {
     std::optional<uint64_t> size;
+    bool in_memory = false;
     s_.index.Read(key, [&](const ObjectMeta* meta) {
       // Readable as a get would find it: a complete copy and, for a group
       // member, a complete group (else the get answers GROUP_INCOMPLETE).
       if (meta != nullptr && meta->HasComplete() &&
           (meta->group == nullptr || meta->GroupReadable())) {
         size = meta->size;
+        in_memory = meta->HasComplete(Tier::kMemory);
       }
       return GroupRef();
     });
     if (!size) break;
     ++prefix.length;
     prefix.bytes += *size;
+    if (in_memory) prefix.memory_bytes += *size;
   }
   return prefix;
 }

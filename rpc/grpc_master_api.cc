@@ -140,7 +140,11 @@ Result<PrefixInfo> GrpcMasterApi::ProbePrefix(
     return Status(ErrorReason::kInternal,
                   "the master answered a prefix longer than the keys");
   }
-  return PrefixInfo{resp.length(), resp.bytes()};
+  if (resp.memory_bytes() > resp.bytes()) {
+    return Status(ErrorReason::kInternal,
+                  "the master answered more DRAM bytes than prefix bytes");
+  }
+  return PrefixInfo{resp.length(), resp.bytes(), resp.memory_bytes()};
 }
 
 std::vector<Status> GrpcMasterApi::Remove(std::span<const std::string> keys,

@@ -253,6 +253,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
       MT_ASSIGN_OR_RETURN(const PrefixInfo prefix, m.api->ProbePrefix(keys));
       resp->set_length(prefix.length);
       resp->set_bytes(prefix.bytes);
+      resp->set_memory_bytes(prefix.memory_bytes);
       return Status::Ok();
     });
   }

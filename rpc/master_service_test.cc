@@ -165,6 +165,7 @@ TEST_F(MasterServiceTest, ProbePrefixInOneCall) {
   ASSERT_TRUE(prefix.ok()) << prefix.status().ToString();
   EXPECT_EQ(prefix->length, 2u);
   EXPECT_EQ(prefix->bytes, 30u);
+  EXPECT_EQ(prefix->memory_bytes, 30u);  // both in DRAM
   EXPECT_EQ(api_->recorder()
                 .Get(static_cast<size_t>(MasterMethod::kProbePrefix))
                 .calls,

@@ -166,6 +166,9 @@ struct ExistsInfo {
 struct PrefixInfo {
   uint64_t length = 0;
   uint64_t bytes = 0;
+  // Of `bytes`, those of keys with a DRAM copy now (the rest would be read
+  // from SSD): how fast the prefix would load.
+  uint64_t memory_bytes = 0;
 };
 
 struct RemoveOptions {

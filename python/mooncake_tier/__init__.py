@@ -31,6 +31,7 @@ from ._native import (  # noqa: F401
     GroupInfo,
     GroupMember,
     GroupStatus,
+    PrefixInfo,
     Store,
 )
 
@@ -48,13 +49,15 @@ class Group(NamedTuple):
 
 
 # help() and reprs name the package users import, not the compiled module.
-for _cls in (Store, BatchQueue, ExistsInfo, GroupInfo, GroupMember, GroupStatus):
+for _cls in (Store, BatchQueue, PrefixInfo, ExistsInfo, GroupInfo,
+             GroupMember, GroupStatus):
     _cls.__module__ = __name__
 del _cls
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Store", "BatchQueue", "Group", "ExistsInfo", "GroupStatus", "GroupInfo", "GroupMember",
+    "Store", "BatchQueue", "Group", "PrefixInfo", "ExistsInfo", "GroupStatus",
+    "GroupInfo", "GroupMember",
     *_error_names,
 ]

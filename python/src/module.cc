@@ -68,6 +68,40 @@ void BindResults(py::module_& m) {
           "True when every member is present (state 'complete').")
       .def("__repr__", &GroupStatusRepr);
 
+  py::class_<PrefixInfo>(
+      m, "PrefixInfo",
+      "Answer of Store.probe_prefix(): length (keys readable in order from "
+      "the first), bytes (their sizes) and memory_bytes (of those, bytes "
+      "with a DRAM copy now). Unpacks and compares as (length, bytes).")
+      .def_readonly("length", &PrefixInfo::length)
+      .def_readonly("bytes", &PrefixInfo::bytes)
+      .def_readonly("memory_bytes", &PrefixInfo::memory_bytes)
+      .def("__len__", [](const PrefixInfo&) { return 2; })
+      .def("__getitem__",
+           [](const PrefixInfo& p, int i) -> uint64_t {
+             if (i == 0 || i == -2) return p.length;
+             if (i == 1 || i == -1) return p.bytes;
+             throw py::index_error("PrefixInfo has 2 items");
+           })
+      .def("__iter__",
+           [](const PrefixInfo& p) {
+             return py::iter(py::make_tuple(p.length, p.bytes));
+           })
+      .def("__eq__",
+           [](const PrefixInfo& p, py::handle other) {
+             if (py::isinstance<PrefixInfo>(other)) {
+               const auto& o = other.cast<const PrefixInfo&>();
+               return p.length == o.length && p.bytes == o.bytes &&
+                      p.memory_bytes == o.memory_bytes;
+             }
+             return py::make_tuple(p.length, p.bytes).equal(other);
+           })
+      .def("__repr__", [](const PrefixInfo& p) {
+        return "PrefixInfo(length=" + std::to_string(p.length) +
+               ", bytes=" + std::to_string(p.bytes) +
+               ", memory_bytes=" + std::to_string(p.memory_bytes) + ")";
+      });
+
   py::class_<ExistsInfo>(
       m, "ExistsInfo",
       "Answer of Store.exists(). exists is True when a complete copy is "
@@ -349,8 +383,9 @@ present counts. A missing key is ExistsInfo(exists=False), not an error.
       .def("probe_prefix", &PyStore::ProbePrefix, py::arg("keys"), R"doc(
 How many of `keys`, in order from the first, can be read now (each
 object complete; a group member's group complete), in one call to the
-master: an engine's lookup of a prompt's cached blocks. Returns
-(length, bytes). Like exists, it extends no lease. Raises
+master: an engine's lookup of a prompt's cached blocks. Returns a
+PrefixInfo: length, bytes and memory_bytes (the part in DRAM now, which
+loads fastest); it unpacks as (length, bytes). Like exists, it extends no lease. Raises
 InvalidKeyError, naming the key's position, for a bad key.
 )doc")
       .def("group", &PyStore::Group, py::arg("group_id"),

@@ -262,7 +262,7 @@ py::list PyStore::ExistsBatch(py::handle keys) {
   return ToResultList(got, [](ExistsInfo& info) { return py::cast(info); });
 }
 
-py::tuple PyStore::ProbePrefix(py::handle keys) {
+PrefixInfo PyStore::ProbePrefix(py::handle keys) {
   std::vector<std::string> key_list = ToKeys(keys, "keys");
   std::shared_ptr<Client> client = Acquire();
   Result<PrefixInfo> got = PrefixInfo{};
@@ -271,7 +271,7 @@ py::tuple PyStore::ProbePrefix(py::handle keys) {
     got = client->ProbePrefix(key_list);
   }
   ThrowIfError(got.status());
-  return py::make_tuple(got->length, got->bytes);
+  return *got;
 }
 
 GroupInfo PyStore::Group(py::handle group_id) {

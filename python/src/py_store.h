@@ -75,8 +75,8 @@ class PyStore {
 
   ExistsInfo Exists(pybind11::handle key);
   pybind11::list ExistsBatch(pybind11::handle keys);
-  // (length, bytes) of the readable prefix of `keys` (Client::ProbePrefix).
-  pybind11::tuple ProbePrefix(pybind11::handle keys);
+  // The readable prefix of `keys` (Client::ProbePrefix).
+  PrefixInfo ProbePrefix(pybind11::handle keys);
 
   GroupInfo Group(pybind11::handle group_id);
   void Remove(pybind11::handle key, bool force);

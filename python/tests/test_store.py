@@ -151,6 +151,11 @@ def test_probe_prefix_counts_readable_blocks_in_order(store, key):
         store.put(k, b"x" * 100, mt.Group(key(f"blk{n // 2}"), 2, n % 2))
     store.put(keys[5], b"y" * 100)  # after the gap: not counted
     assert store.probe_prefix(keys) == (2, 200)
+    info = store.probe_prefix(keys)
+    length, nbytes = info
+    assert (length, nbytes) == (info.length, info.bytes) == (2, 200)
+    assert info.memory_bytes == 200  # nothing has left DRAM
+    assert "memory_bytes=200" in repr(info)
     assert store.probe_prefix([]) == (0, 0)
     with pytest.raises(mt.InvalidKeyError, match="key 1"):
         store.probe_prefix([keys[0], ""])
