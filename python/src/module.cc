@@ -380,6 +380,14 @@ present counts. A missing key is ExistsInfo(exists=False), not an error.
       .def("exists_batch", &PyStore::ExistsBatch, py::arg("keys"),
            "Probes many keys. Returns one entry per key: ExistsInfo, or the "
            "StoreError instance (e.g. InvalidKeyError).")
+      .def("readable_batch", &PyStore::ReadableBatch, py::arg("keys"),
+           R"doc(
+Whether a get would read each key now: True (a complete copy and, for a
+group member, a complete group), False, or the StoreError instance (e.g.
+InvalidKeyError). The cheap form of exists_batch for engines that only
+need yes or no (skipping blocks already stored, counting hits); it extends
+no lease.
+)doc")
       .def("probe_prefix", &PyStore::ProbePrefix, py::arg("keys"), R"doc(
 How many of `keys`, in order from the first, can be read now (each
 object complete; a group member's group complete), in one call to the

@@ -262,6 +262,22 @@ py::list PyStore::ExistsBatch(py::handle keys) {
   return ToResultList(got, [](ExistsInfo& info) { return py::cast(info); });
 }
 
+py::list PyStore::ReadableBatch(py::handle keys) {
+  std::vector<std::string> key_list = ToKeys(keys, "keys");
+  std::shared_ptr<Client> client = Acquire();
+  std::vector<Result<ExistsInfo>> got;
+  {
+    py::gil_scoped_release unlocked;
+    got = client->ExistsBatch(key_list);
+  }
+  // What a get would find: a complete copy and, in a group, a complete
+  // group.
+  return ToResultList(got, [](ExistsInfo& info) {
+    return py::bool_(info.exists && (!info.group || info.group->state ==
+                                                        GroupState::kComplete));
+  });
+}
+
 PrefixInfo PyStore::ProbePrefix(py::handle keys) {
   std::vector<std::string> key_list = ToKeys(keys, "keys");
   std::shared_ptr<Client> client = Acquire();

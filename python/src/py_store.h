@@ -75,6 +75,9 @@ class PyStore {
 
   ExistsInfo Exists(pybind11::handle key);
   pybind11::list ExistsBatch(pybind11::handle keys);
+  // Per key: whether a get would read it now (True / False), or the
+  // StoreError instance. Exists without building an ExistsInfo per key.
+  pybind11::list ReadableBatch(pybind11::handle keys);
   // The readable prefix of `keys` (Client::ProbePrefix).
   PrefixInfo ProbePrefix(pybind11::handle keys);
 

@@ -143,6 +143,16 @@ def test_health_check(mc):
     assert mc.health_check() == 0
 
 
+def test_prefix_probe_is_an_optional_extra(mc, key):
+    keys = [key(str(i)) for i in range(4)]
+    assert mc.batch_put_from(keys[:2] + keys[3:],
+                             [np.zeros(8, np.uint8).ctypes.data] * 3,
+                             [8] * 3) == [0, 0, 0]
+    assert mc.batch_is_exist(keys) == [1, 1, 0, 1]
+    assert mc.probe_prefix(keys) == 2  # stops at the first miss
+    assert mc.probe_prefix([keys[0], ""]) == compat.INVALID_KEY
+
+
 def test_every_mapped_reason_is_a_known_reason():
     known = {cls.reason for cls in vars(mt).values()
              if isinstance(cls, type) and issubclass(cls, mt.StoreError)}

@@ -44,6 +44,16 @@ def test_batches_mix_whole_and_paged_values(store, key):
     np.testing.assert_array_equal(np.concatenate(into_a), np.concatenate(a))
 
 
+def test_readable_batch_answers_what_a_get_would_find(store, key):
+    store.put(key("a"), b"x")
+    store.put(key("m0"), b"y", mt.Group(key("g"), 2, 0))
+    got = store.readable_batch([key("a"), key("m0"), key("none"), ""])
+    assert got[:3] == [True, False, False]  # m0's group is not complete
+    assert isinstance(got[3], mt.InvalidKeyError)
+    store.put(key("m1"), b"z", mt.Group(key("g"), 2, 1))
+    assert store.readable_batch([key("m0"), key("m1")]) == [True, True]
+
+
 def test_bad_parts_raise_and_store_nothing(store, key):
     with pytest.raises(mt.InvalidArgumentError, match="no parts"):
         store.put(key(), [])
