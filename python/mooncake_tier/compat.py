@@ -44,7 +44,7 @@ many threads; the calls release the GIL while they wait.
 from __future__ import annotations
 
 import logging
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from . import _native
 from .errors import StoreError
@@ -210,15 +210,17 @@ class MooncakeDistributedStore:
     def health_check(self) -> int:
         """This store's addition: 0 when the master answers now, else a
         negative code (one round trip that reads nothing)."""
-        return self._status(lambda s: s.health_check())
+        return self._status("health_check", lambda s: s.health_check())
 
     # --- memory -------------------------------------------------------------
 
     def register_buffer(self, buffer_ptr: int, size: int) -> int:
-        return self._status(lambda s: s.register_memory(buffer_ptr, size))
+        return self._status("register_buffer",
+                            lambda s: s.register_memory(buffer_ptr, size))
 
     def unregister_buffer(self, buffer_ptr: int) -> int:
-        return self._status(lambda s: s.unregister_memory(buffer_ptr))
+        return self._status("unregister_buffer",
+                            lambda s: s.unregister_memory(buffer_ptr))
 
     # --- existence ----------------------------------------------------------
 
@@ -229,39 +231,24 @@ class MooncakeDistributedStore:
         """1 when a get would read the key now, 0 when absent (or a member
         of a group not yet complete), negative on error. Unlike the class it
         stands in for, a probe extends no lease."""
-        store = self._live()
-        if store is None:
-            return [RPC_FAIL] * len(keys)
-        try:
-            readable = store.readable_batch(list(keys))
-        except (StoreError, TypeError) as e:
-            return [error_code(e)] * len(keys)
-        return [1 if r is True else 0 if r is False else error_code(r)
-                for r in readable]
+        return self._per_key(
+            len(keys), "batch_is_exist",
+            lambda s: s.readable_batch(list(keys)),
+            lambda r: 1 if r is True else 0 if r is False else error_code(r))
 
     def probe_prefix(self, keys: Sequence[str]) -> int:
         """This store's addition: how many of ``keys``, in order from the
         first, a get would read now, in one call (what engines compute from
         ``batch_is_exist`` by counting leading 1s, without a per-key
         answer); a negative code on error."""
-        store = self._live()
-        if store is None:
-            return RPC_FAIL
-        try:
-            return store.probe_prefix(list(keys)).length
-        except (StoreError, TypeError) as e:
-            return error_code(e) if isinstance(e, StoreError) \
-                else INVALID_PARAMS
+        return self._one("probe_prefix",
+                         lambda s: s.probe_prefix(list(keys)).length)
 
     def get_size(self, key: str) -> int:
-        store = self._live()
-        if store is None:
-            return RPC_FAIL
-        try:
+        def size(store: _native.Store) -> int:
             info = store.exists(key)
-        except (StoreError, TypeError) as e:
-            return error_code(e)
-        return info.size if info.exists else OBJECT_NOT_FOUND
+            return info.size if info.exists else OBJECT_NOT_FOUND
+        return self._one("get_size", size)
 
     # --- puts ---------------------------------------------------------------
 
@@ -358,14 +345,9 @@ class MooncakeDistributedStore:
         """OBJECT_HAS_LEASE while a reader copies the object (unless
         force). A group member removes its whole group under the store's
         default group remove policy."""
-        store = self._live()
-        if store is None:
-            return [RPC_FAIL] * len(keys)
-        try:
-            done = store.remove_batch(list(keys), force=force)
-        except (StoreError, TypeError) as e:
-            return [error_code(e)] * len(keys)
-        return [error_code(e) for e in done]
+        return self._per_key(
+            len(keys), "batch_remove",
+            lambda s: s.remove_batch(list(keys), force=force), error_code)
 
     def remove_all(self, force: bool = False) -> int:
         raise _refused("remove_all",
@@ -383,17 +365,39 @@ class MooncakeDistributedStore:
             _log.error("the store is not set up (call setup first)")
         return self._store
 
-    def _status(self, call: Any) -> int:
+    def _one(self, what: str, call: Callable[[_native.Store], Any]) -> Any:
+        """call(store)'s value, or the negative code of what it raised."""
         store = self._live()
         if store is None:
             return RPC_FAIL
         try:
-            call(store)
+            return call(store)
         except (StoreError, TypeError, OverflowError) as e:
-            _log.warning("%s", e)
-            return error_code(e) if isinstance(e, StoreError) else \
-                INVALID_PARAMS
-        return OK
+            _log.warning("%s: %s", what, e)
+            return _code_of(e)
+
+    def _status(self, what: str,
+                call: Callable[[_native.Store], Any]) -> int:
+        """OK once call(store) returns, or the negative code it raised."""
+        def status(store: _native.Store) -> int:
+            call(store)
+            return OK
+        return self._one(what, status)
+
+    def _per_key(self, n: int, what: str,
+                 call: Callable[[_native.Store], Sequence[Any]],
+                 convert: Callable[[Any], int]) -> list[int]:
+        """One code per key from call(store)'s per-key results; the same
+        negative code for every key when the call itself failed."""
+        store = self._live()
+        if store is None:
+            return [RPC_FAIL] * n
+        try:
+            results = call(store)
+        except (StoreError, TypeError, OverflowError) as e:
+            _log.warning("%s: %s", what, e)
+            return [_code_of(e)] * n
+        return [convert(r) for r in results]
 
     @staticmethod
     def _config_error(config: ReplicateConfig | None) -> int:
@@ -404,59 +408,43 @@ class MooncakeDistributedStore:
         return OK
 
     @staticmethod
-    def _put_codes(done: Sequence[StoreError | None]) -> list[int]:
+    def _put_code(e: StoreError | None) -> int:
         # Keys are write-once: a put of a stored key succeeds and keeps it.
-        return [OK if e is None or e.reason == "OBJECT_EXISTS"
-                else error_code(e) for e in done]
+        return OK if e is None or e.reason == "OBJECT_EXISTS" \
+            else error_code(e)
 
     def _put_batch(self, keys: Sequence[str], values: Sequence[Any],
                    config: ReplicateConfig | None,
                    groups: Sequence[Any] | None) -> list[int]:
         bad = self._config_error(config)
-        store = self._live()
-        if bad or store is None:
-            return [bad or RPC_FAIL] * len(keys)
-        try:
-            done = store.put_batch(list(keys), list(values),
-                                   _groups_or_none(groups),
-                                   hard_pin=_hard_pin(config))
-        except (StoreError, TypeError) as e:
-            _log.warning("put: %s", e)
-            return [error_code(e) if isinstance(e, StoreError)
-                    else INVALID_PARAMS] * len(keys)
-        return self._put_codes(done)
+        if bad:
+            return [bad] * len(keys)
+        return self._per_key(
+            len(keys), "put",
+            lambda s: s.put_batch(list(keys), list(values),
+                                  _groups_or_none(groups),
+                                  hard_pin=_hard_pin(config)),
+            self._put_code)
 
     def _put_from(self, keys: Sequence[str], ptrs: Sequence[Any],
                   sizes: Sequence[Any], config: ReplicateConfig | None,
                   groups: Sequence[Any] | None) -> list[int]:
         bad = self._config_error(config)
-        store = self._live()
-        if bad or store is None:
-            return [bad or RPC_FAIL] * len(keys)
-        try:
-            done = store.put_from_addresses(list(keys), list(ptrs),
-                                            list(sizes),
-                                            _groups_or_none(groups),
-                                            hard_pin=_hard_pin(config))
-        except (StoreError, TypeError) as e:
-            _log.warning("put_from: %s", e)
-            return [error_code(e) if isinstance(e, StoreError)
-                    else INVALID_PARAMS] * len(keys)
-        return self._put_codes(done)
+        if bad:
+            return [bad] * len(keys)
+        return self._per_key(
+            len(keys), "put_from",
+            lambda s: s.put_from_addresses(list(keys), list(ptrs), list(sizes),
+                                           _groups_or_none(groups),
+                                           hard_pin=_hard_pin(config)),
+            self._put_code)
 
     def _get_into(self, keys: Sequence[str], ptrs: Sequence[Any],
                   sizes: Sequence[Any]) -> list[int]:
-        store = self._live()
-        if store is None:
-            return [RPC_FAIL] * len(keys)
-        try:
-            got = store.get_into_addresses(list(keys), list(ptrs), list(sizes))
-        except (StoreError, TypeError) as e:
-            _log.warning("get_into: %s", e)
-            return [error_code(e) if isinstance(e, StoreError)
-                    else INVALID_PARAMS] * len(keys)
-        return [error_code(v) if isinstance(v, StoreError) else v
-                for v in got]
+        return self._per_key(
+            len(keys), "get_into",
+            lambda s: s.get_into_addresses(list(keys), list(ptrs), list(sizes)),
+            lambda v: error_code(v) if isinstance(v, StoreError) else v)
 
 
 def _groups_or_none(groups: Sequence[Any] | None) -> list[Any] | None:
@@ -467,3 +455,9 @@ def _groups_or_none(groups: Sequence[Any] | None) -> list[Any] | None:
 
 def _hard_pin(config: ReplicateConfig | None) -> bool:
     return config is not None and bool(config.with_hard_pin)
+
+
+def _code_of(e: BaseException) -> int:
+    """A raised error's code: the store's, or INVALID_PARAMS for arguments
+    the binding refused by type."""
+    return error_code(e) if isinstance(e, StoreError) else INVALID_PARAMS

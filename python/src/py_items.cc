@@ -121,6 +121,26 @@ void SetGetBuffer(GetIntoItem& item, std::vector<std::span<std::byte>> parts,
   item.parts = std::move(parts);
 }
 
+// Items of raw memory: key i with the ranges of addresses[i], sizes[i],
+// set by `set(item, ranges, several)`.
+template <typename Item>
+std::vector<Item> FromAddresses(
+    py::handle keys, py::handle addresses, py::handle sizes,
+    void (*set)(Item&, std::vector<std::span<std::byte>>, bool)) {
+  std::vector<std::string> key_list = ToKeys(keys, "keys");
+  std::vector<py::handle> address_list = Items(addresses, "addresses");
+  std::vector<py::handle> size_list = Items(sizes, "sizes");
+  CheckCount(key_list.size(), address_list.size(), "addresses");
+  CheckCount(key_list.size(), size_list.size(), "sizes");
+  std::vector<Item> items(key_list.size());
+  for (size_t i = 0; i < key_list.size(); ++i) {
+    items[i].key = std::move(key_list[i]);
+    set(items[i], MemoryParts(address_list[i], size_list[i]),
+        IsPartList(address_list[i]));
+  }
+  return items;
+}
+
 }  // namespace
 
 // The items of a list or tuple. A lone str/bytes is refused: iterating it
@@ -241,17 +261,7 @@ PreparedGets PrepareGets(py::handle keys, py::handle buffers) {
 PreparedPuts PreparePutsFromAddresses(py::handle keys, py::handle addresses,
                                       py::handle sizes, py::handle groups) {
   PreparedPuts out;
-  std::vector<std::string> key_list = ToKeys(keys, "keys");
-  std::vector<py::handle> address_list = Items(addresses, "addresses");
-  std::vector<py::handle> size_list = Items(sizes, "sizes");
-  CheckCount(key_list.size(), address_list.size(), "addresses");
-  CheckCount(key_list.size(), size_list.size(), "sizes");
-  out.items.resize(key_list.size());
-  for (size_t i = 0; i < key_list.size(); ++i) {
-    out.items[i].key = std::move(key_list[i]);
-    SetPutValue(out.items[i], MemoryParts(address_list[i], size_list[i]),
-                IsPartList(address_list[i]));
-  }
+  out.items = FromAddresses<PutItem>(keys, addresses, sizes, &SetPutValue);
   SetGroups(groups, out.items);
   return out;
 }
@@ -259,17 +269,7 @@ PreparedPuts PreparePutsFromAddresses(py::handle keys, py::handle addresses,
 PreparedGets PrepareGetsFromAddresses(py::handle keys, py::handle addresses,
                                       py::handle sizes) {
   PreparedGets out;
-  std::vector<std::string> key_list = ToKeys(keys, "keys");
-  std::vector<py::handle> address_list = Items(addresses, "addresses");
-  std::vector<py::handle> size_list = Items(sizes, "sizes");
-  CheckCount(key_list.size(), address_list.size(), "addresses");
-  CheckCount(key_list.size(), size_list.size(), "sizes");
-  out.items.resize(key_list.size());
-  for (size_t i = 0; i < key_list.size(); ++i) {
-    out.items[i].key = std::move(key_list[i]);
-    SetGetBuffer(out.items[i], MemoryParts(address_list[i], size_list[i]),
-                 IsPartList(address_list[i]));
-  }
+  out.items = FromAddresses<GetIntoItem>(keys, addresses, sizes, &SetGetBuffer);
   return out;
 }
 
