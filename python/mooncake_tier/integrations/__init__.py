@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["address_and_size"]
+__all__ = ["address_and_size", "release"]
 
 
 def address_and_size(obj: Any) -> tuple[int, int]:
@@ -62,3 +62,17 @@ def address_and_size(obj: Any) -> tuple[int, int]:
         raise ValueError("buffer is not C-contiguous")
     flat = np.frombuffer(view.cast("B"), dtype=np.uint8)
     return int(flat.ctypes.data), int(flat.nbytes)
+
+
+def release(store: Any, registered: list[int]) -> None:
+    """Unregisters every address in ``registered`` (emptying it) and closes
+    ``store``: a backend's teardown. Memory the store no longer knows is
+    skipped."""
+    from ..errors import StoreError
+    for address in registered:
+        try:
+            store.unregister_memory(address)
+        except StoreError:
+            pass
+    registered.clear()
+    store.close()

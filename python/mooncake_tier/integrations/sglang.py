@@ -70,7 +70,7 @@ from typing import Any, Sequence
 
 import mooncake_tier as mt
 
-from . import address_and_size
+from . import address_and_size, release
 
 try:  # The loader accepts only subclasses of SGLang's base class.
     from sglang.srt.mem_cache.hicache_storage import HiCacheStorage as _Base
@@ -82,13 +82,6 @@ except ImportError:  # SGLang absent: the same methods, without the ABC.
 __all__ = ["MooncakeTierHiCacheStorage"]
 
 _log = logging.getLogger("mooncake_tier.integrations.sglang")
-
-
-def _readable(info: Any) -> bool:
-    """True when an exists_batch entry says a get would read it now."""
-    if isinstance(info, mt.StoreError) or not info.exists:
-        return False
-    return info.group is None or info.group.complete
 
 
 def _put_ok(result: Any) -> bool:
@@ -248,8 +241,8 @@ class MooncakeTierHiCacheStorage(_Base):
         try:
             object_keys = self._object_keys(keys)
             addresses, sizes = self._page_buffers(len(keys), host_indices)
-            infos = self._store.exists_batch(object_keys)
-            done = [_readable(info) for info in infos]
+            done = [r is True
+                    for r in self._store.readable_batch(object_keys)]
             missing = [i for i, present in enumerate(done) if not present]
             if missing:
                 put = self._store.put_from_addresses(
@@ -321,13 +314,7 @@ class MooncakeTierHiCacheStorage(_Base):
 
     def close(self) -> None:
         """Unregisters the host pool and closes the store client."""
-        for address in self._registered:
-            try:
-                self._store.unregister_memory(address)
-            except mt.StoreError:
-                pass
-        self._registered.clear()
-        self._store.close()
+        release(self._store, self._registered)
 
     def get_stats(self) -> Any:
         """SGLang's StorageMetrics since the last call (pages per batch and

@@ -70,7 +70,7 @@ from typing import Any, Sequence
 
 import mooncake_tier as mt
 
-from . import address_and_size
+from . import address_and_size, release
 
 __all__ = ["MooncakeTierStoreWorker"]
 
@@ -227,13 +227,7 @@ class MooncakeTierStoreWorker:
     def close(self) -> None:
         """Waits for queued transfers, unregisters, closes the store."""
         self._pool.shutdown(wait=True)
-        for address in self._registered:
-            try:
-                self._store.unregister_memory(address)
-            except mt.StoreError:
-                pass
-        self._registered.clear()
-        self._store.close()
+        release(self._store, self._registered)
 
     # --- internals ----------------------------------------------------------
 
