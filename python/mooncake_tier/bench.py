@@ -3,6 +3,11 @@ Python, beside the C++ client's figure for the same gets in the same run.
 
     python3 -m mooncake_tier.bench --json              # spawns a standalone daemon
     python3 -m mooncake_tier.bench --master HOST:PORT  # against a running store
+    python3 -m mooncake_tier.bench --compat --json     # compat class vs native
+                                                       # (bench_compat.py)
+    python3 -m mooncake_tier.bench --trace FILE --json # a trace through each
+                                                       # engine backend
+                                                       # (bench_trace.py)
 
 --json prints one line:
     {"scenario":"python","object_bytes":N,"put_gbps":X,"get_gbps":X,
@@ -121,17 +126,46 @@ def main(argv: list[str] | None = None) -> int:
                        help="start a standalone daemon (the default)")
     p.add_argument("--daemon", help="mooncake-tierd to spawn "
                    "(default: $MOONCAKE_TIERD or the one in the build tree)")
-    p.add_argument("--object-bytes", type=int, default=1 << 20)
+    p.add_argument("--compat", action="store_true",
+                   help="the compat class beside the native binding "
+                   "(bench_compat.py)")
+    p.add_argument("--trace", metavar="FILE",
+                   help="replay this request trace through the engine "
+                   "backends (bench_trace.py)")
+    p.add_argument("--backend", default="sglang,vllm,lmcache",
+                   help="--trace: comma list of sglang, vllm, lmcache "
+                   "(default: all three)")
+    p.add_argument("--requests", type=int, default=0,
+                   help="--trace: replay the first N requests (0: all)")
+    p.add_argument("--dram", default="64MiB",
+                   help="--trace: DRAM of each spawned daemon")
+    p.add_argument("--ssd-capacity", default="512MiB",
+                   help="--trace: SSD capacity of each spawned daemon")
+    p.add_argument("--object-bytes", type=int,
+                   help="default: 1 MiB, or 64 KiB with --compat")
     p.add_argument("--objects", type=int, default=64)
+    p.add_argument("--batch", type=int, default=16,
+                   help="keys per batch read (--compat)")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--trials", type=int, default=9)
     p.add_argument("--json", action="store_true", help="print one JSON line")
     args = p.parse_args(argv)
+    if args.trace is not None:
+        if args.compat:
+            p.error("--trace and --compat are separate benchmarks")
+        from .bench_trace import run as run_trace
+        return run_trace(p, args)
+    if args.object_bytes is None:
+        args.object_bytes = 64 << 10 if args.compat else 1 << 20
     if args.object_bytes <= 0 or args.objects <= 0 or args.rounds <= 0 \
-            or args.trials <= 0:
+            or args.trials <= 0 or args.batch <= 0:
         p.error("sizes and counts must be positive")
 
     def run(master: str) -> dict:
+        if args.compat:
+            from .bench_compat import measure_compat
+            return measure_compat(master, args.object_bytes, args.objects,
+                                  args.batch, args.trials)
         with mt.Store(master) as store:
             return measure(store, args.object_bytes, args.objects,
                            args.rounds, args.trials)
