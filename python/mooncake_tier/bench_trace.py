@@ -438,6 +438,10 @@ def replay(backend: str, master: str, requests: Sequence[Request],
     slots = max(len(r.blocks) for r in requests)
     pattern = BlockPattern()
     b = REPLAYERS[backend](master, tag, slots)
+    # The backends report failures per block, as engines expect; a request
+    # with failures asks the store whether it still answers, so that a
+    # store that went away ends the replay instead of failing every call.
+    health = mt.Store(master, probe_master=False)
     blocks = hits = put_failed = wrong = done = 0
     start = last = time.perf_counter()
     try:
@@ -452,10 +456,19 @@ def replay(backend: str, master: str, requests: Sequence[Request],
                                              ids[:prefix][ok])
                 if not ok.all():
                     prefix = int(np.argmin(ok))
+            failed = 0
             if prefix < n:
                 b.write(prefix, n, pattern.words(ids[prefix:]))
                 first = {r.blocks[s]: s for s in range(n - 1, prefix - 1, -1)}
-                put_failed += b.store(r.blocks, sorted(first.values()))  # once
+                failed = b.store(r.blocks, sorted(first.values()))  # once
+                put_failed += failed
+            if failed:
+                try:
+                    health.health_check()
+                except mt.StoreError as e:
+                    raise RuntimeError(
+                        f"the store stopped answering after {done} "
+                        f"requests: {e}") from e
             blocks += n
             hits += prefix
             done += 1
@@ -469,6 +482,7 @@ def replay(backend: str, master: str, requests: Sequence[Request],
         seconds = time.perf_counter() - start
     finally:
         b.close()
+        health.close()
     return {"requests": done, "blocks": blocks, "hits": hits,
             "misses": blocks - hits, "put_failed": put_failed,
             "hit_ratio": hits / blocks if blocks else 0.0,

@@ -67,6 +67,28 @@ def test_each_backend_gets_the_never_evicting_hits(backend, daemon,
     assert got["hit_ratio"] == pytest.approx(want)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_store_that_goes_away_ends_the_replay(backend, trace_file):
+    from mooncake_tier.standalone import StandaloneDaemon
+    requests = read_trace(trace_file)
+    with StandaloneDaemon(dram="16MiB", ssd_capacity="64MiB") as d:
+
+        class StopsTheStore(list):
+            """The trace, stopping the daemon after its fifth request in the
+            replay's pass (the last one: a first sizes the host pool)."""
+            passes = 0
+
+            def __iter__(self):
+                self.passes += 1
+                for i, r in enumerate(list.__iter__(self)):
+                    if i == 5 and self.passes > 1:
+                        d.stop()
+                    yield r
+
+        with pytest.raises(RuntimeError, match="stopped answering after 5"):
+            replay(backend, d.master_address, StopsTheStore(requests), "t")
+
+
 def test_a_wrong_byte_is_counted():
     pattern = BlockPattern()
     ids = np.array([7, 8], np.uint64)
