@@ -305,6 +305,22 @@ class TieringPipelineTest : public ::testing::Test {
     return true;
   }
 
+  // Every node's DRAM-only bytes are within the writeback watermark (0.70,
+  // the default): a writeback round has run since the last put. Quiet
+  // alone can be seen between the last put and that round.
+  bool WrittenBack(const std::string& admin) {
+    const json nodes = AdminGet(admin, "/api/v1/nodes");
+    for (const json& n : nodes["nodes"]) {
+      const json& dram = n["dram"];
+      if (!dram.contains("held") ||
+          dram["held"]["dirty"].get<uint64_t>() >
+              0.70 * dram["capacity_bytes"].get<double>()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   // Every group complete, with all members in the same tiers; every object
   // readable with its bytes.
   void CheckAllStored(const std::vector<Unit>& units) {
@@ -421,8 +437,10 @@ TEST_F(TieringPipelineTest, FullNodeBesideAnEmptyOneIsWrittenBackAndSurvivesAKil
       RunStream(*client_, "pernode", 2, 40 * kMiB, /*preferred_node=*/"full");
   EXPECT_EQ(out.put_failed, 0u) << Describe(out);
   EXPECT_EQ(out.wrong, 0u) << Describe(out);
-  ASSERT_TRUE(Eventually([&] { return Quiet(admin); }, seconds(60)))
-      << AdminGet(admin, "/api/v1/status").dump();
+  ASSERT_TRUE(Eventually([&] { return Quiet(admin) && WrittenBack(admin); },
+                         seconds(60)))
+      << AdminGet(admin, "/api/v1/status").dump()
+      << AdminGet(admin, "/api/v1/nodes").dump();
 
   // The full node wrote its cold units back on its own account.
   const json nodes = AdminGet(admin, "/api/v1/nodes");
