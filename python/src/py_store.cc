@@ -251,25 +251,20 @@ ExistsInfo PyStore::Exists(py::handle key) {
   return std::move(FirstOrThrow(got));
 }
 
-py::list PyStore::ExistsBatch(py::handle keys) {
+std::vector<Result<ExistsInfo>> PyStore::ExistsAll(py::handle keys) {
   std::vector<std::string> key_list = ToKeys(keys, "keys");
   std::shared_ptr<Client> client = Acquire();
-  std::vector<Result<ExistsInfo>> got;
-  {
-    py::gil_scoped_release unlocked;
-    got = client->ExistsBatch(key_list);
-  }
+  py::gil_scoped_release unlocked;
+  return client->ExistsBatch(key_list);
+}
+
+py::list PyStore::ExistsBatch(py::handle keys) {
+  std::vector<Result<ExistsInfo>> got = ExistsAll(keys);
   return ToResultList(got, [](ExistsInfo& info) { return py::cast(info); });
 }
 
 py::list PyStore::ReadableBatch(py::handle keys) {
-  std::vector<std::string> key_list = ToKeys(keys, "keys");
-  std::shared_ptr<Client> client = Acquire();
-  std::vector<Result<ExistsInfo>> got;
-  {
-    py::gil_scoped_release unlocked;
-    got = client->ExistsBatch(key_list);
-  }
+  std::vector<Result<ExistsInfo>> got = ExistsAll(keys);
   // What a get would find: a complete copy and, in a group, a complete
   // group.
   return ToResultList(got, [](ExistsInfo& info) {

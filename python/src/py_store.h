@@ -123,6 +123,8 @@ class PyStore {
       const std::vector<std::string>& keys);
   std::vector<Result<uint64_t>> GetIntoAll(pybind11::handle keys,
                                            pybind11::handle buffers);
+  // Exists answers for a list of keys (GIL released for the call).
+  std::vector<Result<ExistsInfo>> ExistsAll(pybind11::handle keys);
   std::vector<Status> RemoveAll(std::vector<std::string> keys, bool force);
 
   const std::string master_;
