@@ -72,6 +72,10 @@ void AddRemoteOptions(CLI::App& scenario, Flags& flags) {
       "--spawn", flags.remote.spawn,
       "start `mooncake-tierd standalone` on a free port for the run");
   master->excludes(spawn);
+  scenario.add_flag(
+      "!--no-location-cache", flags.remote.location_cache,
+      "read every object through the master (the client's location cache "
+      "off; datapath compares both in its small-object rows either way)");
   scenario
       .add_option("--tierd", flags.remote.tierd_path,
                   "the mooncake-tierd binary --spawn starts")

@@ -5,7 +5,13 @@
 // the store in others: the one at --master, or a `mooncake-tierd
 // standalone` started with --spawn.
 //
-// datapath: put and get GB/s and get latency for 64 KiB, 1 MiB and 4 MiB
+// datapath: first, 4 KiB and 64 KiB objects with one client thread: put
+//   latency, and get latency of keys read again and again (hot) or once
+//   each (cold), with the client's location cache on and off in turns:
+//   {"scenario":"datapath","object_bytes":N,"pattern":"hot"|"cold",
+//    "cache":B,"get_p50_us":X,"get_p99_us":X,"put_p50_us":X,
+//    "gets_per_s":X,...}, and a check line per target of issue 24.
+//   Then put and get GB/s and get latency for 64 KiB, 1 MiB and 4 MiB
 //   objects with 1 and 4 client threads, from DRAM (tier "memory") and
 //   from SSD (tier "local_disk"), beside memcpy of the same bytes by the
 //   same threads in the same run:
@@ -22,6 +28,8 @@
 //   What a client sees of the bookkeeping the `groups` scenario measures
 //   in the engine alone.
 // datapath and metadata end with a "check" line per target of issue 5.
+// --no-location-cache turns the client's location cache off (datapath's
+// small-object rows compare both either way).
 //
 // Thread safety: runs on the calling thread (and threads of its own).
 
@@ -37,6 +45,8 @@ struct RemoteOptions {
   // Start `mooncake-tierd standalone` (at tierd_path) for the run.
   bool spawn = false;
   std::string tierd_path;
+  // The client's location cache (RemoteClientOptions::location_cache).
+  bool location_cache = true;
 };
 
 int RunDatapathScenario(const CommonOptions& common,

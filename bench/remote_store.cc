@@ -37,6 +37,7 @@ Result<RemoteStore> OpenRemoteStore(const CommonOptions& common,
   options.master = store.master;
   options.rpc_timeout = std::chrono::seconds(10);
   options.transfer_timeout = std::chrono::seconds(10);
+  options.location_cache = remote.location_cache;
   Result<std::unique_ptr<Client>> client = ConnectRemote(options);
   if (!client.ok()) {
     return Status(client.status().reason(),

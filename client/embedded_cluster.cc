@@ -91,8 +91,13 @@ void EmbeddedCluster::TickLoop() {
   }
 }
 
-std::unique_ptr<Client> EmbeddedCluster::NewClient() {
-  return std::make_unique<StoreClient>(&master_->api(), &transport_);
+std::unique_ptr<Client> EmbeddedCluster::NewClient(
+    const StoreClientOptions& options) {
+  StoreClientOptions with_clock = options;
+  // Grants are on the master's clock: a test's manual one too.
+  if (with_clock.clock == nullptr) with_clock.clock = clock_;
+  return std::make_unique<StoreClient>(&master_->api(), &transport_,
+                                       with_clock);
 }
 
 void EmbeddedCluster::Step() {

@@ -13,13 +13,14 @@
 #include <thread>
 #include <vector>
 
-#include "core/master_config.h"
-#include "protocol/master_api.h"
-#include "protocol/master_link.h"
 #include "base/mutex.h"
+#include "client/store_client.h"
+#include "core/master_config.h"
 #include "mooncake_tier/client.h"
 #include "node/memory_ssd_device.h"
 #include "node/storage_node.h"
+#include "protocol/master_api.h"
+#include "protocol/master_link.h"
 #include "transport/in_process_transport.h"
 
 namespace mooncake_tier {
@@ -60,7 +61,7 @@ class EmbeddedCluster {
   Master& master();
   size_t node_count() const { return nodes_.size(); }
   StorageNode& node(size_t i) { return *nodes_[i].node; }
-  std::unique_ptr<Client> NewClient();
+  std::unique_ptr<Client> NewClient(const StoreClientOptions& options = {});
 
   // One round of background work: every node heartbeats and runs its
   // tasks until idle, then the master ticks. For background = false.

@@ -36,6 +36,11 @@ Result<std::unique_ptr<Client>> ConnectRemote(
     return Status(ErrorReason::kInvalidArgument,
                   "rpc_timeout and transfer_timeout must be positive");
   }
+  if (options.location_cache && options.location_cache_entries == 0) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "location_cache_entries must be positive (or turn "
+                  "location_cache off)");
+  }
   rpc::GrpcChannelOptions channel;
   channel.target = options.master;
   channel.deadline = options.rpc_timeout;
@@ -50,8 +55,11 @@ Result<std::unique_ptr<Client>> ConnectRemote(
   transport_options.shared_memory = options.shared_memory;
   MT_ASSIGN_OR_RETURN(std::unique_ptr<UcxTransport> transport,
                       UcxTransport::Create(transport_options));
+  StoreClientOptions client_options;
+  client_options.location_cache = options.location_cache;
+  client_options.location_cache_entries = options.location_cache_entries;
   return std::unique_ptr<Client>(
-      new StoreClient(std::move(api), std::move(transport)));
+      new StoreClient(std::move(api), std::move(transport), client_options));
 }
 
 }  // namespace mooncake_tier

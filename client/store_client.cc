@@ -16,22 +16,38 @@ ClientId NewClientId() {
                          (uint64_t{rd()} << 32) | rd());
 }
 
+const Clock* ClockOf(const StoreClientOptions& options) {
+  return options.clock != nullptr ? options.clock : SystemClock::Default();
+}
+
+std::unique_ptr<LocationCache> CacheFor(const StoreClientOptions& options) {
+  if (!options.location_cache) return nullptr;
+  return std::make_unique<LocationCache>(
+      std::max<size_t>(1, options.location_cache_entries), ClockOf(options));
+}
+
 }  // namespace
 
-StoreClient::StoreClient(MasterApi* master, Transport* transport)
+StoreClient::StoreClient(MasterApi* master, Transport* transport,
+                         const StoreClientOptions& options)
     : master_(master),
       transport_(transport),
       id_(NewClientId()),
-      leases_(master) {}
+      leases_(master),
+      clock_(ClockOf(options)),
+      cache_(CacheFor(options)) {}
 
 StoreClient::StoreClient(std::unique_ptr<MasterApi> master,
-                         std::unique_ptr<Transport> transport)
+                         std::unique_ptr<Transport> transport,
+                         const StoreClientOptions& options)
     : owned_master_(std::move(master)),
       owned_transport_(std::move(transport)),
       master_(owned_master_.get()),
       transport_(owned_transport_.get()),
       id_(NewClientId()),
-      leases_(master_) {}
+      leases_(master_),
+      clock_(ClockOf(options)),
+      cache_(CacheFor(options)) {}
 
 Result<std::shared_ptr<const StoreClient::Endpoint>> StoreClient::EndpointOf(
     NodeId node) {
@@ -57,7 +73,27 @@ void StoreClient::Forget(NodeId node) {
   endpoints_.erase(node);
 }
 
+void StoreClient::Invalidate(std::span<const std::string> keys) {
+  if (cache_ == nullptr) return;
+  // First the count, then the entries: a get answered before the change
+  // either sees the count move (and caches nothing) or cached before the
+  // erase below.
+  invalidations_.fetch_add(1, std::memory_order_acq_rel);
+  for (const std::string& key : keys) cache_->Erase(key);
+}
+
 std::vector<Status> StoreClient::PutBatch(std::span<const PutItem> items) {
+  std::vector<Status> out = PutItems(items);
+  if (cache_ != nullptr) {
+    std::vector<std::string> keys;
+    keys.reserve(items.size());
+    for (const PutItem& item : items) keys.push_back(item.key);
+    Invalidate(keys);
+  }
+  return out;
+}
+
+std::vector<Status> StoreClient::PutItems(std::span<const PutItem> items) {
   std::vector<Status> out(items.size());
   std::vector<PutStartRequest> requests;
   std::vector<size_t> request_item;
@@ -271,86 +307,169 @@ void StoreClient::ReleaseLeases(std::span<const std::string> keys,
   leases_.Release(std::move(releases));
 }
 
-std::vector<Result<uint64_t>> StoreClient::GetIntoBatch(
-    std::span<const GetIntoItem> items) {
-  std::vector<std::string> keys;
-  keys.reserve(items.size());
-  for (const GetIntoItem& item : items) keys.push_back(item.key);
-  std::vector<Result<ObjectReplicas>> lists = master_->GetReplicaList(keys);
-
-  std::vector<Result<uint64_t>> out;
-  out.reserve(items.size());
+void StoreClient::GetCached(std::span<const std::string_view> keys,
+                            std::span<const size_t> items,
+                            Destination destination,
+                            std::vector<Result<uint64_t>>& out,
+                            std::vector<size_t>* misses) {
+  const TimePoint now = clock_->Now();
+  std::vector<ObjectReplicas> lists;
+  lists.reserve(items.size());  // reads point into it
   std::vector<PlannedRead> reads;
   std::vector<size_t> read_item;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (!lists[i].ok()) {
-      out.emplace_back(lists[i].status());
+  std::vector<TimePoint> valid_until;
+  for (size_t i : items) {
+    std::optional<LocationCache::Entry> entry = cache_->Find(keys[i], now);
+    if (!entry) {
+      misses->push_back(i);
       continue;
     }
-    const GetIntoItem& item = items[i];
-    const uint64_t size = lists[i]->size;
-    uint64_t room = item.buffer.size();
-    for (std::span<std::byte> part : item.parts) room += part.size();
-    if (!item.parts.empty() && !item.buffer.empty()) {
-      out.emplace_back(
-          Status(ErrorReason::kInvalidArgument,
-                 "a get item has both a buffer and parts; give one"));
+    ObjectReplicas& list = lists.emplace_back();
+    list.size = entry->size;
+    list.replicas.push_back(entry->replica);
+    PlannedRead read{keys[i], &list, {}, Status::Ok(), {}};
+    const Status fits = destination(i, entry->size, read);
+    if (!fits.ok()) {
+      out[i] = fits;  // the size the master vouched for, a moment ago
       continue;
-    }
-    if (room < size) {
-      out.emplace_back(
-          Status(ErrorReason::kBufferTooSmall,
-                 "object is " + std::to_string(size) + " bytes; " +
-                     (item.parts.empty() ? "buffer holds " : "parts hold ") +
-                     std::to_string(room)));
-      continue;
-    }
-    out.emplace_back(size);
-    PlannedRead read{item.key, &*lists[i], item.buffer.first(0), {}, {}};
-    if (item.parts.empty()) {
-      read.buffer = item.buffer.first(size);
-    } else {
-      uint64_t left = size;
-      for (std::span<std::byte> part : item.parts) {
-        if (left == 0) break;
-        if (part.empty()) continue;
-        read.parts.push_back(part.first(std::min<uint64_t>(left, part.size())));
-        left -= read.parts.back().size();
-      }
     }
     reads.push_back(std::move(read));
     read_item.push_back(i);
+    valid_until.push_back(entry->valid_until);
+  }
+  if (reads.empty()) return;
+  ReadAll(reads);
+  // A read that completed before its grant ran out read the object's
+  // bytes; any other asks the master.
+  const TimePoint done = clock_->Now();
+  std::vector<LeaseRelease> reported;
+  for (size_t r = 0; r < reads.size(); ++r) {
+    const size_t i = read_item[r];
+    if (reads[r].status.ok() && done < valid_until[r]) {
+      out[i] = reads[r].replicas->size;
+      reported.push_back({std::string(keys[i]), 0});
+    } else {
+      cache_->Erase(keys[i]);
+      misses->push_back(i);
+    }
+  }
+  // Recency and promotion see the reads, off this path.
+  leases_.Release(std::move(reported));
+  std::sort(misses->begin(), misses->end());
+}
+
+std::vector<Result<uint64_t>> StoreClient::Get(
+    std::span<const std::string_view> keys, Destination destination) {
+  std::vector<Result<uint64_t>> out(keys.size(),
+                                    Status(ErrorReason::kInternal, "not read"));
+  std::vector<size_t> pending(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) pending[i] = i;
+  if (cache_ != nullptr) {
+    std::vector<size_t> misses;
+    GetCached(keys, pending, destination, out, &misses);
+    pending = std::move(misses);
+    if (pending.empty()) return out;
+  }
+
+  std::vector<std::string> asked;
+  asked.reserve(pending.size());
+  for (size_t i : pending) asked.emplace_back(keys[i]);
+  // A location grant counts from here: never later than the master's start
+  // of it, whatever the clocks of the two hosts say.
+  const TimePoint sent = clock_->Now();
+  const uint64_t invalidations = invalidations_.load(std::memory_order_acquire);
+  std::vector<Result<ObjectReplicas>> lists = master_->GetReplicaList(asked);
+  std::vector<PlannedRead> reads;
+  std::vector<size_t> read_item;  // per read: its index in `pending`
+  for (size_t p = 0; p < pending.size(); ++p) {
+    const size_t i = pending[p];
+    if (!lists[p].ok()) {
+      out[i] = lists[p].status();
+      continue;
+    }
+    PlannedRead read{keys[i], &*lists[p], {}, Status::Ok(), {}};
+    const Status fits = destination(i, lists[p]->size, read);
+    if (!fits.ok()) {
+      out[i] = fits;
+      continue;
+    }
+    out[i] = lists[p]->size;
+    reads.push_back(std::move(read));
+    read_item.push_back(p);
   }
   ReadAll(reads);
-  ReleaseLeases(keys, lists);
+  ReleaseLeases(asked, lists);
   for (size_t r = 0; r < reads.size(); ++r) {
-    if (!reads[r].status.ok()) out[read_item[r]] = reads[r].status;
+    const size_t p = read_item[r];
+    const ObjectReplicas& list = *lists[p];
+    if (!reads[r].status.ok()) {
+      out[pending[p]] = reads[r].status;
+      continue;
+    }
+    // Not when this client removed or rewrote keys meanwhile: the answer
+    // may predate that.
+    if (cache_ != nullptr && list.location_valid_ms > 0 &&
+        invalidations_.load(std::memory_order_acquire) == invalidations &&
+        !list.replicas.empty() && list.replicas.front().tier == Tier::kMemory) {
+      cache_->Insert(
+          asked[p], {list.replicas.front(), list.size,
+                     sent + std::chrono::milliseconds(list.location_valid_ms)});
+    }
   }
   return out;
 }
 
+std::vector<Result<uint64_t>> StoreClient::GetIntoBatch(
+    std::span<const GetIntoItem> items) {
+  std::vector<std::string_view> keys;
+  keys.reserve(items.size());
+  for (const GetIntoItem& item : items) keys.push_back(item.key);
+  return Get(keys, [&](size_t i, uint64_t size, PlannedRead& read) -> Status {
+    const GetIntoItem& item = items[i];
+    if (!item.parts.empty() && !item.buffer.empty()) {
+      return Status(ErrorReason::kInvalidArgument,
+                    "a get item has both a buffer and parts; give one");
+    }
+    uint64_t room = item.buffer.size();
+    for (std::span<std::byte> part : item.parts) room += part.size();
+    if (room < size) {
+      return Status(ErrorReason::kBufferTooSmall,
+                    "object is " + std::to_string(size) + " bytes; " +
+                        (item.parts.empty() ? "buffer holds " : "parts hold ") +
+                        std::to_string(room));
+    }
+    read.parts.clear();
+    if (item.parts.empty()) {
+      read.buffer = item.buffer.first(size);
+      return Status::Ok();
+    }
+    read.buffer = item.buffer.first(0);
+    uint64_t left = size;
+    for (std::span<std::byte> part : item.parts) {
+      if (left == 0) break;
+      if (part.empty()) continue;
+      read.parts.push_back(part.first(std::min<uint64_t>(left, part.size())));
+      left -= read.parts.back().size();
+    }
+    return Status::Ok();
+  });
+}
+
 std::vector<Result<std::vector<std::byte>>> StoreClient::GetBatch(
     std::span<const std::string> keys) {
-  std::vector<Result<ObjectReplicas>> lists = master_->GetReplicaList(keys);
+  std::vector<std::string_view> views(keys.begin(), keys.end());
   std::vector<std::vector<std::byte>> values(keys.size());
-  std::vector<PlannedRead> reads;
-  std::vector<size_t> read_item;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (!lists[i].ok()) continue;
-    values[i].resize(lists[i]->size);
-    reads.push_back({keys[i], &*lists[i], values[i], {}, {}});
-    read_item.push_back(i);
-  }
-  ReadAll(reads);
-  ReleaseLeases(keys, lists);
+  std::vector<Result<uint64_t>> sizes =
+      Get(views, [&](size_t i, uint64_t size, PlannedRead& read) -> Status {
+        values[i].resize(size);
+        read.buffer = values[i];
+        return Status::Ok();
+      });
   std::vector<Result<std::vector<std::byte>>> out;
   out.reserve(keys.size());
-  size_t r = 0;
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (!lists[i].ok()) {
-      out.emplace_back(lists[i].status());
-    } else if (!reads[r++].status.ok()) {
-      out.emplace_back(reads[r - 1].status);
+    if (!sizes[i].ok()) {
+      out.emplace_back(sizes[i].status());
     } else {
       out.emplace_back(std::move(values[i]));
     }
@@ -375,7 +494,9 @@ Status StoreClient::CheckHealth() {
 
 std::vector<Status> StoreClient::RemoveBatch(std::span<const std::string> keys,
                                              RemoveOptions options) {
-  return master_->Remove(keys, options);
+  std::vector<Status> out = master_->Remove(keys, options);
+  Invalidate(keys);
+  return out;
 }
 
 std::vector<Result<GroupInfo>> StoreClient::GetGroupBatch(
@@ -401,7 +522,13 @@ std::vector<Result<GroupInfo>> StoreClient::GetGroupBatch(
 
 std::vector<Status> StoreClient::RemoveGroupBatch(
     std::span<const std::string> group_ids, RemoveOptions options) {
-  return master_->RemoveGroup(group_ids, options);
+  std::vector<Status> out = master_->RemoveGroup(group_ids, options);
+  // Entries do not name their group: a group removal forgets them all.
+  if (cache_ != nullptr) {
+    invalidations_.fetch_add(1, std::memory_order_acq_rel);
+    cache_->Clear();
+  }
+  return out;
 }
 
 Status StoreClient::RegisterBuffer(std::span<std::byte> buffer) {

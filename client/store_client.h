@@ -6,30 +6,50 @@
 // Gets ask for replicas (DRAM first), read the first that works, and fall
 // back to the next replica when a node is unreachable; once the copies are
 // done their leases are released (asynchronously, in batches), so the
-// master may evict or move the object right away.
+// master may evict or move the object right away. A DRAM copy's location
+// is kept while the master's location grant lasts, and read again from
+// there with no call (LocationCache).
 //
 // Thread safety: thread-safe; node endpoints are cached under a mutex.
 
+#include <atomic>
 #include <memory>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "client/lease_releaser.h"
-#include "protocol/master_api.h"
+#include "absl/functional/function_ref.h"
 #include "base/mutex.h"
+#include "client/lease_releaser.h"
+#include "client/location_cache.h"
 #include "mooncake_tier/client.h"
+#include "protocol/master_api.h"
 #include "transport/transport.h"
 
 namespace mooncake_tier {
 
+struct StoreClientOptions {
+  // Serve repeated reads of DRAM copies from the location cache, with no
+  // call to the master, while the master's location grant lasts
+  // (client/location_cache.h). Default: true.
+  bool location_cache = true;
+  // Entries the location cache holds, at most. REQUIRES: > 0.
+  // Default: 65536.
+  size_t location_cache_entries = 65536;
+  // The time grants are counted on: the master's when both share a process
+  // (a test's manual clock). Null: the system clock. Outlives the client.
+  const Clock* clock = nullptr;
+};
+
 class StoreClient final : public Client {
  public:
   // `master` and `transport` must outlive the client.
-  StoreClient(MasterApi* master, Transport* transport);
+  StoreClient(MasterApi* master, Transport* transport,
+              const StoreClientOptions& options = {});
   // The client owns its master stub and transport.
   StoreClient(std::unique_ptr<MasterApi> master,
-              std::unique_ptr<Transport> transport);
+              std::unique_ptr<Transport> transport,
+              const StoreClientOptions& options = {});
 
   std::vector<Status> PutBatch(std::span<const PutItem> items) override;
   std::vector<Result<uint64_t>> GetIntoBatch(
@@ -50,6 +70,8 @@ class StoreClient final : public Client {
   Status UnregisterBuffer(std::span<std::byte> buffer) override;
 
   const ClientId& id() const { return id_; }
+  // Null when the location cache is off.
+  const LocationCache* location_cache() const { return cache_.get(); }
 
  private:
   struct Endpoint {
@@ -66,6 +88,21 @@ class StoreClient final : public Client {
     std::vector<std::span<std::byte>> parts;
   };
 
+  // Where item `i` of a get goes once its size is known: fills the read's
+  // buffer or parts, or answers why the item cannot take `size` bytes.
+  using Destination =
+      absl::FunctionRef<Status(size_t i, uint64_t size, PlannedRead& read)>;
+  // The gets of GetIntoBatch and GetBatch: each key from the location cache
+  // when it holds a grant that outlasts the read, else through one
+  // GetReplicaList for the rest. Per key: its size, or why not.
+  std::vector<Result<uint64_t>> Get(std::span<const std::string_view> keys,
+                                    Destination destination);
+  // Reads `keys[i]` for each i in `items` from the location cache; the
+  // items it could not serve come back in `*misses`.
+  void GetCached(std::span<const std::string_view> keys,
+                 std::span<const size_t> items, Destination destination,
+                 std::vector<Result<uint64_t>>& out,
+                 std::vector<size_t>* misses);
   Result<std::shared_ptr<const Endpoint>> EndpointOf(NodeId node);
   void Forget(NodeId node);
   // Reads every planned item, trying each replica in order.
@@ -73,6 +110,9 @@ class StoreClient final : public Client {
   // The reads of `lists` are done: their leases may end.
   void ReleaseLeases(std::span<const std::string> keys,
                      std::span<const Result<ObjectReplicas>> lists);
+  // Forgets cached locations of keys this client rewrote or removed.
+  void Invalidate(std::span<const std::string> keys);
+  std::vector<Status> PutItems(std::span<const PutItem> items);
 
   // Set when the client owns them; declared first so they outlive use.
   const std::unique_ptr<MasterApi> owned_master_;
@@ -82,6 +122,11 @@ class StoreClient final : public Client {
   const ClientId id_;
   // Declared after master_: stopped (and flushed) before it goes.
   LeaseReleaser leases_;
+  const Clock* const clock_;
+  const std::unique_ptr<LocationCache> cache_;  // null: off
+  // Counts this client's removals and puts (Invalidate): a get caches what
+  // the master answered only if none happened meanwhile.
+  std::atomic<uint64_t> invalidations_{0};
 
   Mutex mu_;
   absl::flat_hash_map<NodeId, std::shared_ptr<const Endpoint>> endpoints_

@@ -2,25 +2,25 @@
 
 namespace mooncake_tier {
 
-void DetachedReplicas::Add(const Replica& replica) {
+void DetachedReplicas::Add(const Replica& replica, TimePoint reuse_after) {
   MutexLock lock(&mu_);
-  replicas_[replica.desc.id] = replica;
+  replicas_[replica.desc.id] = Detached{replica, reuse_after};
 }
 
-std::optional<ReplicaDescriptor> DetachedReplicas::Unpin(ReplicaId id) {
+std::optional<DetachedReplicas::Freed> DetachedReplicas::Unpin(ReplicaId id) {
   MutexLock lock(&mu_);
   auto it = replicas_.find(id);
   if (it == replicas_.end()) return std::nullopt;
-  if (--it->second.refcnt > 0) return std::nullopt;
-  ReplicaDescriptor desc = it->second.desc;
+  if (--it->second.replica.refcnt > 0) return std::nullopt;
+  Freed freed{it->second.replica.desc, it->second.reuse_after};
   replicas_.erase(it);
-  return desc;
+  return freed;
 }
 
 void DetachedReplicas::DropNode(NodeId node) {
   MutexLock lock(&mu_);
   absl::erase_if(replicas_, [node](const auto& entry) {
-    return entry.second.desc.node == node;
+    return entry.second.replica.desc.node == node;
   });
 }
 
@@ -32,9 +32,9 @@ uint64_t DetachedReplicas::count() const {
 uint64_t DetachedReplicas::memory_bytes(uint64_t alignment) const {
   MutexLock lock(&mu_);
   uint64_t bytes = 0;
-  for (const auto& [id, r] : replicas_) {
-    if (r.desc.tier == Tier::kMemory) {
-      bytes += (r.desc.size + alignment - 1) & ~(alignment - 1);
+  for (const auto& [id, d] : replicas_) {
+    if (d.replica.desc.tier == Tier::kMemory) {
+      bytes += (d.replica.desc.size + alignment - 1) & ~(alignment - 1);
     }
   }
   return bytes;

@@ -18,12 +18,17 @@ namespace mooncake_tier {
 
 class DetachedReplicas {
  public:
-  // REQUIRES: replica.refcnt > 0.
-  void Add(const Replica& replica);
-  // Drops one pin of a detached replica. Returns its descriptor when that
-  // was the last pin (the caller frees the space), nullopt otherwise or
-  // when the replica is not detached.
-  std::optional<ReplicaDescriptor> Unpin(ReplicaId id);
+  // REQUIRES: replica.refcnt > 0. Its range may be handed out again from
+  // `reuse_after` on (MasterState::ReleaseReplicaLocked).
+  void Add(const Replica& replica, TimePoint reuse_after);
+  struct Freed {
+    ReplicaDescriptor desc;
+    TimePoint reuse_after;
+  };
+  // Drops one pin of a detached replica. Returns it when that was the last
+  // pin (the caller frees the space), nullopt otherwise or when the replica
+  // is not detached.
+  std::optional<Freed> Unpin(ReplicaId id);
   // Forgets every replica on a dead node (its segment is gone).
   void DropNode(NodeId node);
 
@@ -32,7 +37,11 @@ class DetachedReplicas {
 
  private:
   mutable Mutex mu_;
-  absl::flat_hash_map<ReplicaId, Replica> replicas_ ABSL_GUARDED_BY(mu_);
+  struct Detached {
+    Replica replica;
+    TimePoint reuse_after;
+  };
+  absl::flat_hash_map<ReplicaId, Detached> replicas_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace mooncake_tier

@@ -58,7 +58,8 @@ uint64_t DramDirectoryLog::Add(NodeId node, DramEntry entry) {
 }
 
 bool DramDirectoryLog::DropThenFree(NodeId node, std::string_view key,
-                                    uint64_t offset, uint64_t size) {
+                                    uint64_t offset, uint64_t size,
+                                    TimePoint reuse_after) {
   std::shared_ptr<NodeLog> log = Find(node);
   if (log == nullptr) return false;
   MutexLock lock(&log->mu);
@@ -71,7 +72,7 @@ bool DramDirectoryLog::DropThenFree(NodeId node, std::string_view key,
   op.entry.offset = offset;
   op.entry.size = size;
   log->pending.push_back(std::move(op));
-  log->frees.push_back(PendingFree{seq, offset, size});
+  log->frees.push_back(PendingFree{seq, offset, size, reuse_after});
   log->free_bytes += size;
   log->changed.SignalAll();
   return true;
@@ -190,7 +191,9 @@ Result<DirectoryChanges> DramDirectoryLog::Sync(NodeId node, uint64_t acked,
       out.ops.assign(log->pending.begin(), log->pending.begin() + n);
     }
   }
-  for (const PendingFree& f : freed) free_(node, f.offset, f.size);
+  for (const PendingFree& f : freed) {
+    free_(node, f.offset, f.size, f.reuse_after);
+  }
   return out;
 }
 

@@ -44,9 +44,10 @@ namespace mooncake_tier {
 class DramDirectoryLog {
  public:
   // Frees a node's range once its drop is acknowledged (the registry's
-  // FreeMemory and the space signal). Called with no lock of this log held.
-  using FreeFn =
-      std::function<void(NodeId node, uint64_t offset, uint64_t size)>;
+  // FreeMemory and the space signal), passing on the DropThenFree's
+  // reuse_after. Called with no lock of this log held.
+  using FreeFn = std::function<void(NodeId node, uint64_t offset, uint64_t size,
+                                    TimePoint reuse_after)>;
   explicit DramDirectoryLog(FreeFn free);
   DramDirectoryLog(const DramDirectoryLog&) = delete;
   DramDirectoryLog& operator=(const DramDirectoryLog&) = delete;
@@ -63,10 +64,11 @@ class DramDirectoryLog {
   // (WaitRecorded), or 0 when the node keeps no directory.
   uint64_t Add(NodeId node, DramEntry entry);
   // The placement at `offset` goes: its range is freed once the node
-  // acknowledged the drop. False when the node keeps no directory: the
+  // acknowledged the drop (and handed out again not before `reuse_after`,
+  // NodeRegistry::FreeMemory). False when the node keeps no directory: the
   // caller frees the range itself.
   bool DropThenFree(NodeId node, std::string_view key, uint64_t offset,
-                    uint64_t size);
+                    uint64_t size, TimePoint reuse_after = TimePoint::min());
 
   // The entry at `offset` goes from the node's directory with nothing to
   // free (an entry the master did not take back when the node registered).
@@ -110,6 +112,7 @@ class DramDirectoryLog {
     uint64_t seq;
     uint64_t offset;
     uint64_t size;
+    TimePoint reuse_after;
   };
   struct NodeLog {
     Mutex mu;

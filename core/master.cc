@@ -60,6 +60,7 @@ Status Master::SetPromotionOptions(const PromotionOptions& options) {
 }
 
 void Master::Tick() {
+  ReleaseHeldMemory();
   ExpireNodes();
   ReapStalledPuts();
   ReapOffloadTasks();

@@ -119,7 +119,9 @@ class Master final : public MasterAdmin {
     return puts_.PutRevoke(client, keys);
   }
   // Complete replicas, MEMORY first; grants a lease that lasts until the
-  // reader releases it (ReleaseLeases) or config().lease_ttl passes.
+  // reader releases it (ReleaseLeases) or config().lease_ttl passes, and,
+  // when the first is in DRAM, a location grant (location_valid_ms: its
+  // range stays this object's bytes that long, docs/design/location-cache.md).
   // OBJECT_NOT_FOUND when absent, OBJECT_NOT_READY while only processing.
   std::vector<Result<ObjectReplicas>> GetReplicaList(
       std::span<const std::string> keys) {
@@ -127,8 +129,10 @@ class Master final : public MasterAdmin {
   }
   // Readers are done copying: each ends its share of the lease it was
   // granted. A release whose lease already ended (expired, or another
-  // period's id), or of an object gone since, changes nothing. Returns the
-  // releases that ended a reader's share.
+  // period's id), or of an object gone since, changes nothing. A release
+  // with lease_id 0 reports a read served from a location cache: it counts
+  // for recency and promotion as a read would. Returns the releases that
+  // ended a reader's share.
   size_t ReleaseLeases(std::span<const LeaseRelease> releases) {
     return object_service_.ReleaseLeases(releases);
   }
@@ -365,6 +369,14 @@ class Master final : public MasterAdmin {
     return tiering_.MemoryByNode();
   }
   uint64_t EvictSsd() { return tiering_.EvictSsd(); }  // bytes dropped
+  // Hands back to the allocators the DRAM ranges held for location grants
+  // that ran out (allocations also do, node by node); wakes waiting puts.
+  // Returns their bytes.
+  uint64_t ReleaseHeldMemory() {
+    const uint64_t bytes = s_.nodes.ReleaseHeldMemory();
+    if (bytes > 0) s_.space.Notify();
+    return bytes;
+  }
   // Expires groups filling past group_fill_timeout (removing their
   // members) and collects groups broken or expired for group_broken_ttl
   // (removing survivors). Returns groups expired plus collected.

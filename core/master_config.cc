@@ -31,6 +31,7 @@ std::string MasterConfig::Validate() const {
     return "timeouts must be positive";
   }
   if (late_write_margin.count() < 0) return "late_write_margin must be >= 0";
+  if (location_grant.count() < 0) return "location_grant must be >= 0";
   if (inherited_grant_window && inherited_grant_window->count() < 0) {
     return "inherited_grant_window must be >= 0";
   }
@@ -58,6 +59,10 @@ std::string MasterConfig::Validate() const {
 
 Duration MasterConfig::EffectiveGrantWindow() const {
   return std::min({grant_window, put_timeout, node_ttl / 2});
+}
+
+Duration MasterConfig::EffectiveLocationGrant() const {
+  return std::min({location_grant, put_timeout, node_ttl / 2});
 }
 
 bool RuntimeConfigChange::empty() const {

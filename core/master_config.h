@@ -5,6 +5,7 @@
 // start, except the knobs marked "Run-time tunable" (RuntimeConfigChange,
 // Master::UpdateRuntimeConfig) and the promotion options.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -43,12 +44,29 @@ struct MasterConfig {
   Duration late_write_margin = std::chrono::milliseconds(250);
   // How long after this master started a predecessor's grants may still be
   // written: resumed nodes (NodeSpec::resumed) get no placements before.
-  // Unset: grant_window + late_write_margin (a lone master restarted). A
+  // Unset: LongestGrant() + late_write_margin (a lone master restarted). A
   // leader of a new term sets late_write_margin, since every grant of an
   // earlier term ran out with that term's lease window (ha.md).
   std::optional<Duration> inherited_grant_window;
   // The grant_window in force, after its caps.
   Duration EffectiveGrantWindow() const;
+  // How long a client may read an object's DRAM copy at the location a
+  // GetReplicaList gave, with no further call (its location cache),
+  // counted from before it sent the call (ObjectReplicas::location_valid_ms).
+  // Until the last such grant on an object ran out, the DRAM range of a copy
+  // that goes (evicted, removed even by force, dropped after an offload or
+  // a promotion) is not handed out again: the bytes a cached reader finds
+  // are still the object's. Capped like grant_window (put_timeout, half of
+  // node_ttl), and fences resumed nodes like it (LongestGrant). 0: no
+  // grants, every read asks the master. Default: 2 s.
+  Duration location_grant = std::chrono::seconds(2);
+  // location_grant after the same caps as grant_window.
+  Duration EffectiveLocationGrant() const;
+  // The longer of the two grants in force: how long after a restart (or a
+  // node's return) ranges handed out before may still be written or read.
+  Duration LongestGrant() const {
+    return std::max(EffectiveGrantWindow(), EffectiveLocationGrant());
+  }
   // How long a PutEnd waits for the node holding the object to record it
   // in its DRAM directory (nodes that keep one; ha.md) before it answers
   // TIMEOUT. Default: 5 s.

@@ -45,6 +45,7 @@ MasterStats Master::GetStats() const {
     stats.memory_reserve_bytes += node.reserve_bytes;
     stats.offload_bytes_pending += node.offload.all;
   }
+  stats.held_memory_bytes = s_.nodes.HeldMemoryBytes();
   stats.groups = s_.index.CountGroupsByState();
   stats.group_counters = s_.group_counters.Snapshot();
   return stats;
@@ -66,7 +67,8 @@ AuditReport Master::Audit() const {
   report.detached_replicas = s_.lifecycle.detached().count();
   report.replica_memory_bytes += s_.lifecycle.detached().memory_bytes(align);
   report.dropping_memory_bytes = s_.directory.PendingFreeBytes(align);
-  report.allocated_memory_bytes = s_.nodes.MemoryUsage().used;
+  std::tie(report.allocated_memory_bytes, report.held_memory_bytes) =
+      s_.nodes.UsedAndHeldMemory();
   report.ssd_used_bytes = s_.nodes.SsdUsage().used;
   const TaskCounts offloads = s_.lifecycle.Counts(TaskKind::kOffload);
   const TaskCounts promotions = s_.lifecycle.Counts(TaskKind::kPromotion);

@@ -17,23 +17,30 @@ MasterState::MasterState(MasterConfig start, const Clock* clock_in)
       nodes(clock_in, config.dram_alignment,
             std::make_unique<TwoChoiceStrategy>(), config.first_node_id),
       lifecycle(clock_in, &index, &nodes, config.promotion, &directory),
-      directory([this](NodeId node, uint64_t offset, uint64_t size) {
-        nodes.FreeMemory(node, offset, size);
+      directory([this](NodeId node, uint64_t offset, uint64_t size,
+                       TimePoint reuse_after) {
+        nodes.FreeMemory(node, offset, size, reuse_after);
         space.Notify();
       }) {}
 
-void MasterState::ReleaseReplicaLocked(std::string_view key,
+void MasterState::ReleaseReplicaLocked(const ObjectMeta& meta,
+                                       std::string_view key,
                                        const Replica& replica,
                                        bool node_alive) {
   const ReplicaDescriptor& d = replica.desc;
   if (d.tier == Tier::kMemory) {
     if (!node_alive) return;  // the segment is gone with the node
+    // Only a complete copy was ever given to readers.
+    const TimePoint reuse_after = d.state == ReplicaState::kComplete
+                                      ? meta.read_grant_until
+                                      : TimePoint::min();
     if (replica.refcnt > 0) {
-      lifecycle.Detach(replica);  // freed at the last unpin
+      lifecycle.Detach(replica, reuse_after);  // freed at the last unpin
     } else if (d.state != ReplicaState::kComplete ||
-               !directory.DropThenFree(d.node, key, d.offset, d.size)) {
+               !directory.DropThenFree(d.node, key, d.offset, d.size,
+                                       reuse_after)) {
       // Never committed (nothing lists it), or its node keeps no directory.
-      nodes.FreeMemory(d.node, d.offset, d.size);
+      nodes.FreeMemory(d.node, d.offset, d.size, reuse_after);
       space.Notify();
     }
     return;
@@ -44,7 +51,7 @@ void MasterState::ReleaseReplicaLocked(std::string_view key,
 
 void MasterState::DropObjectLocked(ObjectSlot& object) {
   for (const Replica& r : object->replicas) {
-    ReleaseReplicaLocked(object.key(), r, /*node_alive=*/true);
+    ReleaseReplicaLocked(*object, object.key(), r, /*node_alive=*/true);
   }
   object.Erase();
 }

@@ -69,12 +69,15 @@ struct MasterState {
   bool NodeHasSsd(NodeId node) const {
     return nodes.SsdUsageOf(node).capacity > 0;
   }
-  // Releases one replica's resources: its DRAM space (or, while a task
-  // pins it, detaches it until the last unpin; a complete replica on a node
-  // with a DRAM directory is freed once the node dropped its entry), or its SSD accounting and
-  // the node's copy (queued for deletion).
-  void ReleaseReplicaLocked(std::string_view key, const Replica& replica,
-                            bool node_alive)
+  // Releases one replica of `meta` (already erased from it, or about to
+  // be): its DRAM space (or, while a task pins it, detaches it until the
+  // last unpin; a complete replica on a node with a DRAM directory is freed
+  // once the node dropped its entry; a complete one that readers may still
+  // read from their location caches is handed out again only once
+  // meta.read_grant_until passed), or its SSD accounting and the node's
+  // copy (queued for deletion).
+  void ReleaseReplicaLocked(const ObjectMeta& meta, std::string_view key,
+                            const Replica& replica, bool node_alive)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   // Records a complete local_disk replica of `meta` on `node` and its SSD
   // use.

@@ -40,6 +40,9 @@ namespace mooncake_tier {
   X(leases_released)        /* readers' leases ended by ReleaseLeases */      \
   X(leases_expired)         /* lease periods ended by the TTL: readers        \
                                that never released (crashed, or old) */       \
+  X(location_grants)        /* GetReplicaList answers a client may cache */   \
+  X(cached_reads_reported)  /* reads clients served from their location       \
+                               caches, reported afterwards */                 \
   X(removes)                /* objects removed by Remove */                   \
   X(evicted_memory_objects) /* DRAM replicas dropped by eviction */           \
   X(evicted_memory_bytes)                                                     \
@@ -151,6 +154,8 @@ struct MasterStats {
   // offload tasks queued or in flight (writeback and eviction alike).
   MemoryBreakdown memory_held;
   uint64_t memory_reserve_bytes = 0;
+  // Freed DRAM held back until readers' location grants on it ran out.
+  uint64_t held_memory_bytes = 0;
   uint64_t offload_bytes_pending = 0;
   GroupStateCounts groups;              // groups by state, now
   GroupCounterSnapshot group_counters;  // group events so far
@@ -170,6 +175,7 @@ struct AuditReport {
   uint64_t allocated_memory_bytes = 0;     // what the allocators hold
   uint64_t replica_memory_bytes = 0;       // what live + detached replicas need
   uint64_t dropping_memory_bytes = 0;      // ranges freed once nodes drop them
+  uint64_t held_memory_bytes = 0;          // freed, held for location grants
   uint64_t ssd_used_bytes = 0;             // the registry's SSD accounting
   uint64_t replica_disk_bytes = 0;         // sum of local_disk replica sizes
   uint64_t total_refcnt = 0;               // pins on live replicas
@@ -178,8 +184,9 @@ struct AuditReport {
   uint64_t filling_group_bytes = 0;        // DRAM of groups filling, summed
   int64_t filling_group_bytes_booked = 0;  // the running total kept for it
   bool consistent() const {
-    return allocated_memory_bytes ==
-               replica_memory_bytes + dropping_memory_bytes &&
+    return allocated_memory_bytes == replica_memory_bytes +
+                                         dropping_memory_bytes +
+                                         held_memory_bytes &&
            ssd_used_bytes == replica_disk_bytes &&
            static_cast<int64_t>(filling_group_bytes) ==
                filling_group_bytes_booked;

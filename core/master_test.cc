@@ -124,6 +124,12 @@ TEST_F(MasterTest, LeaseBlocksRemoveUntilItExpiresOrForced) {
   ASSERT_TRUE(h_.Get("k").ok());
   EXPECT_TRUE(h_.Remove("k", /*force=*/true).ok());
   EXPECT_EQ(h_.Remove("k").reason(), ErrorReason::kObjectNotFound);
+  // A reader may still read it from its location cache: its range is held
+  // until the grant ends (docs/design/location-cache.md).
+  EXPECT_EQ(h_.master().Audit().held_memory_bytes, 128u);
+  h_.clock().Advance(h_.master().config().EffectiveLocationGrant());
+  EXPECT_EQ(h_.master().GetStats().held_memory_bytes, 128u);
+  h_.master().Tick();
   EXPECT_EQ(h_.master().Audit().allocated_memory_bytes, 0u);
 }
 

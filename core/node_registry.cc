@@ -46,6 +46,79 @@ void NodeRegistry::PublishSpace(Node& node) {
                           std::memory_order_relaxed);
 }
 
+namespace {
+
+bool HeldLater(const auto& a, const auto& b) { return a.until > b.until; }
+
+}  // namespace
+
+uint64_t NodeRegistry::ReleaseDueLocked(Node& node, TimePoint now) {
+  uint64_t bytes = 0;
+  while (!node.held.empty() && node.held.front().until <= now) {
+    std::pop_heap(node.held.begin(), node.held.end(),
+                  HeldLater<Node::Held, Node::Held>);
+    const Node::Held range = node.held.back();
+    node.held.pop_back();
+    if (node.allocator) node.allocator->Free(range.offset, range.size);
+    bytes += range.bytes;
+  }
+  node.held_due_ns.store(
+      node.held.empty() ? std::numeric_limits<int64_t>::max()
+                        : node.held.front().until.time_since_epoch().count(),
+      std::memory_order_relaxed);
+  if (bytes > 0) {
+    node.held_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+    PublishSpace(node);
+  }
+  return bytes;
+}
+
+void NodeRegistry::ReleaseDue(Node& node, TimePoint now) {
+  if (node.held_due_ns.load(std::memory_order_relaxed) >
+      now.time_since_epoch().count()) {
+    return;
+  }
+  MutexLock lock(&node.mu);
+  ReleaseDueLocked(node, now);
+}
+
+uint64_t NodeRegistry::ReleaseHeldMemory() {
+  ReaderMutexLock lock(&map_mu_);
+  const TimePoint now = clock_->Now();
+  uint64_t bytes = 0;
+  for (const auto& [id, node] : nodes_) {
+    if (node->held_due_ns.load(std::memory_order_relaxed) >
+        now.time_since_epoch().count()) {
+      continue;
+    }
+    MutexLock node_lock(&node->mu);
+    bytes += ReleaseDueLocked(*node, now);
+  }
+  return bytes;
+}
+
+uint64_t NodeRegistry::HeldMemoryBytes() const {
+  ReaderMutexLock lock(&map_mu_);
+  uint64_t bytes = 0;
+  for (const auto& [id, node] : nodes_) {
+    bytes += node->held_bytes.load(std::memory_order_relaxed);
+  }
+  return bytes;
+}
+
+std::pair<uint64_t, uint64_t> NodeRegistry::UsedAndHeldMemory() const {
+  ReaderMutexLock lock(&map_mu_);
+  uint64_t used = 0, held = 0;
+  for (const auto& [id, node] : nodes_) {
+    MutexLock node_lock(&node->mu);
+    // As MemoryUsage counts it.
+    used += node->segment_bytes.load(std::memory_order_relaxed) -
+            node->free_bytes.load(std::memory_order_relaxed);
+    held += node->held_bytes.load(std::memory_order_relaxed);
+  }
+  return {used, held};
+}
+
 NodeView NodeRegistry::ViewOf(const Node& node) {
   MutexLock lock(&node.mu);
   NodeView view = node.view;
@@ -233,6 +306,10 @@ bool NodeRegistry::Retire(NodeId id) {
 
 Result<uint64_t> NodeRegistry::AllocateOn(Node& node, uint64_t size) {
   MutexLock lock(&node.mu);
+  if (node.held_due_ns.load(std::memory_order_relaxed) <=
+      clock_->Now().time_since_epoch().count()) {
+    ReleaseDueLocked(node, clock_->Now());
+  }
   if (!node.allocator) {
     return Status(ErrorReason::kNoSpace, "node has no DRAM segment");
   }
@@ -261,6 +338,8 @@ Result<ReplicaDescriptor> NodeRegistry::AllocateMemory(
       ++fenced;
       continue;
     }
+    // Held ranges whose grants ran out count as free in the ranking.
+    ReleaseDue(*node, TimePoint(Duration(now_ns)));
     const bool is_preferred = !preferred.empty() && node->name == preferred;
     spaces.push_back({id, node->free_bytes.load(std::memory_order_relaxed),
                       node->largest_free.load(std::memory_order_relaxed),
@@ -297,12 +376,25 @@ Result<uint64_t> NodeRegistry::AllocateMemoryOn(NodeId id, uint64_t size) {
   return AllocateOn(*node, size);
 }
 
-bool NodeRegistry::FreeMemory(NodeId id, uint64_t offset, uint64_t size) {
+bool NodeRegistry::FreeMemory(NodeId id, uint64_t offset, uint64_t size,
+                              TimePoint reuse_after) {
   ReaderMutexLock lock(&map_mu_);
   Node* node = Find(id);
   if (node == nullptr) return true;  // the segment went with the node
   MutexLock node_lock(&node->mu);
-  if (!node->allocator || !node->allocator->Free(offset, size)) return false;
+  if (!node->allocator) return false;
+  if (reuse_after > clock_->Now()) {
+    const uint64_t bytes =
+        (size + dram_alignment_ - 1) / dram_alignment_ * dram_alignment_;
+    node->held.push_back(Node::Held{reuse_after, offset, size, bytes});
+    std::push_heap(node->held.begin(), node->held.end(),
+                   HeldLater<Node::Held, Node::Held>);
+    node->held_due_ns.store(node->held.front().until.time_since_epoch().count(),
+                            std::memory_order_relaxed);
+    node->held_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    return true;
+  }
+  if (!node->allocator->Free(offset, size)) return false;
   PublishSpace(*node);
   return true;
 }

@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -129,8 +130,20 @@ class NodeRegistry {
   // Allocates on one given alive node.
   Result<uint64_t> AllocateMemoryOn(NodeId node, uint64_t size);
   // Frees a range AllocateMemory returned. A range of a retired node is
-  // ignored (its segment is gone). Returns false for a double free.
-  bool FreeMemory(NodeId node, uint64_t offset, uint64_t size);
+  // ignored (its segment is gone). Returns false for a double free. With
+  // `reuse_after` still ahead, the range is held (counted as used) and
+  // handed back to the allocator only once it passed: readers may still
+  // read it through a location grant (MasterConfig::location_grant).
+  bool FreeMemory(NodeId node, uint64_t offset, uint64_t size,
+                  TimePoint reuse_after = TimePoint::min());
+  // Hands back to their allocators the held ranges whose time has come;
+  // returns their bytes. Allocations do it too, node by node, as they pass.
+  uint64_t ReleaseHeldMemory();
+  // Bytes of freed ranges still held for location grants, over all nodes.
+  uint64_t HeldMemoryBytes() const;
+  // The allocators' used bytes and the held bytes among them, over all
+  // nodes, each node's pair read under its lock (an audit compares them).
+  std::pair<uint64_t, uint64_t> UsedAndHeldMemory() const;
 
   // The largest free extent of a node's segment (0 when unknown), without
   // taking its allocator's lock: a moment old.
@@ -206,6 +219,18 @@ class NodeRegistry {
     std::atomic<int64_t> fenced_until_ns{std::numeric_limits<int64_t>::min()};
     std::atomic<uint32_t> pause_level{0};
     std::atomic<bool> ssd_room_owed{false};
+    // Freed ranges held until readers' location grants on them ran out
+    // (FreeMemory's reuse_after): a min-heap on `until`, the earliest
+    // `until` as clock nanoseconds (max when none) and their bytes.
+    struct Held {
+      TimePoint until;
+      uint64_t offset;
+      uint64_t size;
+      uint64_t bytes;  // as the allocator holds it (aligned)
+    };
+    std::vector<Held> held ABSL_GUARDED_BY(mu);
+    std::atomic<int64_t> held_due_ns{std::numeric_limits<int64_t>::max()};
+    std::atomic<uint64_t> held_bytes{0};
   };
 
   Node* Find(NodeId id) const ABSL_SHARED_LOCKS_REQUIRED(map_mu_);
@@ -217,6 +242,11 @@ class NodeRegistry {
   // lost until it registers again.
   void DeclareDeadLocked(NodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(map_mu_);
   static void PublishSpace(Node& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(node.mu);
+  // Frees the node's held ranges due at `now`; returns their bytes.
+  static uint64_t ReleaseDueLocked(Node& node, TimePoint now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(node.mu);
+  // ReleaseDueLocked when something is due, taking the node's lock.
+  static void ReleaseDue(Node& node, TimePoint now);
   static NodeView ViewOf(const Node& node);
   Result<uint64_t> AllocateOn(Node& node, uint64_t size);
 

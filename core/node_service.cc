@@ -66,7 +66,9 @@ void NodeService::GrantsRunOut(const NodeSpec& spec,
   // A fresh node process holds no grant: its segment is new.
   if (!spec.resumed) return;
   const MasterConfig& config = s_.config;
-  const Duration window = config.EffectiveGrantWindow();
+  // Put grants and location grants alike: a write into, or a cached read
+  // of, a range handed out before.
+  const Duration window = config.LongestGrant();
   // A predecessor's grants (this master restarted, or leads a new term).
   how->fenced_until = s_.started + config.inherited_grant_window.value_or(
                                        window + config.late_write_margin);
@@ -337,7 +339,8 @@ void NodeService::DropNodeReplicas(NodeId node) {
       if (meta.replicas[i].desc.node != node) continue;
       const Replica replica = meta.replicas[i];
       meta.replicas.erase(meta.replicas.begin() + i);
-      s_.ReleaseReplicaLocked(object.key(), replica, /*node_alive=*/false);
+      s_.ReleaseReplicaLocked(meta, object.key(), replica,
+                              /*node_alive=*/false);
       touched = true;
     }
     if (!touched) return;

@@ -10,7 +10,13 @@
 namespace mooncake_tier {
 
 ObjectService::ObjectService(MasterState* state, Promoter* promoter)
-    : s_(*state), promoter_(*promoter) {}
+    : s_(*state),
+      promoter_(*promoter),
+      location_grant_(std::chrono::floor<std::chrono::milliseconds>(
+          state->config.EffectiveLocationGrant())),
+      location_grant_ms_(static_cast<uint32_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(location_grant_)
+              .count())) {}
 
 std::vector<Result<ObjectReplicas>> ObjectService::GetReplicaList(
     std::span<const std::string> keys) {
@@ -103,6 +109,14 @@ Result<ObjectReplicas> ObjectService::ReadReplicas(
         out.lease_deadline = meta.lease_deadline;
         out.lease_id = meta.lease_id;
         const bool ssd_only = out.replicas.front().tier == Tier::kLocalDisk;
+        if (!ssd_only && location_grant_.count() > 0) {
+          // The DRAM copy's range stays this object's until the grant runs
+          // out, even if the copy goes first (MasterState::ReleaseReplica).
+          meta.read_grant_until =
+              std::max(meta.read_grant_until, now + location_grant_);
+          out.location_valid_ms = location_grant_ms_;
+          s_.counters.location_grants.fetch_add(1, std::memory_order_relaxed);
+        }
         (ssd_only ? s_.counters.get_local_disk_hit : s_.counters.get_memory_hit)
             .fetch_add(1, std::memory_order_relaxed);
         if (ssd_only) {
@@ -129,9 +143,13 @@ void ObjectService::GrantLeaseLocked(ObjectMeta& meta, TimePoint now) {
 
 size_t ObjectService::ReleaseLeases(std::span<const LeaseRelease> releases) {
   size_t released = 0;
+  uint64_t cached_reads = 0;
   const TimePoint now = s_.clock->Now();
   for (const LeaseRelease& release : releases) {
-    if (release.lease_id == 0) continue;
+    if (release.lease_id == 0) {
+      cached_reads += NoteCachedRead(release.key, now) ? 1 : 0;
+      continue;
+    }
     s_.index.Update(release.key, [&](ObjectSlot& object) {
       if (!object) return;
       ObjectMeta& meta = *object;
@@ -144,7 +162,29 @@ size_t ObjectService::ReleaseLeases(std::span<const LeaseRelease> releases) {
     s_.counters.leases_released.fetch_add(released, std::memory_order_relaxed);
     s_.space.Notify();  // a leased victim may be evictable now
   }
+  if (cached_reads > 0) {
+    s_.counters.cached_reads_reported.fetch_add(cached_reads,
+                                                std::memory_order_relaxed);
+  }
   return released;
+}
+
+bool ObjectService::NoteCachedRead(const std::string& key, TimePoint now) {
+  if (!ValidateKey(key).ok()) return false;
+  std::optional<GroupSpec> group;
+  const bool found = s_.index.Update(key, [&](ObjectSlot& object) {
+    if (!object) return false;
+    // Reported a moment after the read: never older than a real access.
+    object->last_access = std::max(object->last_access, now);
+    group = object->group_spec();
+    return true;
+  });
+  if (!found) return false;
+  // The promotion gate sees it as it sees a DRAM hit from the master.
+  ObjectReplicas read;
+  read.group = std::move(group);
+  promoter_.NoteRead(key, read, std::nullopt);
+  return true;
 }
 
 Result<PrefixInfo> ObjectService::ProbePrefix(

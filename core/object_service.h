@@ -66,6 +66,10 @@ class ObjectService {
   // *candidate.
   Result<ObjectReplicas> ReadReplicas(
       const std::string& key, std::optional<PromotionCandidate>* candidate);
+  // A read a client served from its location cache (ReleaseLeases with
+  // no lease): recency and the promotion gate see it. False when the key
+  // is not (or no longer) stored.
+  bool NoteCachedRead(const std::string& key, TimePoint now);
   Result<ExistsInfo> ExistsOne(const std::string& key);
   // After a removal: waits until the nodes dropped from their DRAM
   // directories what it freed (DramDirectoryLog::WaitChangedSince); on
@@ -80,6 +84,9 @@ class ObjectService {
 
   MasterState& s_;
   Promoter& promoter_;
+  // MasterConfig::EffectiveLocationGrant(), and in whole milliseconds.
+  const Duration location_grant_;
+  const uint32_t location_grant_ms_;
   // Written by every read that opens a lease period, on every thread: on a
   // cache line of its own, or each grant would evict the two references
   // above, which every call reads (measured: single-key reads on two

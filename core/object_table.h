@@ -36,6 +36,7 @@ struct ObjectMeta {
   // member's index in `group_index`.
   GroupRef group;
   uint32_t group_index = 0;
+  uint32_t leases = 0;    // see lease_deadline (fills the padding here)
   ClientId put_owner;     // client of the put in progress, if any
   TimePoint put_started;  // when the current DRAM put started
   // Readers' leases: `leases` readers hold the object (protected from
@@ -45,7 +46,10 @@ struct ObjectMeta {
   // life), so a release from an earlier period never ends a later one.
   TimePoint lease_deadline;
   uint64_t lease_id = 0;
-  uint32_t leases = 0;
+  // Until when readers may use the DRAM location they were given from
+  // their location caches (MasterConfig::location_grant): a DRAM copy
+  // released before then keeps its range out of use until then.
+  TimePoint read_grant_until;
   TimePoint last_access;  // recency for eviction
   bool hard_pin = false;
 

@@ -140,7 +140,7 @@ void Offloader::Tasks::Commit(ObjectSlot& object, const Task& task) {
       !meta.Leased(s_.clock->Now()) && !meta.hard_pin) {
     const Replica dropped = *source;
     meta.Erase(dropped.desc.id);
-    s_.ReleaseReplicaLocked(task.key, dropped, /*node_alive=*/true);
+    s_.ReleaseReplicaLocked(meta, task.key, dropped, /*node_alive=*/true);
     counters.evicted_memory_objects.fetch_add(1, std::memory_order_relaxed);
     counters.evicted_memory_bytes.fetch_add(dropped.desc.size,
                                             std::memory_order_relaxed);

@@ -372,7 +372,7 @@ void Promoter::Tasks::Release(ObjectSlot& object, const Task& task) {
   if (object) {
     if (std::optional<Replica> staged = object->Erase(task.target.id)) {
       staged->refcnt = 0;
-      s_.ReleaseReplicaLocked(task.key, *staged,
+      s_.ReleaseReplicaLocked(*object, task.key, *staged,
                               s_.nodes.IsAlive(staged->desc.node));
       object.EraseIfEmpty();
       return;
@@ -405,7 +405,7 @@ void Promoter::Tasks::Commit(ObjectSlot& object, const Task& task) {
       !meta.Leased(s_.clock->Now())) {
     const Replica dropped = *source;
     meta.Erase(dropped.desc.id);
-    s_.ReleaseReplicaLocked(task.key, dropped, /*node_alive=*/true);
+    s_.ReleaseReplicaLocked(meta, task.key, dropped, /*node_alive=*/true);
     s_.counters.promotion_dropped_sources.fetch_add(1,
                                                     std::memory_order_relaxed);
   }

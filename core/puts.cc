@@ -437,7 +437,7 @@ Status Puts::RevokeStaged(const std::string& key,
         }
         const Replica replica = *staged;
         meta.Erase(replica.desc.id);
-        s_.ReleaseReplicaLocked(key, replica, /*node_alive=*/true);
+        s_.ReleaseReplicaLocked(meta, key, replica, /*node_alive=*/true);
         meta.put_owner.clear();
         object.ClearPutPending();
         if (meta.replicas.empty()) {

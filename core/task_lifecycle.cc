@@ -358,17 +358,18 @@ void TaskLifecycle::Unpin(ObjectSlot& object, const Task& task) {
 }
 
 void TaskLifecycle::UnpinDetached(ReplicaId id) {
-  if (std::optional<ReplicaDescriptor> freed = detached_.Unpin(id)) {
-    if (freed->tier != Tier::kMemory) return;
+  if (std::optional<DetachedReplicas::Freed> freed = detached_.Unpin(id)) {
+    const ReplicaDescriptor& d = freed->desc;
+    if (d.tier != Tier::kMemory) return;
     // A complete replica's node lists it (ha.md): its range is freed once
     // the node dropped the entry. The key is not kept here; the drop names
     // the range alone.
-    if (freed->state == ReplicaState::kComplete && directory_ != nullptr &&
-        directory_->DropThenFree(freed->node, {}, freed->offset,
-                                 freed->size)) {
+    if (d.state == ReplicaState::kComplete && directory_ != nullptr &&
+        directory_->DropThenFree(d.node, {}, d.offset, d.size,
+                                 freed->reuse_after)) {
       return;
     }
-    nodes_->FreeMemory(freed->node, freed->offset, freed->size);
+    nodes_->FreeMemory(d.node, d.offset, d.size, freed->reuse_after);
   }
 }
 

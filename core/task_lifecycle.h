@@ -201,8 +201,11 @@ class TaskLifecycle {
   // Drops one pin of a detached replica (`id`), freeing its DRAM at the
   // last one.
   void UnpinDetached(ReplicaId id);
-  // A pinned replica left its object: it lives on until its last pin.
-  void Detach(const Replica& replica) { detached_.Add(replica); }
+  // A pinned replica left its object: it lives on until its last pin, and
+  // its range is handed out again not before `reuse_after`.
+  void Detach(const Replica& replica, TimePoint reuse_after) {
+    detached_.Add(replica, reuse_after);
+  }
 
   // ---- views ----
   std::vector<Task> List(TaskKind kind) const { return tasks_.List(kind); }

@@ -519,7 +519,8 @@ uint64_t Tiering::DropMemoryCopyLocked(ObjectSlot& object) {
   const uint64_t size = meta.size;
   const Replica dropped = *memory;
   meta.Erase(dropped.desc.id);
-  s_.ReleaseReplicaLocked(object.key(), dropped, /*node_alive=*/true);
+  s_.ReleaseReplicaLocked(meta, object.key(), dropped,
+                          /*node_alive=*/true);
   s_.counters.evicted_memory_objects.fetch_add(1, std::memory_order_relaxed);
   s_.counters.evicted_memory_bytes.fetch_add(size, std::memory_order_relaxed);
   if (meta.replicas.empty()) {

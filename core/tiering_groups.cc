@@ -99,7 +99,7 @@ bool Tiering::EvictGroupLocked(GroupSlot& group, Tier tier,
                                 const Replica r = meta.replicas[i];
                                 if (r.desc.tier != tier) continue;
                                 meta.replicas.erase(meta.replicas.begin() + i);
-                                s_.ReleaseReplicaLocked(member.key(), r,
+                                s_.ReleaseReplicaLocked(meta, member.key(), r,
                                                         /*node_alive=*/true);
                                 CountEviction(tier, r.desc.size);
                               }

@@ -72,7 +72,8 @@ uint64_t Tiering::EvictSsdOf(NodeId node, TierUsage usage) {
     if (disk == nullptr) return true;
     const Replica replica = *disk;
     meta.Erase(replica.desc.id);
-    s_.ReleaseReplicaLocked(object.key(), replica, /*node_alive=*/true);
+    s_.ReleaseReplicaLocked(meta, object.key(), replica,
+                            /*node_alive=*/true);
     dropped += replica.desc.size;
     s_.counters.evicted_disk_objects.fetch_add(1, std::memory_order_relaxed);
     s_.counters.evicted_disk_bytes.fetch_add(replica.desc.size,

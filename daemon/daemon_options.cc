@@ -143,6 +143,11 @@ void AddEngineOptions(CLI::App* sub, MasterConfig* c) {
                     "--node-ttl); a restarted master places nothing on "
                     "nodes that lived on for this long plus "
                     "--late-write-margin.");
+  AddDurationOption(sub, "--location-grant", &c->location_grant,
+                    "How long a client may read an object's DRAM copy again "
+                    "from its location cache with no call to the master; "
+                    "DRAM freed meanwhile is not handed out before (capped "
+                    "like --grant-window). 0: every read asks the master.");
   AddDurationOption(sub, "--late-write-margin", &c->late_write_margin,
                     "How much later than its grant's window a write under "
                     "way may still land.");

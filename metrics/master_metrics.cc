@@ -127,6 +127,9 @@ void AddPipeline(const MasterStats& s,
   f.Add(M::kMemoryRoundsTotal, s.memory_rounds_by_pulls, {"pull"});
   f.Add(M::kLeasesReleasedTotal, s.leases_released);
   f.Add(M::kLeasesExpiredTotal, s.leases_expired);
+  f.Add(M::kLocationGrantsTotal, s.location_grants);
+  f.Add(M::kCachedReadsReportedTotal, s.cached_reads_reported);
+  f.Add(M::kHeldMemoryBytes, s.held_memory_bytes);
 }
 
 void AddPromotion(const MasterStats& s, FamilySet& f) {

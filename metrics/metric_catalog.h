@@ -138,6 +138,15 @@ namespace mooncake_tier::metrics {
   X(kLeasesExpiredTotal, kMaster, kCounter, "leases_expired_total", "",        \
     "Lease periods that ended by their TTL with readers that never released "  \
     "(counted at the object's next read).")                                    \
+  X(kLocationGrantsTotal, kMaster, kCounter, "location_grants_total", "",      \
+    "Reads answered with a DRAM location clients may cache and read again "    \
+    "with no call while the grant lasts.")                                     \
+  X(kCachedReadsReportedTotal, kMaster, kCounter,                              \
+    "cached_reads_reported_total", "",                                         \
+    "Reads clients served from their location caches, reported afterwards "    \
+    "for recency and promotion.")                                              \
+  X(kHeldMemoryBytes, kMaster, kGauge, "held_memory_bytes", "",                \
+    "Freed DRAM not handed out again until location grants on it run out.")    \
   /* ---- promotion (master) ---- */                                           \
   X(kPromotionAttemptsTotal, kMaster, kCounter, "promotion_attempts_total",    \
     "", "Reads that found a unit only on SSD.")                                \

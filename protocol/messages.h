@@ -33,10 +33,19 @@ struct ObjectReplicas {
   // or until lease_deadline, whichever comes first.
   TimePoint lease_deadline;
   uint64_t lease_id = 0;
+  // When the first replica is in DRAM: for this many milliseconds, counted
+  // from before the reader sent its GetReplicaList, that replica's range
+  // holds this object's bytes whatever happens to the object meanwhile
+  // (MasterConfig::location_grant): the reader may read it again with no
+  // further call, as long as each read completes within the window. 0: no
+  // such grant.
+  uint32_t location_valid_ms = 0;
   std::optional<GroupSpec> group;
 };
 
 // A reader is done with the replicas a GetReplicaList gave it.
+// With lease_id 0, a read the reader served from its location cache, with
+// no lease: the master counts it for recency and promotion only.
 struct LeaseRelease {
   std::string key;
   uint64_t lease_id = 0;  // ObjectReplicas::lease_id

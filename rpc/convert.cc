@@ -219,6 +219,7 @@ void ToProto(const ObjectReplicas& object, TimePoint now,
   // Remaining lease: the negated age of the deadline.
   out->set_lease_expires_in_ns(NsAfter(now, object.lease_deadline));
   out->set_lease_id(object.lease_id);
+  out->set_location_valid_ms(object.location_valid_ms);
   if (object.group) ToProto(*object.group, out->mutable_group());
 }
 
@@ -233,6 +234,10 @@ Result<ObjectReplicas> FromProto(const proto::ObjectReplicas& object,
   }
   out.lease_deadline = FromNsAfter(now, object.lease_expires_in_ns());
   out.lease_id = object.lease_id();
+  // A grant without a DRAM copy to read names nothing: dropped.
+  if (!out.replicas.empty() && out.replicas.front().tier == Tier::kMemory) {
+    out.location_valid_ms = object.location_valid_ms();
+  }
   MT_ASSIGN_OR_RETURN(out.group,
                       OptionalGroup(object.has_group(), object.group()));
   return out;

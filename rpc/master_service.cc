@@ -153,13 +153,14 @@ class MasterService::Handler final : public proto::MasterService::Service {
           EncodeResult(r, out->mutable_status(), [&](const auto& v) {
             ToProto(v, out->mutable_replica());
             out->mutable_replica()->set_write_within_ms(
-                CappedWriteWithin(m, v.write_within_ms));
+                CappedGrant(m, v.write_within_ms));
           });
         });
   }
 
-  // A grant's window, cut to what the serving master can vouch for.
-  uint32_t CappedWriteWithin(const ServingMaster& m, uint32_t within_ms) {
+  // A grant's window (a put's write or a cached read), cut to what the
+  // serving master can vouch for.
+  uint32_t CappedGrant(const ServingMaster& m, uint32_t within_ms) {
     const Duration cap = source_->GrantCap(m);
     if (cap == Duration::max()) return within_ms;
     const int64_t cap_ms =
@@ -207,6 +208,10 @@ class MasterService::Handler final : public proto::MasterService::Service {
           proto::GetReplicaListResult* out = resp->add_results();
           EncodeResult(r, out->mutable_status(), [&](const auto& v) {
             ToProto(v, clock_->Now(), out->mutable_object());
+            // A deposed leader's location grants end with its lease
+            // window, as its put grants do.
+            out->mutable_object()->set_location_valid_ms(
+                CappedGrant(m, v.location_valid_ms));
           });
         });
   }

@@ -20,6 +20,7 @@
 // Thread safety: the client may be used from many threads at once.
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -49,6 +50,15 @@ struct RemoteClientOptions {
   // processes of one host). Falls back to UCX whenever a segment cannot be
   // mapped. Default: true.
   bool shared_memory = true;
+  // Read an object again from the DRAM location the master gave for it, with
+  // no call to the master, while the master vouches for that location (its
+  // location grant, 2 s by default): a repeated read of a hot object costs
+  // only its copy. Never returns another object's bytes; after another
+  // client removes or rewrites a key, this one may read the earlier value
+  // until its grant ends (docs/design/location-cache.md). Default: true.
+  bool location_cache = true;
+  // Locations the cache holds, at most. REQUIRES: > 0. Default: 65536.
+  size_t location_cache_entries = 65536;
 };
 
 // A client of the store whose master is at options.master.

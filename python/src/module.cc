@@ -254,12 +254,19 @@ void BindStore(py::module_& m) {
 A client of a mooncake-tier store (master + storage nodes).
 
 Store(master="127.0.0.1:50051", *, rpc_timeout=5.0, transfer_timeout=5.0,
-      ucx_transports="", probe_master=True)
+      ucx_transports="", probe_master=True, location_cache=True)
 
 Connects to the master at `master` ("host:port"), or to the masters of a
 high-availability cluster ("h1:p,h2:p,h3:p"; calls follow the leader
 across failovers); raises UnavailableError or StoreTimeoutError naming the
 address when no master answers within rpc_timeout seconds. Use it as a context manager, or call close().
+
+With location_cache (the default), a repeated read of an object in DRAM
+reads it again where the master last said it is, with no call to the
+master, for as long as the master vouches for that place (its location
+grant, 2 s by default). It never returns another object's bytes; after
+another client removes or rewrites a key, this one may read the earlier
+value until the grant ends.
 
 Every method releases the GIL while it waits on the network or a disk, and
 one Store may be shared by many threads. Values are anything with the
@@ -270,7 +277,8 @@ result per item instead: the value, or the StoreError instance.
 )doc")
       .def(py::init([](const std::string& master, double rpc_timeout,
                        double transfer_timeout,
-                       const std::string& ucx_transports, bool probe_master) {
+                       const std::string& ucx_transports, bool probe_master,
+                       bool location_cache) {
              RemoteClientOptions options;
              options.master = master;
              options.rpc_timeout = ToMillis(rpc_timeout, "rpc_timeout");
@@ -278,11 +286,13 @@ result per item instead: the value, or the StoreError instance.
                  ToMillis(transfer_timeout, "transfer_timeout");
              options.ucx_transports = ucx_transports;
              options.probe_master = probe_master;
+             options.location_cache = location_cache;
              return std::make_unique<PyStore>(options);
            }),
            py::arg("master") = "127.0.0.1:50051", py::kw_only(),
            py::arg("rpc_timeout") = 5.0, py::arg("transfer_timeout") = 5.0,
-           py::arg("ucx_transports") = "", py::arg("probe_master") = true)
+           py::arg("ucx_transports") = "", py::arg("probe_master") = true,
+           py::arg("location_cache") = true)
       .def_property_readonly("master", &PyStore::master,
                              "The master address this store was opened with.")
       .def_property_readonly("closed", &PyStore::closed)

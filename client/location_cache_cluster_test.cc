@@ -1,0 +1,170 @@
+// Reads served from clients' location caches against everything that frees
+// or reuses DRAM: removals (forced too), evictions to SSD, re-puts of the
+// same keys with new bytes, and puts that take freed space at once. Every
+// byte every reader gets is checked: each value must be whole and the
+// key's own (of some version), never another object's bytes.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "client/embedded_cluster.h"
+#include "client/store_client.h"
+#include "core/master.h"
+
+namespace mooncake_tier {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr uint64_t kMiB = 1 << 20;
+constexpr size_t kValueBytes = 16 * 1024;
+constexpr int kHotKeys = 8;
+
+// Key `k`, version `v`: 8-byte words, each naming k, v and its position.
+uint64_t Word(uint32_t k, uint32_t v, uint64_t j) {
+  return (uint64_t{k} << 48) | (uint64_t{v & 0xffffff} << 24) | (j & 0xffffff);
+}
+
+std::vector<std::byte> Value(uint32_t k, uint32_t v) {
+  std::vector<std::byte> out(kValueBytes);
+  for (uint64_t j = 0; j < kValueBytes / 8; ++j) {
+    const uint64_t w = Word(k, v, j);
+    std::memcpy(out.data() + j * 8, &w, 8);
+  }
+  return out;
+}
+
+// Empty when `bytes` is a whole value of key `k`; else what is wrong.
+std::string Check(uint32_t k, std::span<const std::byte> bytes) {
+  if (bytes.size() != kValueBytes) return "wrong size";
+  uint64_t first;
+  std::memcpy(&first, bytes.data(), 8);
+  if (first >> 48 != k) {
+    return "another object's bytes (key " + std::to_string(first >> 48) + ")";
+  }
+  const uint32_t v = static_cast<uint32_t>(first >> 24 & 0xffffff);
+  for (uint64_t j = 0; j < kValueBytes / 8; ++j) {
+    uint64_t w;
+    std::memcpy(&w, bytes.data() + j * 8, 8);
+    if (w != Word(k, v, j)) {
+      return "torn or mixed value at word " + std::to_string(j);
+    }
+  }
+  return "";
+}
+
+std::string HotKey(int k) { return "hot-" + std::to_string(k); }
+
+class LocationCacheClusterTest : public ::testing::Test {
+ protected:
+  void Start(Duration location_grant) {
+    EmbeddedClusterOptions options;
+    options.master.shard_count = 16;
+    options.master.location_grant = location_grant;
+    options.master.offload_mode = OffloadMode::kOnEvict;
+    options.tick_interval = milliseconds(10);
+    EmbeddedNodeOptions node;
+    node.node.name = "n0";
+    node.node.dram_bytes = 2 * kMiB;
+    node.ssd_bytes = 64 * kMiB;
+    options.nodes.push_back(node);
+    Result<std::unique_ptr<EmbeddedCluster>> c =
+        EmbeddedCluster::Start(std::move(options));
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    cluster_ = std::move(*c);
+  }
+
+  std::unique_ptr<EmbeddedCluster> cluster_;
+};
+
+// Readers loop over hot keys with their caches on while another client
+// removes them (every other time by force, with a reader's lease on),
+// puts them again with new bytes, and fills DRAM with other objects, which
+// take freed ranges as soon as the master hands them out and push the hot
+// keys to SSD and back.
+TEST_F(LocationCacheClusterTest, CachedReadsNeverReturnAnotherObjectsBytes) {
+  // Short grants: many run out and are renewed, and held ranges come back
+  // into use within the test.
+  ASSERT_NO_FATAL_FAILURE(Start(milliseconds(100)));
+  std::unique_ptr<Client> writer = cluster_->NewClient();
+  for (int k = 0; k < kHotKeys; ++k) {
+    ASSERT_TRUE(writer->Put(HotKey(k), Value(k, 0)).ok());
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> good_reads{0};
+  std::atomic<uint64_t> bad_reads{0};
+  std::string first_bad;
+  std::mutex bad_mu;
+
+  std::vector<std::unique_ptr<Client>> readers;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    readers.push_back(cluster_->NewClient());
+    threads.emplace_back([&, r] {
+      Client& client = *readers[r];
+      std::minstd_rand rng(r + 1);
+      std::vector<std::byte> buffer(kValueBytes);
+      while (!stop.load(std::memory_order_relaxed)) {
+        const int k = static_cast<int>(rng() % kHotKeys);
+        Result<uint64_t> got = client.GetInto(HotKey(k), buffer);
+        if (!got.ok()) continue;  // removed, not ready, leased: fine
+        const std::string wrong =
+            Check(k, std::span<const std::byte>(buffer).first(*got));
+        if (wrong.empty()) {
+          good_reads.fetch_add(1, std::memory_order_relaxed);
+          continue;
+        }
+        bad_reads.fetch_add(1, std::memory_order_relaxed);
+        std::lock_guard<std::mutex> lock(bad_mu);
+        if (first_bad.empty()) first_bad = HotKey(k) + ": " + wrong;
+      }
+    });
+  }
+
+  // The writer: 2 MiB of DRAM holds 128 values; it keeps putting fillers
+  // (keys 1000+) and removing old ones, and replaces hot keys.
+  std::minstd_rand rng(99);
+  uint32_t version = 1;
+  int filler = 0;
+  const auto end = std::chrono::steady_clock::now() + milliseconds(1500);
+  while (std::chrono::steady_clock::now() < end) {
+    const int k = static_cast<int>(rng() % kHotKeys);
+    const bool force = version % 2 == 0;
+    if (writer->Remove(HotKey(k), RemoveOptions{force}).ok()) {
+      // New bytes under the same key, then other objects straight into
+      // whatever DRAM the master hands out now.
+      (void)writer->Put(HotKey(k), Value(k, version++));
+    }
+    for (int i = 0; i < 4; ++i, ++filler) {
+      (void)writer->Put("fill-" + std::to_string(filler),
+                        Value(1000 + filler % 50000, 0));
+      if (filler >= 64) {
+        (void)writer->Remove("fill-" + std::to_string(filler - 64),
+                             RemoveOptions{true});
+      }
+    }
+  }
+  stop = true;
+  for (std::thread& t : threads) t.join();
+
+  EXPECT_EQ(bad_reads.load(), 0u) << first_bad;
+  EXPECT_GT(good_reads.load(), 100u);
+  uint64_t cache_hits = 0;
+  for (const auto& reader : readers) {
+    cache_hits +=
+        static_cast<StoreClient&>(*reader).location_cache()->stats().hits;
+  }
+  // The caches served reads (the point of the test), and the master saw
+  // them afterwards.
+  EXPECT_GT(cache_hits, 0u);
+  const MasterStats stats = cluster_->master().GetStats();
+  EXPECT_GT(stats.location_grants, 0u);
+  EXPECT_GT(stats.removes, 10u);
+}
+
+}  // namespace
+}  // namespace mooncake_tier
