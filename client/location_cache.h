@@ -40,6 +40,7 @@ class LocationCache {
     // Reads that complete before this (the reader's clock) read the
     // object's bytes.
     TimePoint valid_until;
+    bool group_member = false;  // of a group (the master keeps it whole)
   };
 
   // Holds at most about `capacity` entries (REQUIRES: > 0); `clock` (the

@@ -311,13 +311,15 @@ void StoreClient::GetCached(std::span<const std::string_view> keys,
                             std::span<const size_t> items,
                             Destination destination,
                             std::vector<Result<uint64_t>>& out,
-                            std::vector<size_t>* misses) {
+                            std::vector<size_t>* misses,
+                            std::vector<size_t>* group_members) {
   const TimePoint now = clock_->Now();
   std::vector<ObjectReplicas> lists;
   lists.reserve(items.size());  // reads point into it
   std::vector<PlannedRead> reads;
   std::vector<size_t> read_item;
   std::vector<TimePoint> valid_until;
+  std::vector<char> group_member;
   for (size_t i : items) {
     std::optional<LocationCache::Entry> entry = cache_->Find(keys[i], now);
     if (!entry) {
@@ -336,6 +338,7 @@ void StoreClient::GetCached(std::span<const std::string_view> keys,
     reads.push_back(std::move(read));
     read_item.push_back(i);
     valid_until.push_back(entry->valid_until);
+    group_member.push_back(entry->group_member);
   }
   if (reads.empty()) return;
   ReadAll(reads);
@@ -348,6 +351,7 @@ void StoreClient::GetCached(std::span<const std::string_view> keys,
     if (reads[r].status.ok() && done < valid_until[r]) {
       out[i] = reads[r].replicas->size;
       reported.push_back({std::string(keys[i]), 0});
+      if (group_member[r]) group_members->push_back(i);
     } else {
       cache_->Erase(keys[i]);
       misses->push_back(i);
@@ -364,13 +368,30 @@ std::vector<Result<uint64_t>> StoreClient::Get(
                                     Status(ErrorReason::kInternal, "not read"));
   std::vector<size_t> pending(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) pending[i] = i;
-  if (cache_ != nullptr) {
-    std::vector<size_t> misses;
-    GetCached(keys, pending, destination, out, &misses);
-    pending = std::move(misses);
-    if (pending.empty()) return out;
+  if (cache_ == nullptr) {
+    GetViaMaster(keys, pending, destination, out);
+    return out;
   }
+  std::vector<size_t> misses, cached_members;
+  GetCached(keys, pending, destination, out, &misses, &cached_members);
+  if (misses.empty()) return out;
+  GetViaMaster(keys, misses, destination, out);
+  // A group that broke after its members were cached: its members that
+  // failed now must not sit beside ones read from the cache. When any key
+  // asked failed, the master confirms the cached group members too (one
+  // batch never shows part of a group the master no longer has whole).
+  const bool any_failed = std::any_of(misses.begin(), misses.end(),
+                                      [&](size_t i) { return !out[i].ok(); });
+  if (any_failed && !cached_members.empty()) {
+    GetViaMaster(keys, cached_members, destination, out);
+  }
+  return out;
+}
 
+void StoreClient::GetViaMaster(std::span<const std::string_view> keys,
+                               std::span<const size_t> pending,
+                               Destination destination,
+                               std::vector<Result<uint64_t>>& out) {
   std::vector<std::string> asked;
   asked.reserve(pending.size());
   for (size_t i : pending) asked.emplace_back(keys[i]);
@@ -385,6 +406,8 @@ std::vector<Result<uint64_t>> StoreClient::Get(
     const size_t i = pending[p];
     if (!lists[p].ok()) {
       out[i] = lists[p].status();
+      // A key confirmed here (a cached group member) is cached no more.
+      if (cache_ != nullptr) cache_->Erase(asked[p]);
       continue;
     }
     PlannedRead read{keys[i], &*lists[p], {}, Status::Ok(), {}};
@@ -411,12 +434,12 @@ std::vector<Result<uint64_t>> StoreClient::Get(
     if (cache_ != nullptr && list.location_valid_ms > 0 &&
         invalidations_.load(std::memory_order_acquire) == invalidations &&
         !list.replicas.empty() && list.replicas.front().tier == Tier::kMemory) {
-      cache_->Insert(
-          asked[p], {list.replicas.front(), list.size,
-                     sent + std::chrono::milliseconds(list.location_valid_ms)});
+      cache_->Insert(asked[p],
+                     {list.replicas.front(), list.size,
+                      sent + std::chrono::milliseconds(list.location_valid_ms),
+                      list.group.has_value()});
     }
   }
-  return out;
 }
 
 std::vector<Result<uint64_t>> StoreClient::GetIntoBatch(

@@ -98,11 +98,18 @@ class StoreClient final : public Client {
   std::vector<Result<uint64_t>> Get(std::span<const std::string_view> keys,
                                     Destination destination);
   // Reads `keys[i]` for each i in `items` from the location cache; the
-  // items it could not serve come back in `*misses`.
+  // items it could not serve come back in `*misses`, the group members it
+  // served in `*group_members`.
   void GetCached(std::span<const std::string_view> keys,
                  std::span<const size_t> items, Destination destination,
                  std::vector<Result<uint64_t>>& out,
-                 std::vector<size_t>* misses);
+                 std::vector<size_t>* misses,
+                 std::vector<size_t>* group_members);
+  // Reads `keys[i]` for each i in `items` through one GetReplicaList,
+  // caching the DRAM locations it is granted.
+  void GetViaMaster(std::span<const std::string_view> keys,
+                    std::span<const size_t> items, Destination destination,
+                    std::vector<Result<uint64_t>>& out);
   Result<std::shared_ptr<const Endpoint>> EndpointOf(NodeId node);
   void Forget(NodeId node);
   // Reads every planned item, trying each replica in order.
