@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <span>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "bench/bench_util.h"
+#include "bench/grpc_ping.h"
 #include "bench/raw_device.h"
 #include "bench/remote_store.h"
 #include "mooncake_tier/remote_client.h"
@@ -676,10 +678,10 @@ int RunMetadataScenario(const CommonOptions& common,
     sink.Progress("metadata: " + c.status().ToString());
     return 1;
   }
-  constexpr int kThreads = 4;
   const size_t count =
       std::max<size_t>(1024, static_cast<size_t>(20000 * common.scale));
-  std::vector<ThreadSlab> slabs = MakeSlabs(*c->client, c->prefix + "/meta", 4096, 1, count);
+  std::vector<ThreadSlab> slabs =
+      MakeSlabs(*c->client, c->prefix + "/meta", 4096, 1, count);
   if (Result<double> put = PutSlabs(*c->client, slabs, 4096); !put.ok()) {
     sink.Progress("metadata: loading keys: " + put.status().ToString());
     return 1;
@@ -687,55 +689,90 @@ int RunMetadataScenario(const CommonOptions& common,
   const std::vector<std::string>& keys = slabs[0].keys;
   const double seconds_per_op = std::max(0.5, 2.0 * common.scale);
   double best_batched = 0;
-  double single_exists = 0, probe_64 = 0;
+  double single_exists = 0, probe_64 = 0, single_exists_1_thread = 0;
+  double exists_p50_1_thread = 0, ping_p50_1_thread = 0;
   // An engine's lookup of 64 blocks: one prefix probe, against the same
-  // keys asked one exists call each (the batch-1 exists row).
+  // keys asked one exists call each (the batch-1 exists row). "grpc_ping"
+  // is a bare gRPC call to the same server (its health service): the
+  // floor of a unary round trip here.
   const std::vector<std::pair<const char*, size_t>> runs = {
-      {"exists", 1},
-      {"exists", 32},
-      {"get_replica_list", 1},
-      {"get_replica_list", 32},
-      {"prefix_probe", 64}};
-  for (const auto& [op, batch] : runs) {
-    {
+      {"grpc_ping", 1},         {"exists", 1},
+      {"exists", 32},           {"get_replica_list", 1},
+      {"get_replica_list", 32}, {"prefix_probe", 64}};
+  for (const int threads : {1, 4}) {
+    for (const auto& [op, batch] : runs) {
       std::atomic<uint64_t> done{0}, failed{0};
-      const double wall = RunTogether(kThreads, [&](int t) {
+      std::vector<std::vector<double>> call_us(threads);
+      Status ping_error;
+      std::mutex ping_mu;
+      const std::string_view name(op);
+      const double wall = RunTogether(threads, [&](int t) {
+        std::unique_ptr<GrpcPing> ping;
+        if (name == "grpc_ping")
+          ping = std::make_unique<GrpcPing>(c->store.master);
         const auto until =
             SteadyClock::now() + duration<double>(seconds_per_op);
-        size_t at = (keys.size() / kThreads) * t;
+        size_t at = (keys.size() / threads) * t;
         while (SteadyClock::now() < until) {
           if (at + batch > keys.size()) at = 0;
           std::span<const std::string> some(&keys[at], batch);
           at += batch;
           size_t bad = 0;
-          if (op[0] == 'e') {
+          const auto begin = SteadyClock::now();
+          if (ping != nullptr) {
+            Status s = ping->Ping();
+            if (!s.ok()) {
+              bad = 1;
+              std::lock_guard<std::mutex> lock(ping_mu);
+              ping_error = std::move(s);
+            }
+          } else if (name == "exists") {
             for (auto& r : c->api->Exists(some)) bad += r.ok() ? 0 : 1;
-          } else if (op[0] == 'p') {
+          } else if (name == "prefix_probe") {
             Result<PrefixInfo> prefix = c->api->ProbePrefix(some);
             bad = prefix.ok() ? batch - prefix->length : batch;
           } else {
             for (auto& r : c->api->GetReplicaList(some)) bad += r.ok() ? 0 : 1;
           }
+          call_us[t].push_back(
+              duration<double, std::micro>(SteadyClock::now() - begin).count());
           done += batch;
           failed += bad;
         }
       });
       if (failed > 0) {
         sink.Progress(std::string("metadata: ") + op + ": " +
-                      std::to_string(failed.load()) + " keys failed");
+                      std::to_string(failed.load()) + " keys failed" +
+                      (ping_error.ok() ? "" : ": " + ping_error.ToString()));
         return 1;
+      }
+      std::vector<double> all;
+      for (const std::vector<double>& us : call_us) {
+        all.insert(all.end(), us.begin(), us.end());
       }
       nlohmann::ordered_json row;
       row["scenario"] = "metadata";
       row["op"] = op;
       row["batch"] = batch;
+      row["threads"] = threads;
       row["ops_per_s"] = done / wall;
-      row["threads"] = kThreads;
-      if (batch > 1 && op[0] != 'p') {
+      row["call_p50_us"] = Percentile(all, 0.50);
+      row["call_p99_us"] = Percentile(all, 0.99);
+      if (batch > 1 && name != "prefix_probe") {
         best_batched = std::max(best_batched, done / wall);
       }
-      if (op[0] == 'e' && batch == 1) single_exists = done / wall;
-      if (op[0] == 'p') probe_64 = done / wall;
+      if (name == "exists" && batch == 1) {
+        if (threads == 1) {
+          single_exists_1_thread = done / wall;
+          exists_p50_1_thread = row["call_p50_us"].get<double>();
+        } else {
+          single_exists = done / wall;
+        }
+      }
+      if (name == "grpc_ping" && threads == 1) {
+        ping_p50_1_thread = row["call_p50_us"].get<double>();
+      }
+      if (name == "prefix_probe" && threads == 4) probe_64 = done / wall;
       sink.Emit(row);
     }
   }
@@ -747,6 +784,19 @@ int RunMetadataScenario(const CommonOptions& common,
              {"check", "batched_keys_per_s"},
              {"value", best_batched},
              {"target", 100000}});
+  // Issue 24: unbatched calls from one thread, and how far a unary call is
+  // from gRPC's own floor in the same run.
+  sink.Emit({{"scenario", "metadata"},
+             {"check", "unbatched_exists_per_s_1_thread"},
+             {"value", single_exists_1_thread},
+             {"target", 18000}});
+  sink.Emit(
+      {{"scenario", "metadata"},
+       {"check", "exists_p50_vs_grpc_ping_p50_1_thread"},
+       {"value",
+        ping_p50_1_thread > 0 ? exists_p50_1_thread / ping_p50_1_thread : 0.0},
+       {"exists_p50_us", exists_p50_1_thread},
+       {"grpc_ping_p50_us", ping_p50_1_thread}});
   return 0;
 }
 

@@ -18,8 +18,11 @@
 //   {"scenario":"datapath","tier":T,"object_bytes":N,"threads":N,
 //    "put_gbps":X,"get_gbps":X,"p50_us":X,"p99_us":X,"memcpy_gbps":X,...}
 // metadata: exists and get_replica_list over gRPC, one key per call and
-//   batches of 32, 4 caller threads; ops are keys:
-//   {"scenario":"metadata","op":OP,"batch":N,"ops_per_s":X,...}
+//   batches of 32, prefix probes of 64 keys, and a bare gRPC call to the
+//   same server (op "grpc_ping", gRPC's health service), with 1 and 4
+//   caller threads; ops are keys, latency is per call:
+//   {"scenario":"metadata","op":OP,"batch":N,"threads":N,"ops_per_s":X,
+//    "call_p50_us":X,"call_p99_us":X}
 // groups_remote: put and exists through the remote client, 4 KiB objects
 //   in groups of 8 against the same objects without group metadata, one
 //   key per call and batches of 8 (a group per call), one caller thread:
