@@ -18,13 +18,18 @@ LocationCache::Stripe& LocationCache::StripeOf(std::string_view key) {
 }
 
 std::optional<LocationCache::Entry> LocationCache::Find(std::string_view key,
-                                                        TimePoint now) {
+                                                        TimePoint now,
+                                                        bool* report_due) {
   Stripe& stripe = StripeOf(key);
   {
     MutexLock lock(&stripe.mu);
     auto it = stripe.entries.find(absl::string_view(key.data(), key.size()));
     if (it != stripe.entries.end()) {
       if (now < it->second.valid_until) {
+        if (report_due != nullptr) {
+          *report_due = it->second.reported_at <= now - kReportEvery;
+          if (*report_due) it->second.reported_at = now;
+        }
         Entry entry = it->second;
         hits_.fetch_add(1, std::memory_order_relaxed);
         return entry;
@@ -42,7 +47,10 @@ void LocationCache::Insert(std::string_view key, const Entry& entry) {
   MutexLock lock(&stripe.mu);
   auto it = stripe.entries.find(absl::string_view(key.data(), key.size()));
   if (it != stripe.entries.end()) {
+    const TimePoint reported_at = it->second.reported_at;
     it->second = entry;
+    // A renewed grant: the master saw the read that renewed it.
+    it->second.reported_at = std::max(reported_at, entry.reported_at);
   } else {
     if (stripe.entries.size() >= per_stripe_) {
       // An expired entry if the first few hold one, else the first.
@@ -71,6 +79,10 @@ void LocationCache::Erase(std::string_view key) {
       it != stripe.entries.end()) {
     stripe.entries.erase(it);
   }
+}
+
+uint64_t LocationCache::GroupHash(std::string_view group_id) {
+  return std::hash<std::string_view>{}(group_id) | 1;
 }
 
 void LocationCache::Clear() {

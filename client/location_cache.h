@@ -40,8 +40,17 @@ class LocationCache {
     // Reads that complete before this (the reader's clock) read the
     // object's bytes.
     TimePoint valid_until;
-    bool group_member = false;  // of a group (the master keeps it whole)
+    // Of the object's group (the master keeps it whole): a hash of the
+    // group id, 0 for an object that is no member.
+    uint64_t group = 0;
+    // When a read of it was last reported to the master (Find).
+    TimePoint reported_at = TimePoint::min();
   };
+
+  // A hot key's reads are reported to the master at most this often: its
+  // recency and promotion counts need no more, and a client reading one
+  // object 100k times a second must not send 100k reports.
+  static constexpr Duration kReportEvery = std::chrono::milliseconds(100);
 
   // Holds at most about `capacity` entries (REQUIRES: > 0); `clock` (the
   // reader's, which the entries' times are on) outlives the cache.
@@ -50,14 +59,18 @@ class LocationCache {
   LocationCache& operator=(const LocationCache&) = delete;
 
   // The entry of `key` if its grant lasts past `now`; an expired one is
-  // dropped.
-  std::optional<Entry> Find(std::string_view key, TimePoint now);
+  // dropped. With `report_due`, says whether this read should be reported
+  // (none was within kReportEvery; the entry then counts it as reported).
+  std::optional<Entry> Find(std::string_view key, TimePoint now,
+                            bool* report_due = nullptr);
   // Records (or replaces) the entry of `key`.
   void Insert(std::string_view key, const Entry& entry);
   // Forgets `key` (the caller removed or rewrote it, or its read failed).
   void Erase(std::string_view key);
   // Forgets every entry.
   void Clear();
+  // The Entry::group of a group id (never 0).
+  static uint64_t GroupHash(std::string_view group_id);
 
   struct Stats {
     uint64_t hits = 0;     // Find answered an entry

@@ -8,6 +8,7 @@ namespace mooncake_tier {
 namespace {
 
 using std::chrono::seconds;
+using namespace std::chrono_literals;
 
 LocationCache::Entry EntryUntil(TimePoint until, uint64_t offset = 4096) {
   LocationCache::Entry entry;
@@ -38,6 +39,26 @@ TEST(LocationCacheTest, AnEntryServesUntilItsGrantRunsOut) {
   EXPECT_EQ(stats.misses, 2u);
   EXPECT_EQ(stats.expired, 1u);
   EXPECT_EQ(stats.entries, 0u);
+}
+
+TEST(LocationCacheTest, AHotKeysReadsAreReportedAtMostEveryInterval) {
+  ManualClock clock;
+  LocationCache cache(16, &clock);
+  const TimePoint t0 = clock.Now();
+  cache.Insert("k", EntryUntil(t0 + seconds(2)));
+  bool due = false;
+  ASSERT_TRUE(cache.Find("k", t0, &due).has_value());
+  EXPECT_TRUE(due);  // never reported yet
+  for (int i = 1; i < 10; ++i) {
+    ASSERT_TRUE(cache.Find("k", t0 + i * 10ms, &due).has_value());
+    EXPECT_FALSE(due) << i;
+  }
+  ASSERT_TRUE(cache.Find("k", t0 + LocationCache::kReportEvery, &due));
+  EXPECT_TRUE(due);
+  // A renewed grant keeps the time of the last report.
+  cache.Insert("k", EntryUntil(t0 + seconds(3)));
+  ASSERT_TRUE(cache.Find("k", t0 + LocationCache::kReportEvery + 1ms, &due));
+  EXPECT_FALSE(due);
 }
 
 TEST(LocationCacheTest, InsertReplacesAndEraseForgets) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 
 namespace mooncake_tier {
@@ -312,16 +313,19 @@ void StoreClient::GetCached(std::span<const std::string_view> keys,
                             Destination destination,
                             std::vector<Result<uint64_t>>& out,
                             std::vector<size_t>* misses,
-                            std::vector<size_t>* group_members) {
+                            std::vector<CachedMember>* group_members) {
   const TimePoint now = clock_->Now();
   std::vector<ObjectReplicas> lists;
   lists.reserve(items.size());  // reads point into it
   std::vector<PlannedRead> reads;
   std::vector<size_t> read_item;
   std::vector<TimePoint> valid_until;
-  std::vector<char> group_member;
+  std::vector<uint64_t> group_of;
+  std::vector<char> report;
   for (size_t i : items) {
-    std::optional<LocationCache::Entry> entry = cache_->Find(keys[i], now);
+    bool report_due = false;
+    std::optional<LocationCache::Entry> entry =
+        cache_->Find(keys[i], now, &report_due);
     if (!entry) {
       misses->push_back(i);
       continue;
@@ -338,7 +342,8 @@ void StoreClient::GetCached(std::span<const std::string_view> keys,
     reads.push_back(std::move(read));
     read_item.push_back(i);
     valid_until.push_back(entry->valid_until);
-    group_member.push_back(entry->group_member);
+    group_of.push_back(entry->group);
+    report.push_back(report_due);
   }
   if (reads.empty()) return;
   ReadAll(reads);
@@ -350,8 +355,8 @@ void StoreClient::GetCached(std::span<const std::string_view> keys,
     const size_t i = read_item[r];
     if (reads[r].status.ok() && done < valid_until[r]) {
       out[i] = reads[r].replicas->size;
-      reported.push_back({std::string(keys[i]), 0});
-      if (group_member[r]) group_members->push_back(i);
+      if (report[r]) reported.push_back({std::string(keys[i]), 0});
+      if (group_of[r] != 0) group_members->push_back({i, group_of[r]});
     } else {
       cache_->Erase(keys[i]);
       misses->push_back(i);
@@ -369,29 +374,37 @@ std::vector<Result<uint64_t>> StoreClient::Get(
   std::vector<size_t> pending(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) pending[i] = i;
   if (cache_ == nullptr) {
-    GetViaMaster(keys, pending, destination, out);
+    GetViaMaster(keys, pending, destination, out, nullptr);
     return out;
   }
-  std::vector<size_t> misses, cached_members;
+  std::vector<size_t> misses;
+  std::vector<CachedMember> cached_members;
   GetCached(keys, pending, destination, out, &misses, &cached_members);
   if (misses.empty()) return out;
-  GetViaMaster(keys, misses, destination, out);
-  // A group that broke after its members were cached: its members that
-  // failed now must not sit beside ones read from the cache. When any key
-  // asked failed, the master confirms the cached group members too (one
-  // batch never shows part of a group the master no longer has whole).
+  absl::flat_hash_set<uint64_t> groups_asked;
+  GetViaMaster(keys, misses, destination, out, &groups_asked);
+  if (cached_members.empty()) return out;
+  // A batch shows a group as the cache had it a moment ago or as the master
+  // has it now, never one part of each: a group may have broken, or been
+  // removed and put again, since some members were cached. When any key
+  // asked failed (its group may be the one that broke), or the master
+  // answered a member of a group also read from the cache, the master
+  // confirms the cached members too.
   const bool any_failed = std::any_of(misses.begin(), misses.end(),
                                       [&](size_t i) { return !out[i].ok(); });
-  if (any_failed && !cached_members.empty()) {
-    GetViaMaster(keys, cached_members, destination, out);
+  std::vector<size_t> confirm;
+  for (const CachedMember& m : cached_members) {
+    if (any_failed || groups_asked.contains(m.group)) confirm.push_back(m.item);
   }
+  if (!confirm.empty()) GetViaMaster(keys, confirm, destination, out, nullptr);
   return out;
 }
 
 void StoreClient::GetViaMaster(std::span<const std::string_view> keys,
                                std::span<const size_t> pending,
                                Destination destination,
-                               std::vector<Result<uint64_t>>& out) {
+                               std::vector<Result<uint64_t>>& out,
+                               absl::flat_hash_set<uint64_t>* groups) {
   std::vector<std::string> asked;
   asked.reserve(pending.size());
   for (size_t i : pending) asked.emplace_back(keys[i]);
@@ -409,6 +422,9 @@ void StoreClient::GetViaMaster(std::span<const std::string_view> keys,
       // A key confirmed here (a cached group member) is cached no more.
       if (cache_ != nullptr) cache_->Erase(asked[p]);
       continue;
+    }
+    if (groups != nullptr && lists[p]->group) {
+      groups->insert(LocationCache::GroupHash(lists[p]->group->group_id));
     }
     PlannedRead read{keys[i], &*lists[p], {}, Status::Ok(), {}};
     const Status fits = destination(i, lists[p]->size, read);
@@ -434,10 +450,18 @@ void StoreClient::GetViaMaster(std::span<const std::string_view> keys,
     if (cache_ != nullptr && list.location_valid_ms > 0 &&
         invalidations_.load(std::memory_order_acquire) == invalidations &&
         !list.replicas.empty() && list.replicas.front().tier == Tier::kMemory) {
-      cache_->Insert(asked[p],
-                     {list.replicas.front(), list.size,
-                      sent + std::chrono::milliseconds(list.location_valid_ms),
-                      list.group.has_value()});
+      // The GetReplicaList counted as this read's access.
+      cache_->Insert(
+          asked[p],
+          {list.replicas.front(), list.size,
+           sent + std::chrono::milliseconds(list.location_valid_ms),
+           list.group ? LocationCache::GroupHash(list.group->group_id) : 0,
+           sent});
+      // A removal or put of this client that began after the check above
+      // may have erased the key before the insert: take it out again.
+      if (invalidations_.load(std::memory_order_acquire) != invalidations) {
+        cache_->Erase(asked[p]);
+      }
     }
   }
 }

@@ -18,6 +18,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "base/mutex.h"
 #include "client/lease_releaser.h"
@@ -97,6 +98,11 @@ class StoreClient final : public Client {
   // GetReplicaList for the rest. Per key: its size, or why not.
   std::vector<Result<uint64_t>> Get(std::span<const std::string_view> keys,
                                     Destination destination);
+  // An item read from the cache that is a group member, and its group.
+  struct CachedMember {
+    size_t item;
+    uint64_t group;  // LocationCache::GroupHash
+  };
   // Reads `keys[i]` for each i in `items` from the location cache; the
   // items it could not serve come back in `*misses`, the group members it
   // served in `*group_members`.
@@ -104,12 +110,14 @@ class StoreClient final : public Client {
                  std::span<const size_t> items, Destination destination,
                  std::vector<Result<uint64_t>>& out,
                  std::vector<size_t>* misses,
-                 std::vector<size_t>* group_members);
+                 std::vector<CachedMember>* group_members);
   // Reads `keys[i]` for each i in `items` through one GetReplicaList,
-  // caching the DRAM locations it is granted.
+  // caching the DRAM locations it is granted; adds to `*groups` (when
+  // given) the groups of the members the master answered.
   void GetViaMaster(std::span<const std::string_view> keys,
                     std::span<const size_t> items, Destination destination,
-                    std::vector<Result<uint64_t>>& out);
+                    std::vector<Result<uint64_t>>& out,
+                    absl::flat_hash_set<uint64_t>* groups);
   Result<std::shared_ptr<const Endpoint>> EndpointOf(NodeId node);
   void Forget(NodeId node);
   // Reads every planned item, trying each replica in order.

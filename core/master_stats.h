@@ -42,7 +42,8 @@ namespace mooncake_tier {
                                that never released (crashed, or old) */       \
   X(location_grants)        /* GetReplicaList answers a client may cache */   \
   X(cached_reads_reported)  /* reads clients served from their location       \
-                               caches, reported afterwards */                 \
+                               caches, reported afterwards (a hot key at      \
+                               most every 100 ms per client) */               \
   X(removes)                /* objects removed by Remove */                   \
   X(evicted_memory_objects) /* DRAM replicas dropped by eviction */           \
   X(evicted_memory_bytes)                                                     \

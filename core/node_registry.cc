@@ -41,6 +41,7 @@ NodeRegistry::Node* NodeRegistry::Find(NodeId id) const {
 void NodeRegistry::PublishSpace(Node& node) {
   const SpaceAllocator* a = node.allocator.get();
   node.view.dram_used = a ? a->allocated_bytes() : 0;
+  node.view.dram_held = node.held_bytes.load(std::memory_order_relaxed);
   node.free_bytes.store(a ? a->free_bytes() : 0, std::memory_order_relaxed);
   node.largest_free.store(a ? a->largest_free_extent() : 0,
                           std::memory_order_relaxed);
@@ -392,6 +393,7 @@ bool NodeRegistry::FreeMemory(NodeId id, uint64_t offset, uint64_t size,
     node->held_due_ns.store(node->held.front().until.time_since_epoch().count(),
                             std::memory_order_relaxed);
     node->held_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    PublishSpace(*node);
     return true;
   }
   if (!node->allocator->Free(offset, size)) return false;

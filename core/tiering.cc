@@ -76,7 +76,10 @@ void Tiering::RunMemoryRoundLocked(MemoryRound& round) {
     node.capacity = view.spec.dram_size;
     node.used = view.dram_used;
     node.has_ssd = view.spec.ssd_capacity > 0;
-    node.freeing = s_.lifecycle.OffloadBytesOf(view.id).freeing;
+    // Held ranges come back by themselves once their location grants ran
+    // out: evicting more for them would only hold more.
+    node.freeing =
+        s_.lifecycle.OffloadBytesOf(view.id).freeing + view.dram_held;
     node.write_back_paused = s_.nodes.OffloadsPaused(view.id, now);
     node.bytes.capacity = node.capacity;
     node.bytes.used = node.used;

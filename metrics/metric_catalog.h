@@ -144,7 +144,7 @@ namespace mooncake_tier::metrics {
   X(kCachedReadsReportedTotal, kMaster, kCounter,                              \
     "cached_reads_reported_total", "",                                         \
     "Reads clients served from their location caches, reported afterwards "    \
-    "for recency and promotion.")                                              \
+    "for recency and promotion (a hot key at most every 100 ms per client).")  \
   X(kHeldMemoryBytes, kMaster, kGauge, "held_memory_bytes", "",                \
     "Freed DRAM not handed out again until location grants on it run out.")    \
   /* ---- promotion (master) ---- */                                           \

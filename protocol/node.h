@@ -54,6 +54,8 @@ struct NodeView {
   TimePoint registered_at;
   TimePoint last_heartbeat;
   uint64_t dram_used = 0;
+  // Of dram_used: freed ranges held until location grants on them ran out.
+  uint64_t dram_held = 0;
   uint64_t ssd_used = 0;  // logical bytes of local_disk replicas here
   // The object bytes its SSD can hold (spec.ssd_capacity until the node
   // reports; then what fits under its store's put limit at its measured
