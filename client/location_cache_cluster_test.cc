@@ -100,10 +100,12 @@ TEST_F(LocationCacheClusterTest, CachedReadsNeverReturnAnotherObjectsBytes) {
   std::string first_bad;
   std::mutex bad_mu;
 
+  // Every reader's client exists before any thread starts: the threads
+  // index the vector.
   std::vector<std::unique_ptr<Client>> readers;
+  for (int r = 0; r < 2; ++r) readers.push_back(cluster_->NewClient());
   std::vector<std::thread> threads;
   for (int r = 0; r < 2; ++r) {
-    readers.push_back(cluster_->NewClient());
     threads.emplace_back([&, r] {
       Client& client = *readers[r];
       std::minstd_rand rng(r + 1);
