@@ -168,77 +168,73 @@ TEST_F(LocationCacheClusterTest, CachedReadsNeverReturnAnotherObjectsBytes) {
   EXPECT_GT(stats.removes, 10u);
 }
 
+// A stepped cluster (manual clock) with a writer and a reader client, and
+// the group "g" of two members ("g/0", "g/1").
+class LocationCacheGroupTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    EmbeddedClusterOptions options;
+    options.master.shard_count = 16;
+    options.clock = &clock_;
+    options.background = false;
+    EmbeddedNodeOptions node;
+    node.node.name = "n0";
+    node.node.dram_bytes = 4 * kMiB;
+    options.nodes.push_back(node);
+    Result<std::unique_ptr<EmbeddedCluster>> cluster =
+        EmbeddedCluster::Start(std::move(options));
+    ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+    cluster_ = std::move(*cluster);
+    writer_ = cluster_->NewClient();
+    reader_ = cluster_->NewClient();
+  }
+
+  // Puts both members, member m as Value(m + 1, version).
+  void PutGroup(uint32_t version) {
+    for (uint32_t m = 0; m < 2; ++m) {
+      PutOptions put;
+      put.group = GroupSpec{"g", 2, m};
+      ASSERT_TRUE(
+          writer_->Put("g/" + std::to_string(m), Value(m + 1, version), put)
+              .ok());
+    }
+  }
+
+  ManualClock clock_;
+  std::unique_ptr<EmbeddedCluster> cluster_;
+  std::unique_ptr<Client> writer_;
+  std::unique_ptr<Client> reader_;
+};
+
 // One batch never shows part of a group that broke after some members were
 // cached: when a key of the batch fails at the master, the members read
 // from the cache are confirmed there too.
-TEST(LocationCacheGroupTest, ABatchNeverShowsPartOfABrokenGroup) {
-  ManualClock clock;
-  EmbeddedClusterOptions options;
-  options.master.shard_count = 16;
-  options.clock = &clock;
-  options.background = false;
-  EmbeddedNodeOptions node;
-  node.node.name = "n0";
-  node.node.dram_bytes = 4 * kMiB;
-  options.nodes.push_back(node);
-  Result<std::unique_ptr<EmbeddedCluster>> cluster =
-      EmbeddedCluster::Start(std::move(options));
-  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
-  std::unique_ptr<Client> writer = (*cluster)->NewClient();
-  std::unique_ptr<Client> reader = (*cluster)->NewClient();
-  for (uint32_t m = 0; m < 2; ++m) {
-    PutOptions put;
-    put.group = GroupSpec{"g", 2, m};
-    ASSERT_TRUE(
-        writer->Put("g/" + std::to_string(m), Value(m + 1, 0), put).ok());
-  }
+TEST_F(LocationCacheGroupTest, ABatchNeverShowsPartOfABrokenGroup) {
+  ASSERT_NO_FATAL_FAILURE(PutGroup(0));
   std::vector<std::byte> one(kValueBytes), two(kValueBytes);
   // The reader caches the second member only.
-  ASSERT_TRUE(reader->GetInto("g/1", two).ok());
+  ASSERT_TRUE(reader_->GetInto("g/1", two).ok());
   // Another client takes the first member away: the group breaks.
-  ASSERT_TRUE(writer->Remove("g/0", RemoveOptions{true}).ok());
+  ASSERT_TRUE(writer_->Remove("g/0", RemoveOptions{true}).ok());
   std::vector<GetIntoItem> items{{"g/0", one, {}}, {"g/1", two, {}}};
-  std::vector<Result<uint64_t>> got = reader->GetIntoBatch(items);
+  std::vector<Result<uint64_t>> got = reader_->GetIntoBatch(items);
   EXPECT_EQ(got[0].ok(), got[1].ok())
       << "part of a group read: " << got[0].status().ToString() << " / "
       << got[1].status().ToString();
-  EXPECT_GT(static_cast<StoreClient&>(*reader).location_cache()->stats().hits,
+  EXPECT_GT(static_cast<StoreClient&>(*reader_).location_cache()->stats().hits,
             0u);
 }
 
 // A group removed and put again under the same keys while one member was
 // cached: a batch reads both members of the same incarnation.
-TEST(LocationCacheGroupTest, ABatchNeverMixesTwoIncarnationsOfAGroup) {
-  ManualClock clock;
-  EmbeddedClusterOptions options;
-  options.master.shard_count = 16;
-  options.clock = &clock;
-  options.background = false;
-  EmbeddedNodeOptions node;
-  node.node.name = "n0";
-  node.node.dram_bytes = 4 * kMiB;
-  options.nodes.push_back(node);
-  Result<std::unique_ptr<EmbeddedCluster>> cluster =
-      EmbeddedCluster::Start(std::move(options));
-  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
-  std::unique_ptr<Client> writer = (*cluster)->NewClient();
-  std::unique_ptr<Client> reader = (*cluster)->NewClient();
-  const auto put_group = [&](uint32_t version) {
-    for (uint32_t m = 0; m < 2; ++m) {
-      PutOptions put;
-      put.group = GroupSpec{"g", 2, m};
-      ASSERT_TRUE(
-          writer->Put("g/" + std::to_string(m), Value(m + 1, version), put)
-              .ok());
-    }
-  };
-  ASSERT_NO_FATAL_FAILURE(put_group(0));
+TEST_F(LocationCacheGroupTest, ABatchNeverMixesTwoIncarnationsOfAGroup) {
+  ASSERT_NO_FATAL_FAILURE(PutGroup(0));
   std::vector<std::byte> one(kValueBytes), two(kValueBytes);
-  ASSERT_TRUE(reader->GetInto("g/0", one).ok());  // cached: version 0
-  ASSERT_TRUE(writer->RemoveGroup("g", RemoveOptions{true}).ok());
-  ASSERT_NO_FATAL_FAILURE(put_group(1));
+  ASSERT_TRUE(reader_->GetInto("g/0", one).ok());  // cached: version 0
+  ASSERT_TRUE(writer_->RemoveGroup("g", RemoveOptions{true}).ok());
+  ASSERT_NO_FATAL_FAILURE(PutGroup(1));
   std::vector<GetIntoItem> items{{"g/0", one, {}}, {"g/1", two, {}}};
-  std::vector<Result<uint64_t>> got = reader->GetIntoBatch(items);
+  std::vector<Result<uint64_t>> got = reader_->GetIntoBatch(items);
   ASSERT_TRUE(got[0].ok() && got[1].ok());
   EXPECT_EQ(Check(1, one), "");
   EXPECT_EQ(Check(2, two), "");
