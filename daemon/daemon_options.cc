@@ -359,6 +359,11 @@ void AddNodeOptions(CLI::App* sub, NodeProcessOptions* n, bool with_master) {
   sub->add_flag("--huge-pages", n->node.huge_pages,
                 "Back the DRAM segment with 2 MiB pages when available. "
                 "Default: off.");
+  sub->add_flag("--dram-populate,!--no-dram-populate", n->node.populate_dram,
+                "Fault the whole DRAM segment in from a background thread at "
+                "start, so that puts into fresh ranges pay no page faults "
+                "and the node holds its DRAM from the start. Off: pages are "
+                "allocated as puts first touch them. Default: on.");
   AddValue(sub, "--ssd-dir", &n->ssd_dir,
            "Directory of the SSD store (created if missing; locked while "
            "in use).")
@@ -394,13 +399,25 @@ void AddNodeOptions(CLI::App* sub, NodeProcessOptions* n, bool with_master) {
       ->type_name("LIST");
   AddDurationOption(sub, "--ucx-timeout", &n->ucx_timeout,
                     "Longest a UCX transfer waits.");
-  sub->add_flag("--dram-directory,!--no-dram-directory",
-                n->node.dram_directory,
-                "Keep a directory of the committed DRAM objects, which the "
-                "master records each put in before acknowledging it: a "
-                "restarted master (or a new leader) rebuilds the DRAM tier "
-                "from it. Off: a master restart loses this node's DRAM "
-                "objects. Default: on.");
+  if (with_master) {
+    sub->add_flag("--dram-directory,!--no-dram-directory",
+                  n->node.dram_directory,
+                  "Keep a directory of the committed DRAM objects, which the "
+                  "master records each put in before acknowledging it: a "
+                  "restarted master (or a new leader) rebuilds the DRAM tier "
+                  "from it. Off: a master restart loses this node's DRAM "
+                  "objects. Default: on.");
+  } else {
+    // The node shares the master's process, so its DRAM dies with the
+    // master's memory: a directory would cost every put a wait for the
+    // node and could never serve a rebuild (docs/design/small-objects.md).
+    sub->add_flag("--dram-directory,!--no-dram-directory",
+                  n->node.dram_directory,
+                  "Keep a directory of the committed DRAM objects, which the "
+                  "master records each put in before acknowledging it. The "
+                  "node here dies with its master, so nothing can rebuild "
+                  "from it; it only costs every put a wait. Default: off.");
+  }
   sub->add_flag_callback(
       "--no-shared-memory", [n] { n->shared_memory = false; },
       "Do not offer the DRAM segment to clients on this host as shared "
@@ -496,7 +513,15 @@ void RegisterDaemonOptions(CLI::App* app, DaemonOptions* options) {
   AddMasterOptions(standalone, &options->master);
   AddNodeOptions(standalone, &options->node, /*with_master=*/false);
   AddAdminOptions(standalone, &options->master_admin, /*node=*/false);
-  standalone->callback([options] { options->mode = DaemonMode::kStandalone; });
+  CLI::Option* standalone_directory =
+      standalone->get_option("--dram-directory");
+  standalone->callback([options, standalone_directory] {
+    options->mode = DaemonMode::kStandalone;
+    // Off unless asked for: the node dies with its master (see above).
+    if (standalone_directory->count() == 0) {
+      options->node.node.dram_directory = false;
+    }
+  });
 }
 
 std::string ValidateDaemonOptions(const DaemonOptions& options) {

@@ -56,6 +56,16 @@ TEST(DaemonOptionsTest, StandaloneDefaults) {
   EXPECT_EQ(o.node.node.name, HostName());
   EXPECT_EQ(o.log_level, "info");
   EXPECT_TRUE(o.ready_file.empty());
+  // The node shares the master's fate: no DRAM directory unless asked for.
+  EXPECT_FALSE(o.node.node.dram_directory);
+  EXPECT_TRUE(
+      Registered({"standalone", "--dram-directory"}).node.node.dram_directory);
+  EXPECT_TRUE(Registered({"node"}).node.node.dram_directory);
+  EXPECT_TRUE(o.node.node.populate_dram);
+  EXPECT_FALSE(
+      Registered({"node", "--no-dram-populate"}).node.node.populate_dram);
+  EXPECT_FALSE(
+      Registered({"node", "--no-dram-directory"}).node.node.dram_directory);
   // Everything else keeps the engine's defaults.
   MasterConfig engine;
   EXPECT_EQ(o.master.config.node_ttl, engine.node_ttl);
@@ -275,6 +285,12 @@ TEST(DaemonOptionsTest, ConfigFileFillsWhatFlagsDoNotSet) {
   const CommandLine master = Parse({"--config", file, "master"});
   ASSERT_TRUE(master.options) << master.output;
   EXPECT_EQ(master.options->master.config.node_ttl, seconds(99));
+
+  // A standalone's directory is off by default, on from a config file.
+  std::ofstream(file) << "dram-directory = true\n";
+  const CommandLine standalone = Parse({"--config", file, "standalone"});
+  ASSERT_TRUE(standalone.options) << standalone.output;
+  EXPECT_TRUE(standalone.options->node.node.dram_directory);
 }
 
 TEST(DaemonOptionsTest, ConfigFileErrorsAreUsageErrors) {

@@ -14,6 +14,7 @@ namespace mooncake_tier::daemon {
 
 NodeProcessOptions::NodeProcessOptions() {
   node.dram_bytes = uint64_t{1} << 30;
+  node.populate_dram = true;
 }
 
 NodeProcess::NodeProcess(NodeProcessOptions options)

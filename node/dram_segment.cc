@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "base/byte_units.h"
+#include "base/page_populate.h"
 #include "spdlog/spdlog.h"
 #include "transport/shared_memory_file.h"
 
@@ -97,7 +99,26 @@ DramSegment::DramSegment(std::byte* base, uint64_t size, uint64_t total_size,
       shared_(std::move(shared)) {}
 
 DramSegment::~DramSegment() {
+  populator_.reset();  // its thread touches the mapping
   if (shared_ == nullptr) munmap(base_, mapped_);
+}
+
+void DramSegment::PopulateInBackground() {
+  if (populator_ != nullptr) return;
+  populator_ = std::make_unique<PagePopulator>();
+  populator_->Add(base_, size_, PagePopulator::Mode::kAllocate,
+                  [size = size_](uint64_t bytes, double seconds) {
+                    if (bytes < size) {
+                      spdlog::warn(
+                          "DRAM segment: populated {} of {} ahead of use "
+                          "(the rest faults in as puts first touch it)",
+                          HumanBytes(bytes, ByteUnit::kTiB),
+                          HumanBytes(size, ByteUnit::kTiB));
+                    } else {
+                      spdlog::info("DRAM segment: {} populated in {:.1f} s",
+                                   HumanBytes(bytes, ByteUnit::kTiB), seconds);
+                    }
+                  });
 }
 
 Result<std::span<std::byte>> DramSegment::Range(uint64_t offset,

@@ -28,6 +28,7 @@
 
 namespace mooncake_tier {
 
+class PagePopulator;
 class SharedMemoryFile;
 
 class DramSegment {
@@ -61,6 +62,12 @@ class DramSegment {
   // The range [offset, offset + length); INVALID_ARGUMENT when outside.
   Result<std::span<std::byte>> Range(uint64_t offset, uint64_t length) const;
 
+  // Faults the DRAM part in from a background thread (base/page_populate.h),
+  // so that puts do not pay for allocating and zeroing its pages, and the
+  // memory is the node's (its cgroup's) before any client touches it.
+  // Logs when done. Safe while the segment is in use; at most once.
+  void PopulateInBackground();
+
  private:
   DramSegment(std::byte* base, uint64_t size, uint64_t total_size,
               uint64_t staging_bytes, uint64_t mapped, bool huge,
@@ -74,6 +81,8 @@ class DramSegment {
   const bool huge_pages_;
   // Owns the mapping when set; otherwise the destructor unmaps it.
   const std::unique_ptr<SharedMemoryFile> shared_;
+  // Stopped first in the destructor, before the mapping goes.
+  std::unique_ptr<PagePopulator> populator_;
 };
 
 }  // namespace mooncake_tier

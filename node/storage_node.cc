@@ -32,6 +32,7 @@ Result<std::unique_ptr<StorageNode>> StorageNode::Create(
       std::unique_ptr<DramSegment> segment,
       DramSegment::Create(options.dram_bytes, options.huge_pages,
                           /*shareable=*/true, staging));
+  if (options.populate_dram) segment->PopulateInBackground();
   std::unique_ptr<StorageNode> node(
       new StorageNode(std::move(options), std::move(segment), std::move(ssd),
                       master, exporter));

@@ -43,6 +43,12 @@ struct StorageNodeOptions {
   uint64_t dram_bytes = 256ull << 20;
   // Back the segment with 2 MiB pages when available. Default: false.
   bool huge_pages = false;
+  // Fault the whole segment in from a background thread at start
+  // (DramSegment::PopulateInBackground): puts into fresh ranges then pay no
+  // page faults, and the node holds all its DRAM from the start instead of
+  // as puts first touch it. Default: false (the daemon turns it on;
+  // in-process nodes of tests and embedded clusters stay lazy).
+  bool populate_dram = false;
   // Memory behind the DRAM segment where the node stages SSD-tier reads
   // for clients on its host: they copy the values out of the node's shared
   // memory instead of receiving them over the network stack

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -118,6 +119,7 @@ ShmMappingCache::Found ShmMappingCache::Find(const SegmentEndpoint& segment,
   if (!inserted) return {it->second.mapping, false};  // another caller won
   it->second.mapping = std::move(*mapped);
   ++stats_.mapped;
+  Populate(key, it->second);
   if (mappings_.size() > max_mappings_) {
     auto oldest = mappings_.end();
     for (auto e = mappings_.begin(); e != mappings_.end(); ++e) {
@@ -163,6 +165,39 @@ void ShmMappingCache::SweepIfDue() {
     Result<bool> exported = mapping->IsExported();
     if (!exported.ok() || !*exported) MarkGone(key);
   }
+  MutexLock lock(&mu_);
+  for (auto& [key, entry] : mappings_) {
+    if (WantsAnotherPass(entry)) Populate(key, entry);
+  }
+}
+
+bool ShmMappingCache::WantsAnotherPass(const Entry& entry) {
+  const uint64_t target =
+      std::min(entry.mapping->map_size_, kMaxPopulatedBytes);
+  return !entry.populating && entry.populate_passes < kMaxPopulatePasses &&
+         entry.populated < target &&
+         (entry.populate_passes == 1 ||
+          entry.populated > entry.populated_before);
+}
+
+void ShmMappingCache::Populate(const std::string& key, Entry& entry) {
+  const ShmMapping& m = *entry.mapping;
+  entry.populating = true;
+  ++entry.populate_passes;
+  populator_.Add(
+      std::weak_ptr<const void>(entry.mapping), m.map_,
+      std::min(m.map_size_, kMaxPopulatedBytes),
+      PagePopulator::Mode::kResidentOnly,
+      [this, key, mapping = &m](uint64_t bytes, double) {
+        MutexLock lock(&mu_);
+        auto it = mappings_.find(key);
+        if (it == mappings_.end() || it->second.mapping.get() != mapping) {
+          return;  // dropped, or mapped again since
+        }
+        it->second.populating = false;
+        it->second.populated_before = it->second.populated;
+        it->second.populated = bytes;
+      });
 }
 
 void ShmMappingCache::Clear() {
@@ -179,8 +214,13 @@ void ShmMappingCache::RememberFailure(const std::string& key, bool gone) {
 }
 
 ShmMappingCacheStats ShmMappingCache::stats() const {
-  MutexLock lock(&mu_);
-  return stats_;
+  ShmMappingCacheStats out;
+  {
+    MutexLock lock(&mu_);
+    out = stats_;
+  }
+  out.populated_bytes = populator_.stats().populated_bytes;
+  return out;
 }
 
 }  // namespace mooncake_tier

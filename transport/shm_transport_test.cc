@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "transport/shared_memory_file.h"
@@ -236,6 +238,54 @@ TEST(ShmMappingCacheTest, MapsAnotherProcessSegmentAndSeesItDie) {
   ShmMappingCache::Found after = cache.Find(segment, locator);
   EXPECT_EQ(after.mapping, nullptr);
   EXPECT_TRUE(after.gone);
+  close(mine->fd);
+}
+
+TEST(ShmMappingCacheTest, PopulatesOnlyThePagesTheNodeHolds) {
+  Result<std::unique_ptr<SharedMemoryFile>> file =
+      SharedMemoryFile::Create(1 << 20, false);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  // The node has written two pages of its 1 MiB.
+  (*file)->base()[0] = std::byte{1};
+  (*file)->base()[10 * page] = std::byte{2};
+  Result<SharedMemoryFile::Opened> mine =
+      SharedMemoryFile::OpenForExport((*file)->base(), (*file)->size());
+  ASSERT_TRUE(mine.ok());
+  const auto allocated = [&] {
+    struct stat st {};
+    fstat(mine->fd, &st);
+    return static_cast<uint64_t>(st.st_blocks) * 512;
+  };
+  ASSERT_EQ(allocated(), 2 * page);
+  ForkedNode node(mine->fd);
+  ASSERT_GT(node.pid(), 0);
+  ASSERT_GE(node.fd(), 0);
+  ShmLocator locator = mine->locator;
+  locator.pid = static_cast<uint32_t>(node.pid());
+  locator.fd = node.fd();
+  SegmentEndpoint segment;
+  segment.size = (*file)->size();
+  segment.remote_key = EncodeShmEnvelope(locator, "k");
+
+  ShmMappingCache cache(4);
+  ASSERT_NE(cache.Find(segment, locator).mapping, nullptr);
+  for (int i = 0; i < 1000 && cache.stats().populated_bytes < 2 * page; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_EQ(cache.stats().populated_bytes, 2 * page);
+  EXPECT_EQ(allocated(), 2 * page);  // nothing allocated on our account
+
+  // The node holds two more pages: the next sweep passes again.
+  (*file)->base()[20 * page] = std::byte{3};
+  (*file)->base()[30 * page] = std::byte{4};
+  std::this_thread::sleep_for(ShmMappingCache::kSweepInterval);
+  cache.SweepIfDue();
+  for (int i = 0; i < 1000 && cache.stats().populated_bytes < 6 * page; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_EQ(cache.stats().populated_bytes, 6 * page);
+  EXPECT_EQ(allocated(), 4 * page);
   close(mine->fd);
 }
 

@@ -1,6 +1,5 @@
 #include "transport/ucx_segment_server.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "base/page_populate.h"
 #include "transport/ucx_status.h"
 
 namespace mooncake_tier {
@@ -29,18 +29,6 @@ constexpr uint64_t kStagingAlignment = 4096;
 // name (a single larger request still goes alone).
 constexpr size_t kMaxRequestsPerPass = 16;
 constexpr uint64_t kMaxBytesPerPass = uint64_t{64} << 20;
-
-// Faults the staging area in before any request uses it: otherwise the
-// first reads into each page pay for allocating and zeroing it on the
-// client's clock. Nobody uses the area yet, so touching it is harmless.
-void PopulateStaging(std::byte* begin, uint64_t length) {
-  if (madvise(begin, length, MADV_POPULATE_WRITE) == 0) return;
-  // Kernels before 5.14: one write per page.
-  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  for (uint64_t at = 0; at < length; at += page) {
-    reinterpret_cast<volatile std::byte*>(begin)[at] = std::byte{0};
-  }
-}
 
 uint64_t ToMs(std::chrono::milliseconds d) {
   return static_cast<uint64_t>(std::max<int64_t>(0, d.count()));
@@ -133,7 +121,10 @@ Status UcxSegmentServer::Init(ucp_context_h context, std::byte* base,
         (tail + kStagingAlignment - 1) & ~uintptr_t{kStagingAlignment - 1};
     staging_begin_ = aligned - reinterpret_cast<uintptr_t>(base);
     if (staging_begin_ < size && size - staging_begin_ >= kStagingAlignment) {
-      PopulateStaging(base + staging_begin_, size - staging_begin_);
+      // Faulted in before any request uses it: otherwise the first reads
+      // into each page pay for allocating and zeroing it on the client's
+      // clock.
+      PopulatePages(base + staging_begin_, size - staging_begin_);
       MutexLock lock(&staging_mu_);
       staging_ = std::make_unique<SpaceAllocator>(size - staging_begin_,
                                                   kStagingAlignment);
