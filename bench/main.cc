@@ -76,6 +76,11 @@ void AddRemoteOptions(CLI::App& scenario, Flags& flags) {
       "!--no-location-cache", flags.remote.location_cache,
       "read every object through the master (the client's location cache "
       "off; datapath compares both in its small-object rows either way)");
+  scenario.add_flag(
+      "!--no-shared-memory", flags.remote.shared_memory,
+      "every transfer over UCX: the client maps no node's segment and a "
+      "--spawn store offers none (with UCX_TLS=tcp in the environment: the "
+      "path between hosts)");
   scenario
       .add_option("--tierd", flags.remote.tierd_path,
                   "the mooncake-tierd binary --spawn starts")

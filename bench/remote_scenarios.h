@@ -50,6 +50,9 @@ struct RemoteOptions {
   std::string tierd_path;
   // The client's location cache (RemoteClientOptions::location_cache).
   bool location_cache = true;
+  // Same-host shared memory: off, every transfer goes over UCX (with
+  // UCX_TLS=tcp, the path between hosts), and a spawned store offers none.
+  bool shared_memory = true;
 };
 
 int RunDatapathScenario(const CommonOptions& common,

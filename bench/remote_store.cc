@@ -12,6 +12,17 @@
 
 namespace mooncake_tier::bench {
 
+RemoteClientOptions BenchClientOptions(const RemoteOptions& remote,
+                                       const std::string& master) {
+  RemoteClientOptions options;
+  options.master = master;
+  options.rpc_timeout = std::chrono::seconds(10);
+  options.transfer_timeout = std::chrono::seconds(10);
+  options.location_cache = remote.location_cache;
+  options.shared_memory = remote.shared_memory;
+  return options;
+}
+
 Result<RemoteStore> OpenRemoteStore(const CommonOptions& common,
                                     const RemoteOptions& remote,
                                     std::vector<std::string> spawn_flags,
@@ -19,6 +30,7 @@ Result<RemoteStore> OpenRemoteStore(const CommonOptions& common,
   RemoteStore store;
   store.master = remote.master;
   if (remote.spawn) {
+    if (!remote.shared_memory) spawn_flags.push_back("--no-shared-memory");
     std::string line = "starting " + remote.tierd_path + " standalone";
     for (const std::string& flag : spawn_flags) line += " " + flag;
     sink.Progress(line);
@@ -33,12 +45,8 @@ Result<RemoteStore> OpenRemoteStore(const CommonOptions& common,
     store.spawned = std::move(started).value();
     store.master = store.spawned->master();
   }
-  RemoteClientOptions options;
-  options.master = store.master;
-  options.rpc_timeout = std::chrono::seconds(10);
-  options.transfer_timeout = std::chrono::seconds(10);
-  options.location_cache = remote.location_cache;
-  Result<std::unique_ptr<Client>> client = ConnectRemote(options);
+  Result<std::unique_ptr<Client>> client =
+      ConnectRemote(BenchClientOptions(remote, store.master));
   if (!client.ok()) {
     return Status(client.status().reason(),
                   "could not connect to the master at " + store.master +

@@ -19,6 +19,7 @@
 #include "bench/result_sink.h"
 #include "bench/spawned_store.h"
 #include "mooncake_tier/client.h"
+#include "mooncake_tier/remote_client.h"
 #include "rpc/grpc_master_api.h"
 
 namespace mooncake_tier::bench {
@@ -39,6 +40,12 @@ Result<RemoteStore> OpenRemoteStore(const CommonOptions& common,
                                     const RemoteOptions& remote,
                                     std::vector<std::string> spawn_flags,
                                     ResultSink& sink);
+
+// The client options the scenarios' clients share: `master`, calls and
+// transfers with a 10 s deadline, and the cache and shared memory as
+// `remote` says.
+RemoteClientOptions BenchClientOptions(const RemoteOptions& remote,
+                                       const std::string& master);
 
 // The DRAM of the nodes that take a few small probe objects (put under
 // `prefix`, removed again): the master places them on the emptier of two

@@ -1,8 +1,25 @@
 #include "transport/ucx_context.h"
 
+#include <cstdlib>
+#include <string>
+
 #include "transport/ucx_status.h"
 
 namespace mooncake_tier {
+
+Status ApplyUcxTunedSettings(ucp_config_t* config) {
+  for (const UcxTunedSetting& tuned : kUcxTunedSettings) {
+    if (std::getenv(tuned.env) != nullptr) continue;
+    // A name the UCP table lacks is kept and applied to each transport
+    // that has it, as it opens.
+    const ucs_status_t status =
+        ucp_config_modify(config, tuned.uct_name, tuned.value);
+    if (status != UCS_OK) {
+      return UcxError(status, std::string("setting ") + tuned.env);
+    }
+  }
+  return Status::Ok();
+}
 
 Result<std::unique_ptr<UcxContext>> UcxContext::Create(
     const std::string& transports) {
@@ -17,6 +34,10 @@ Result<std::unique_ptr<UcxContext>> UcxContext::Create(
                     "UCX transports '" + transports +
                         "' rejected: " + ucs_status_string(status));
     }
+  }
+  if (Status tuned = ApplyUcxTunedSettings(config); !tuned.ok()) {
+    ucp_config_release(config);
+    return tuned;
   }
   ucp_params_t params{};
   params.field_mask =

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "transport/ucx_context.h"
 #include "transport/ucx_segment_exporter.h"
 #include "transport/ucx_ssd_read_messages.h"
 #include "transport/ucx_test_support.h"
@@ -451,6 +452,39 @@ TEST_F(UcxTransportTest, MalformedRequestsAreCountedAndServingGoesOn) {
   std::vector<std::byte> buf(8);
   std::vector<SsdReadTransfer> ops = {{"k", buf}};
   EXPECT_TRUE(client_->ReadSsd(endpoint_, ops)[0].ok());
+}
+
+// What a UCP configuration would apply, as UCX prints it.
+std::string PrintedConfig(ucp_config_t* config) {
+  char* text = nullptr;
+  size_t length = 0;
+  FILE* out = open_memstream(&text, &length);
+  ucp_config_print(config, out, "test",
+                   static_cast<ucs_config_print_flags_t>(
+                       UCS_CONFIG_PRINT_CONFIG | UCS_CONFIG_PRINT_HIDDEN));
+  fclose(out);
+  std::string printed(text, length);
+  free(text);
+  return printed;
+}
+
+TEST(UcxTunedSettingsTest, AppliedUnlessTheEnvironmentSetsThem) {
+  if (std::getenv("UCX_TCP_TX_SEG_SIZE") != nullptr) {
+    GTEST_SKIP() << "UCX_TCP_TX_SEG_SIZE is set in this environment";
+  }
+  ucp_config_t* config = nullptr;
+  ASSERT_EQ(ucp_config_read(nullptr, nullptr, &config), UCS_OK);
+  ASSERT_TRUE(ApplyUcxTunedSettings(config).ok());
+  EXPECT_NE(PrintedConfig(config).find("\nTX_SEG_SIZE=64K"), std::string::npos);
+  ucp_config_release(config);
+
+  // An operator's own value wins: ours is not applied over it.
+  setenv("UCX_TCP_TX_SEG_SIZE", "16K", 1);
+  ASSERT_EQ(ucp_config_read(nullptr, nullptr, &config), UCS_OK);
+  ASSERT_TRUE(ApplyUcxTunedSettings(config).ok());
+  EXPECT_EQ(PrintedConfig(config).find("TX_SEG_SIZE=64K"), std::string::npos);
+  ucp_config_release(config);
+  unsetenv("UCX_TCP_TX_SEG_SIZE");
 }
 
 }  // namespace
