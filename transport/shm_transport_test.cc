@@ -16,6 +16,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "transport/shared_memory_file.h"
@@ -189,6 +190,19 @@ class ForkedNode {
   int fd_ = -1;
 };
 
+// What a client is given for a segment that `node` exports from `mine`.
+std::pair<ShmLocator, SegmentEndpoint> SegmentOf(
+    const ForkedNode& node, const SharedMemoryFile::Opened& mine,
+    uint64_t size) {
+  ShmLocator locator = mine.locator;
+  locator.pid = static_cast<uint32_t>(node.pid());
+  locator.fd = node.fd();
+  SegmentEndpoint segment;
+  segment.size = size;
+  segment.remote_key = EncodeShmEnvelope(locator, "k");
+  return {locator, segment};
+}
+
 TEST(ShmMappingCacheTest, MapsAnotherProcessSegmentAndSeesItDie) {
   Result<std::unique_ptr<SharedMemoryFile>> file =
       SharedMemoryFile::Create(1 << 20, false);
@@ -200,12 +214,7 @@ TEST(ShmMappingCacheTest, MapsAnotherProcessSegmentAndSeesItDie) {
   ASSERT_GT(node.pid(), 0);
   ASSERT_GE(node.fd(), 0);
 
-  ShmLocator locator = mine->locator;
-  locator.pid = static_cast<uint32_t>(node.pid());
-  locator.fd = node.fd();
-  SegmentEndpoint segment;
-  segment.size = (*file)->size();
-  segment.remote_key = EncodeShmEnvelope(locator, "k");
+  const auto [locator, segment] = SegmentOf(node, *mine, (*file)->size());
 
   // A locator naming the right process but the wrong token, or the right
   // token in a process that never had the file, is refused.
@@ -261,12 +270,7 @@ TEST(ShmMappingCacheTest, PopulatesOnlyThePagesTheNodeHolds) {
   ForkedNode node(mine->fd);
   ASSERT_GT(node.pid(), 0);
   ASSERT_GE(node.fd(), 0);
-  ShmLocator locator = mine->locator;
-  locator.pid = static_cast<uint32_t>(node.pid());
-  locator.fd = node.fd();
-  SegmentEndpoint segment;
-  segment.size = (*file)->size();
-  segment.remote_key = EncodeShmEnvelope(locator, "k");
+  const auto [locator, segment] = SegmentOf(node, *mine, (*file)->size());
 
   ShmMappingCache cache(4);
   ASSERT_NE(cache.Find(segment, locator).mapping, nullptr);
