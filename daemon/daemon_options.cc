@@ -399,25 +399,20 @@ void AddNodeOptions(CLI::App* sub, NodeProcessOptions* n, bool with_master) {
       ->type_name("LIST");
   AddDurationOption(sub, "--ucx-timeout", &n->ucx_timeout,
                     "Longest a UCX transfer waits.");
-  if (with_master) {
-    sub->add_flag("--dram-directory,!--no-dram-directory",
-                  n->node.dram_directory,
-                  "Keep a directory of the committed DRAM objects, which the "
-                  "master records each put in before acknowledging it: a "
-                  "restarted master (or a new leader) rebuilds the DRAM tier "
-                  "from it. Off: a master restart loses this node's DRAM "
-                  "objects. Default: on.");
-  } else {
-    // The node shares the master's process, so its DRAM dies with the
-    // master's memory: a directory would cost every put a wait for the
-    // node and could never serve a rebuild (docs/design/small-objects.md).
-    sub->add_flag("--dram-directory,!--no-dram-directory",
-                  n->node.dram_directory,
-                  "Keep a directory of the committed DRAM objects, which the "
-                  "master records each put in before acknowledging it. The "
-                  "node here dies with its master, so nothing can rebuild "
-                  "from it; it only costs every put a wait. Default: off.");
-  }
+  // A standalone's node shares the master's process, so its DRAM dies with
+  // the master's memory: a directory would cost every put a wait for the
+  // node and could never serve a rebuild (docs/design/small-objects.md).
+  sub->add_flag(
+      "--dram-directory,!--no-dram-directory", n->node.dram_directory,
+      std::string("Keep a directory of the committed DRAM objects, which the "
+                  "master records each put in before acknowledging it") +
+          (with_master
+               ? ": a restarted master (or a new leader) rebuilds the DRAM "
+                 "tier from it. Off: a master restart loses this node's "
+                 "DRAM objects. Default: on."
+               : ". The node here dies with its master, so nothing can "
+                 "rebuild from it; it only costs every put a wait. Default: "
+                 "off."));
   sub->add_flag_callback(
       "--no-shared-memory", [n] { n->shared_memory = false; },
       "Do not offer the DRAM segment to clients on this host as shared "
