@@ -77,6 +77,10 @@ void AddRemoteOptions(CLI::App& scenario, Flags& flags) {
       "read every object through the master (the client's location cache "
       "off; datapath compares both in its small-object rows either way)");
   scenario.add_flag(
+      "!--no-control-lane", flags.remote.control_lane,
+      "the client's hot metadata calls over gRPC only, not the master's UCX "
+      "control lane (metadata measures both either way)");
+  scenario.add_flag(
       "!--no-shared-memory", flags.remote.shared_memory,
       "every transfer over UCX: the client maps no node's segment and a "
       "--spawn store offers none (with UCX_TLS=tcp in the environment: the "

@@ -53,6 +53,9 @@ struct RemoteOptions {
   // Same-host shared memory: off, every transfer goes over UCX (with
   // UCX_TLS=tcp, the path between hosts), and a spawned store offers none.
   bool shared_memory = true;
+  // The master's UCX control lane for the hot calls
+  // (RemoteClientOptions::control_lane); metadata measures both either way.
+  bool control_lane = true;
 };
 
 int RunDatapathScenario(const CommonOptions& common,

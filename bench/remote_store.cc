@@ -20,6 +20,7 @@ RemoteClientOptions BenchClientOptions(const RemoteOptions& remote,
   options.transfer_timeout = std::chrono::seconds(10);
   options.location_cache = remote.location_cache;
   options.shared_memory = remote.shared_memory;
+  options.control_lane = remote.control_lane;
   return options;
 }
 
@@ -56,6 +57,9 @@ Result<RemoteStore> OpenRemoteStore(const CommonOptions& common,
   rpc::GrpcChannelOptions channel;
   channel.target = store.master;
   MT_ASSIGN_OR_RETURN(store.api, rpc::GrpcMasterApi::Create(channel));
+  MT_ASSIGN_OR_RETURN(
+      store.lane_api,
+      rpc::GrpcMasterApi::Create(channel, {.enabled = remote.control_lane}));
   return store;
 }
 

@@ -29,7 +29,10 @@ struct RemoteStore {
   std::unique_ptr<SpawnedStore> spawned;  // with --spawn only
   std::string master;                     // the master's host:port
   std::unique_ptr<Client> client;
-  std::unique_ptr<rpc::GrpcMasterApi> api;  // metadata calls
+  std::unique_ptr<rpc::GrpcMasterApi> api;  // metadata calls, gRPC only
+  // The same calls, the hot ones over the master's control lane (when
+  // --no-control-lane is not given).
+  std::unique_ptr<rpc::GrpcMasterApi> lane_api;
 };
 
 // With remote.spawn, starts `mooncake-tierd standalone <spawn_flags>`

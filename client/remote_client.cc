@@ -44,8 +44,11 @@ Result<std::unique_ptr<Client>> ConnectRemote(
   rpc::GrpcChannelOptions channel;
   channel.target = options.master;
   channel.deadline = options.rpc_timeout;
+  rpc::ControlLaneOptions lane;
+  lane.enabled = options.control_lane;
+  lane.transports = options.ucx_transports;
   MT_ASSIGN_OR_RETURN(std::unique_ptr<rpc::GrpcMasterApi> api,
-                      rpc::GrpcMasterApi::Create(channel));
+                      rpc::GrpcMasterApi::Create(channel, lane));
   if (options.probe_master) {
     MT_RETURN_IF_ERROR(ProbeMaster(*api, options.master));
   }

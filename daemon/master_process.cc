@@ -1,11 +1,11 @@
 #include "daemon/master_process.h"
 
-#include "core/master_host.h"
-#include "daemon/ha_master.h"
-
 #include <chrono>
 #include <utility>
 
+#include "core/master_host.h"
+#include "daemon/ha_master.h"
+#include "rpc/control_lane_server.h"
 #include "rpc/master_service.h"
 #include "rpc/rpc_server.h"
 #include "spdlog/spdlog.h"
@@ -66,6 +66,19 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
         &process->master_->api(), &process->master_->link(),
         rpc::MasterServiceOptions{.clock = process->clock()});
   }
+  if (process->options_.control_lane) {
+    // Before gRPC serves, so that the first GetControlLane finds it.
+    Result<std::unique_ptr<rpc::ControlLaneServer>> lane =
+        rpc::ControlLaneServer::Create(
+            process->service_.get(),
+            {.transports = process->options_.control_lane_transports});
+    if (lane.ok()) {
+      process->lane_ = std::move(*lane);
+    } else {
+      spdlog::warn("master: no control lane, serving gRPC alone: {}",
+                   lane.status().ToString());
+    }
+  }
   rpc::RpcServerOptions server_options;
   server_options.address = process->options_.listen;
   MT_ASSIGN_OR_RETURN(
@@ -76,10 +89,12 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
   if (process->master_) {
     process->ticker_ = std::thread([p = process.get()] { p->TickLoop(); });
   }
-  spdlog::info("master: serving gRPC on {} (offload {}, promotion on hit {})",
-               process->address_,
-               OffloadModeName(process->options_.config.offload_mode),
-               process->options_.config.promotion.on_hit ? "on" : "off");
+  spdlog::info(
+      "master: serving gRPC on {} (control lane {}, offload {}, promotion on "
+      "hit {})",
+      process->address_, process->lane_ ? "on" : "off",
+      OffloadModeName(process->options_.config.offload_mode),
+      process->options_.config.promotion.on_hit ? "on" : "off");
   return process;
 }
 
@@ -97,6 +112,9 @@ void MasterProcess::Shutdown() {
   // A cluster's master steps down first: a standby takes over while the
   // calls in flight here end (NOT_LEADER sends their callers on).
   if (ha_) ha_->Shutdown();
+  // Lane calls in flight finish first; clients then go over gRPC, which
+  // the grace below lets finish.
+  lane_.reset();
   if (server_) {
     spdlog::info("master: shutting down the gRPC server (grace {} ms)",
                  std::chrono::duration_cast<std::chrono::milliseconds>(

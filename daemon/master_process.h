@@ -33,6 +33,7 @@ class MasterHost;  // core/master_host.h
 
 namespace mooncake_tier::rpc {
 class CallRecorder;
+class ControlLaneServer;
 class MasterService;
 class RpcServer;
 }  // namespace mooncake_tier::rpc
@@ -68,6 +69,14 @@ struct MasterProcessOptions {
   Duration shutdown_grace = std::chrono::seconds(1);
   // Set: campaign in a cluster instead of serving alone. Default: unset.
   std::optional<MasterHaOptions> ha;
+  // Also serve the hot client calls on a UCX control lane
+  // (rpc/control_lane_server.h), found by clients through gRPC. A lane
+  // that cannot start is logged and the master serves gRPC alone.
+  // Default: on.
+  bool control_lane = true;
+  // The lane's UCX transports as UCX_TLS spells them; empty keeps UCX's
+  // configuration. Default: empty.
+  std::string control_lane_transports;
 };
 
 // The first node id a master starting now hands out (see the .cc): ids
@@ -112,6 +121,7 @@ class MasterProcess {
   std::unique_ptr<MasterHost> master_;  // a lone master
   std::unique_ptr<HaMaster> ha_;        // or a cluster's
   std::unique_ptr<rpc::MasterService> service_;
+  std::unique_ptr<rpc::ControlLaneServer> lane_;  // null: gRPC only
   std::unique_ptr<rpc::RpcServer> server_;
 
   Mutex mu_;

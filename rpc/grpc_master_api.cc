@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "rpc/batch_util.h"
+#include "rpc/control_lane_client.h"
 #include "rpc/convert.h"
 #include "rpc/master_stub.h"
 
@@ -14,6 +15,9 @@ namespace {
 using Stub = proto::MasterService::Stub;
 using Context = grpc::ClientContext;
 
+// A worker address longer than this is not a worker address.
+constexpr size_t kMaxLaneAddressBytes = 64 * 1024;
+
 template <typename Field>
 void AddAll(std::span<const std::string> values, Field* out) {
   out->Reserve(static_cast<int>(values.size()));
@@ -23,19 +27,95 @@ void AddAll(std::span<const std::string> values, Field* out) {
 }  // namespace
 
 Result<std::unique_ptr<GrpcMasterApi>> GrpcMasterApi::Create(
-    GrpcChannelOptions options) {
+    GrpcChannelOptions options, ControlLaneOptions lane) {
   MT_ASSIGN_OR_RETURN(std::unique_ptr<MasterStub> stub,
                       MasterStub::Create(std::move(options)));
-  return std::unique_ptr<GrpcMasterApi>(new GrpcMasterApi(std::move(stub)));
+  std::unique_ptr<GrpcMasterApi> api(new GrpcMasterApi(std::move(stub), lane));
+  if (lane.enabled) {
+    MT_ASSIGN_OR_RETURN(api->lane_, ControlLaneClient::Create(lane.transports));
+  }
+  return api;
 }
 
-GrpcMasterApi::GrpcMasterApi(std::unique_ptr<MasterStub> stub)
-    : stub_(std::move(stub)) {}
+GrpcMasterApi::GrpcMasterApi(std::unique_ptr<MasterStub> stub,
+                             ControlLaneOptions lane)
+    : stub_(std::move(stub)), lane_options_(std::move(lane)) {}
 
 GrpcMasterApi::~GrpcMasterApi() = default;
 
 const CallRecorder& GrpcMasterApi::recorder() const {
   return stub_->recorder();
+}
+
+uint64_t GrpcMasterApi::lane_calls() const {
+  return lane_calls_.load(std::memory_order_relaxed);
+}
+
+bool GrpcMasterApi::LaneReady() {
+  if (lane_ == nullptr) return false;
+  if (lane_->connected()) return true;
+  const auto now = std::chrono::steady_clock::now();
+  {
+    // One caller looks at a time, and not more often than `retry`.
+    MutexLock lock(&lane_mu_);
+    if (now < next_lane_try_) return false;
+    next_lane_try_ =
+        now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  lane_options_.retry);
+  }
+  proto::GetControlLaneRequest req;
+  proto::GetControlLaneResponse resp;
+  const Status found = stub_->Call(
+      MasterMethod::kGetControlLane, 1,
+      [&](Stub& s, Context* c) { return s.GetControlLane(c, req, &resp); });
+  if (!found.ok() || resp.worker_address().empty() ||
+      resp.worker_address().size() > kMaxLaneAddressBytes) {
+    return false;
+  }
+  return lane_->Connect(resp.worker_address()).ok();
+}
+
+template <typename Req, typename Resp, typename Rpc>
+Status GrpcMasterApi::Unary(MasterMethod method, size_t items, const Req& req,
+                            Resp* resp, Rpc&& rpc) {
+  if (items > 0 && LaneReady()) {
+    const auto start = std::chrono::steady_clock::now();
+    Result<std::string> answer =
+        lane_->Call(static_cast<uint32_t>(method), req.SerializeAsString(),
+                    stub_->deadline());
+    const Duration took = std::chrono::duration_cast<Duration>(
+        std::chrono::steady_clock::now() - start);
+    if (answer.ok()) {
+      if (resp->ParseFromString(*answer)) {
+        stub_->Record(method, Status::Ok(), took);
+        lane_calls_.fetch_add(1, std::memory_order_relaxed);
+        return Status::Ok();
+      }
+      resp->Clear();
+      lane_->Disconnect();  // an answer that does not parse: trust gRPC
+    } else {
+      const ErrorReason reason = answer.status().reason();
+      if (reason == ErrorReason::kTimeout) {
+        stub_->Record(method, answer.status(), took);
+        lane_->Disconnect();
+        return Status(reason, std::string(MasterMethodName(method)) +
+                                  " to master: " + answer.status().message());
+      }
+      const bool lane_trouble = reason == ErrorReason::kUnavailable ||
+                                reason == ErrorReason::kNotLeader ||
+                                reason == ErrorReason::kNotApplicable;
+      if (!lane_trouble) {
+        // The master's verdict on the call itself, as gRPC would carry it.
+        stub_->Record(method, answer.status(), took);
+        return Status(reason, std::string(MasterMethodName(method)) +
+                                  " to master: " + answer.status().message());
+      }
+      // Down, failed, or a master that no longer leads: gRPC finds the
+      // leader; the lane is looked for again later.
+      lane_->Disconnect();
+    }
+  }
+  return stub_->Call(method, items, std::forward<Rpc>(rpc));
 }
 
 std::vector<Result<ReplicaDescriptor>> GrpcMasterApi::PutStart(
@@ -83,8 +163,8 @@ std::vector<Result<ObjectReplicas>> GrpcMasterApi::GetReplicaList(
   proto::GetReplicaListRequest req;
   AddAll(keys, req.mutable_keys());
   proto::GetReplicaListResponse resp;
-  const Status call = stub_->Call(
-      MasterMethod::kGetReplicaList, keys.size(),
+  const Status call = Unary(
+      MasterMethod::kGetReplicaList, keys.size(), req, &resp,
       [&](Stub& s, Context* c) { return s.GetReplicaList(c, req, &resp); });
   const TimePoint now = stub_->Now();
   return ItemResults<ObjectReplicas>(
@@ -105,8 +185,8 @@ Result<size_t> GrpcMasterApi::ReleaseLeases(
     out->set_lease_id(r.lease_id);
   }
   proto::ReleaseLeasesResponse resp;
-  MT_RETURN_IF_ERROR(stub_->Call(
-      MasterMethod::kReleaseLeases, releases.size(),
+  MT_RETURN_IF_ERROR(Unary(
+      MasterMethod::kReleaseLeases, releases.size(), req, &resp,
       [&](Stub& s, Context* c) { return s.ReleaseLeases(c, req, &resp); }));
   return static_cast<size_t>(resp.released());
 }
@@ -117,8 +197,8 @@ std::vector<Result<ExistsInfo>> GrpcMasterApi::Exists(
   AddAll(keys, req.mutable_keys());
   proto::ExistsResponse resp;
   const Status call =
-      stub_->Call(MasterMethod::kExists, keys.size(),
-                  [&](Stub& s, Context* c) { return s.Exists(c, req, &resp); });
+      Unary(MasterMethod::kExists, keys.size(), req, &resp,
+            [&](Stub& s, Context* c) { return s.Exists(c, req, &resp); });
   return ItemResults<ExistsInfo>(
       call, keys.size(), resp.results(),
       [](const proto::ExistsResult& r) -> Result<ExistsInfo> {
@@ -133,8 +213,8 @@ Result<PrefixInfo> GrpcMasterApi::ProbePrefix(
   AddAll(keys, req.mutable_keys());
   proto::ProbePrefixResponse resp;
   // A probe of no keys is a client's health check: sent all the same.
-  MT_RETURN_IF_ERROR(stub_->Call(
-      MasterMethod::kProbePrefix, std::max<size_t>(keys.size(), 1),
+  MT_RETURN_IF_ERROR(Unary(
+      MasterMethod::kProbePrefix, std::max<size_t>(keys.size(), 1), req, &resp,
       [&](Stub& s, Context* c) { return s.ProbePrefix(c, req, &resp); }));
   if (resp.length() > keys.size()) {
     return Status(ErrorReason::kInternal,

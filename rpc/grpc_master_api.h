@@ -11,25 +11,50 @@
 //
 // Thread safety: thread-safe.
 
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "base/mutex.h"
 #include "protocol/master_api.h"
 #include "rpc/call_recorder.h"
 #include "rpc/grpc_channel_options.h"
+#include "rpc/master_methods.h"
 
 namespace mooncake_tier::rpc {
 
 class MasterStub;
+class ControlLaneClient;
+
+// The control lane (docs/design/control-path.md): Exists, GetReplicaList,
+// ProbePrefix and ReleaseLeases go as UCX active messages to the master's
+// lane, found through GetControlLane, instead of gRPC.
+struct ControlLaneOptions {
+  // Default: off (the remote client turns it on; RemoteClientOptions).
+  bool enabled = false;
+  // UCX transports as UCX_TLS spells them; empty keeps UCX's configuration.
+  std::string transports;
+  // After the lane failed or could not be found, calls go over gRPC and
+  // the lane is looked for again this much later. Default: 1 s.
+  Duration retry = std::chrono::seconds(1);
+};
 
 class GrpcMasterApi final : public MasterApi {
  public:
   // INVALID_ARGUMENT for an empty target or a non-positive deadline.
   // Connects lazily.
+  // With `lane.enabled`, the hot calls take the control lane when the
+  // master offers one: a call that finds the lane down, failed, refused by
+  // a master that no longer leads, or not offered, goes over gRPC (the
+  // lane's calls are all safe to send twice). A call the lane does not
+  // answer in time fails TIMEOUT, as over gRPC. UNAVAILABLE when UCX
+  // cannot start.
   static Result<std::unique_ptr<GrpcMasterApi>> Create(
-      GrpcChannelOptions options);
+      GrpcChannelOptions options, ControlLaneOptions lane = {});
   ~GrpcMasterApi() override;
 
   std::vector<Result<ReplicaDescriptor>> PutStart(
@@ -53,12 +78,28 @@ class GrpcMasterApi final : public MasterApi {
                                   RemoveOptions options) override;
   Result<NodeView> GetNode(NodeId node) override;
 
-  // Calls made, by MasterMethod.
+  // Calls made, by MasterMethod (over the lane too).
   const CallRecorder& recorder() const;
+  // Calls that went over the control lane and came back answered.
+  uint64_t lane_calls() const;
 
  private:
-  explicit GrpcMasterApi(std::unique_ptr<MasterStub> stub);
+  GrpcMasterApi(std::unique_ptr<MasterStub> stub, ControlLaneOptions lane);
+  // Whether the lane is connected, connecting when it is time to look.
+  bool LaneReady();
+  // One unary call: over the lane when ready (and `Resp` parses its
+  // answer), else `rpc` over gRPC.
+  template <typename Req, typename Resp, typename Rpc>
+  Status Unary(MasterMethod method, size_t items, const Req& req, Resp* resp,
+               Rpc&& rpc);
+
   std::unique_ptr<MasterStub> stub_;
+  const ControlLaneOptions lane_options_;
+  std::unique_ptr<ControlLaneClient> lane_;
+  Mutex lane_mu_;
+  std::chrono::steady_clock::time_point next_lane_try_
+      ABSL_GUARDED_BY(lane_mu_);
+  std::atomic<uint64_t> lane_calls_{0};
 };
 
 }  // namespace mooncake_tier::rpc

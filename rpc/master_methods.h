@@ -37,7 +37,8 @@ namespace mooncake_tier::rpc {
   X(PullTasks)                       \
   X(ReleaseLeases)                   \
   X(SyncDirectory)                   \
-  X(ProbePrefix)
+  X(ProbePrefix)                     \
+  X(GetControlLane)
 
 enum class MasterMethod : uint32_t {
 #define MOONCAKE_TIER_RPC_ENUM(name) k##name,

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/mutex.h"
 #include "rpc/batch_util.h"
 #include "rpc/convert.h"
 #include "rpc/master_methods.h"
@@ -319,6 +320,84 @@ class MasterService::Handler final : public proto::MasterService::Service {
         });
   }
 
+  grpc::Status GetControlLane(grpc::ServerContext* ctx,
+                              const proto::GetControlLaneRequest*,
+                              proto::GetControlLaneResponse* resp) override {
+    ServingMaster m;
+    return Serve(ctx, &m, MasterMethod::kGetControlLane, [&]() -> Status {
+      MutexLock lock(&lane_mu_);
+      if (lane_address_.empty()) {
+        return Status(ErrorReason::kNotApplicable,
+                      "this master runs no control lane");
+      }
+      resp->set_worker_address(lane_address_);
+      return Status::Ok();
+    });
+  }
+
+  void SetControlLane(std::string address) {
+    MutexLock lock(&lane_mu_);
+    lane_address_ = std::move(address);
+  }
+
+  // One call arriving on the control lane: the request's bytes are the
+  // message its gRPC twin carries, and so is the answer. Served by the
+  // same handler, with a context of its own (no deadline: the lane's calls
+  // never wait).
+  template <typename Req, typename Resp, typename Method>
+  Status ServeLane(std::string_view request, std::string* response,
+                   Method method) {
+    Req req;
+    if (!req.ParseFromArray(request.data(), static_cast<int>(request.size()))) {
+      return Status(ErrorReason::kInvalidArgument,
+                    "control lane request does not parse");
+    }
+    Resp resp;
+    grpc::ServerContext ctx;
+    const grpc::Status status = (this->*method)(&ctx, &req, &resp);
+    if (!status.ok()) {
+      // The handler's failures carry their Status in the details.
+      proto::ItemStatus details;
+      if (details.ParseFromString(status.error_details())) {
+        Status sent = FromProto(details);
+        if (!sent.ok()) return sent;
+      }
+      const ErrorReason reason = ReasonForGrpcCode(status.error_code());
+      return Status(
+          reason == ErrorReason::kNone ? ErrorReason::kInternal : reason,
+          status.error_message());
+    }
+    if (!resp.SerializeToString(response)) {
+      return Status(ErrorReason::kInternal, "reply does not serialize");
+    }
+    return Status::Ok();
+  }
+
+  Status ServeLaneCall(MasterMethod method, std::string_view request,
+                       std::string* response) {
+    using H = Handler;
+    switch (method) {
+      case MasterMethod::kExists:
+        return ServeLane<proto::ExistsRequest, proto::ExistsResponse>(
+            request, response, &H::Exists);
+      case MasterMethod::kGetReplicaList:
+        return ServeLane<proto::GetReplicaListRequest,
+                         proto::GetReplicaListResponse>(request, response,
+                                                        &H::GetReplicaList);
+      case MasterMethod::kProbePrefix:
+        return ServeLane<proto::ProbePrefixRequest, proto::ProbePrefixResponse>(
+            request, response, &H::ProbePrefix);
+      case MasterMethod::kReleaseLeases:
+        return ServeLane<proto::ReleaseLeasesRequest,
+                         proto::ReleaseLeasesResponse>(request, response,
+                                                       &H::ReleaseLeases);
+      default:
+        return Status(ErrorReason::kNotApplicable,
+                      "method " + std::string(MasterMethodName(method)) +
+                          " is not served on the control lane");
+    }
+  }
+
   // ---- Node calls ----
 
   grpc::Status RegisterNode(grpc::ServerContext* ctx,
@@ -552,6 +631,8 @@ class MasterService::Handler final : public proto::MasterService::Service {
   MasterSource* const source_;
   const Clock* const clock_;
   CallRecorder* const recorder_;
+  Mutex lane_mu_;
+  std::string lane_address_ ABSL_GUARDED_BY(lane_mu_);
 };
 
 namespace {
@@ -582,5 +663,15 @@ MasterService::MasterService(MasterSource* source, MasterServiceOptions options)
 MasterService::~MasterService() = default;
 
 grpc::Service* MasterService::grpc_service() { return handler_.get(); }
+
+void MasterService::SetControlLane(std::string address) {
+  handler_->SetControlLane(std::move(address));
+}
+
+Status MasterService::ServeLaneCall(MasterMethod method,
+                                    std::string_view request,
+                                    std::string* response) {
+  return handler_->ServeLaneCall(method, request, response);
+}
 
 }  // namespace mooncake_tier::rpc

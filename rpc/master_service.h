@@ -15,11 +15,14 @@
 // the interfaces' implementations are thread-safe.
 
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "base/clock.h"
 #include "protocol/master_api.h"
 #include "protocol/master_link.h"
 #include "rpc/call_recorder.h"
+#include "rpc/master_methods.h"
 #include "rpc/master_source.h"
 
 
@@ -60,6 +63,19 @@ class MasterService {
 
   // Calls served, by MasterMethod.
   const CallRecorder& recorder() const { return *recorder_; }
+
+  // The control lane's worker address, answered by GetControlLane; empty
+  // (the default) answers NOT_APPLICABLE.
+  void SetControlLane(std::string address);
+  // Serves one call that came in on the control lane
+  // (rpc/control_lane_server.h): `request` is the serialized request of
+  // `method`'s gRPC twin; on OK *response is its serialized response. The
+  // call goes through the same handler, leader check and recorder as over
+  // gRPC. Only calls that never wait are served (Exists, GetReplicaList,
+  // ProbePrefix, ReleaseLeases); others answer NOT_APPLICABLE. A request
+  // that does not parse answers INVALID_ARGUMENT.
+  Status ServeLaneCall(MasterMethod method, std::string_view request,
+                       std::string* response);
 
  private:
   class Handler;

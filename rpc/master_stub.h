@@ -83,6 +83,13 @@ class MasterStub {
   // The caller's now, against which reply offsets are read.
   TimePoint Now() const { return SystemClock::Default()->Now(); }
   const CallRecorder& recorder() const { return *recorder_; }
+  // Records a call made another way (the control lane) beside the stub's.
+  void Record(MasterMethod method, const Status& outcome, Duration latency) {
+    recorder_->Record(static_cast<size_t>(method),
+                      static_cast<int>(ToGrpcCode(outcome.code())), latency);
+  }
+  // The per-call deadline.
+  Duration deadline() const { return options_.deadline; }
   // The address calls go to now.
   std::string target() const;
 

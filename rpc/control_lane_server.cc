@@ -1,0 +1,156 @@
+#include "rpc/control_lane_server.h"
+
+#include <utility>
+
+#include "rpc/control_lane_messages.h"
+#include "transport/ucx_status.h"
+
+namespace mooncake_tier::rpc {
+
+Result<std::unique_ptr<ControlLaneServer>> ControlLaneServer::Create(
+    MasterService* service, ControlLaneServerOptions options) {
+  if (options.reply_timeout <= Duration::zero() ||
+      options.max_unsent_replies == 0) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "control lane: reply_timeout and max_unsent_replies must "
+                  "be positive");
+  }
+  std::unique_ptr<ControlLaneServer> server(
+      new ControlLaneServer(service, std::move(options)));
+  MT_RETURN_IF_ERROR(server->Init());
+  service->SetControlLane(server->address());
+  return server;
+}
+
+ControlLaneServer::ControlLaneServer(MasterService* service,
+                                     ControlLaneServerOptions options)
+    : service_(service), options_(std::move(options)) {}
+
+Status ControlLaneServer::Init() {
+  MT_ASSIGN_OR_RETURN(context_, UcxContext::Create(options_.transports));
+  MT_ASSIGN_OR_RETURN(worker_,
+                      UcxWorker::Create(context_->handle(), &mu_, [this] {
+                        mu_.AssertHeld();  // the worker calls it so
+                        return AfterProgress();
+                      }));
+  MutexLock lock(&mu_);
+  ucp_am_handler_param_t param{};
+  param.field_mask =
+      UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+      UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+  param.id = kControlLaneRequestAmId;
+  param.flags = UCP_AM_FLAG_WHOLE_MSG;
+  param.cb = &ControlLaneServer::OnRequest;
+  param.arg = this;
+  const ucs_status_t status =
+      ucp_worker_set_am_recv_handler(worker_->handle(), &param);
+  if (status != UCS_OK) {
+    return UcxError(status, "registering the control lane's handler");
+  }
+  return Status::Ok();
+}
+
+ControlLaneServer::~ControlLaneServer() {
+  if (worker_ == nullptr) return;  // Init failed before the worker
+  service_->SetControlLane(std::string());
+  worker_->Stop();
+  MutexLock lock(&mu_);
+  for (Outgoing& out : outgoing_) {
+    ucp_request_cancel(worker_->handle(), out.request);
+  }
+  // Cancelled sends complete within a few rounds; a bounded wait.
+  for (int round = 0; round < 1000 && !outgoing_.empty(); ++round) {
+    worker_->ProgressOnce();
+    AfterProgress();
+  }
+  for (Outgoing& out : outgoing_) ucp_request_free(out.request);
+  outgoing_.clear();
+}
+
+ControlLaneServerStats ControlLaneServer::stats() const {
+  MutexLock lock(&mu_);
+  return stats_;
+}
+
+ucs_status_t ControlLaneServer::OnRequest(void* arg, const void* header,
+                                          size_t header_length, void* data,
+                                          size_t length,
+                                          const ucp_am_recv_param_t* param) {
+  ControlLaneServer* self = static_cast<ControlLaneServer*>(arg);
+  // Runs inside ucp_worker_progress, which runs under mu_.
+  self->mu_.AssertHeld();
+  if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0 ||
+      (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) == 0) {
+    // Clients send eagerly and ask for the reply endpoint.
+    ++self->stats_.malformed;
+    return (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0
+               ? UCS_ERR_UNSUPPORTED
+               : UCS_OK;
+  }
+  self->Serve(std::string_view(static_cast<const char*>(data), length),
+              param->reply_ep);
+  return UCS_OK;
+}
+
+void ControlLaneServer::Serve(std::string_view message, ucp_ep_h reply_ep) {
+  Result<ControlLaneRequest> request = DecodeControlLaneRequest(message);
+  if (!request.ok()) {
+    ++stats_.malformed;  // no request id to answer
+    return;
+  }
+  std::string response;
+  const Status status =
+      request->method >= kMasterMethodCount
+          ? Status(ErrorReason::kInvalidArgument,
+                   "control lane: unknown method " +
+                       std::to_string(request->method))
+          : service_->ServeLaneCall(static_cast<MasterMethod>(request->method),
+                                    request->payload, &response);
+  ++stats_.calls;
+  Reply(reply_ep,
+        EncodeControlLaneReply(request->request_id, status, response));
+}
+
+void ControlLaneServer::Reply(ucp_ep_h ep, std::string payload) {
+  if (outgoing_.size() >= options_.max_unsent_replies) {
+    ++stats_.replies_dropped;
+    return;
+  }
+  auto owned = std::make_unique<std::string>(std::move(payload));
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  ucs_status_ptr_t request =
+      ucp_am_send_nbx(ep, kControlLaneReplyAmId, nullptr, 0, owned->data(),
+                      owned->size(), &param);
+  if (UCS_PTR_IS_ERR(request)) {
+    ++stats_.replies_dropped;
+    return;
+  }
+  if (request == nullptr) return;  // sent already
+  outgoing_.push_back(Outgoing{std::move(owned), request,
+                               SteadyClock::now() + options_.reply_timeout});
+}
+
+bool ControlLaneServer::AfterProgress() {
+  if (outgoing_.empty()) return false;
+  const auto now = SteadyClock::now();
+  for (auto it = outgoing_.begin(); it != outgoing_.end();) {
+    if (ucp_request_check_status(it->request) != UCS_INPROGRESS) {
+      ucp_request_free(it->request);
+      it = outgoing_.erase(it);
+      continue;
+    }
+    if (now >= it->deadline) {
+      // The client does not take its answer: cancelling completes the send
+      // (with an error) in a later round, which reaps it.
+      ucp_request_cancel(worker_->handle(), it->request);
+      ++stats_.replies_cancelled;
+      it->deadline = SteadyClock::time_point::max();
+    }
+    ++it;
+  }
+  return false;
+}
+
+}  // namespace mooncake_tier::rpc
