@@ -293,9 +293,9 @@ TEST(ControlLaneClientTest, NoAnswerIsATimeoutAndNoConnectionUnavailable) {
       UcxWorker::Create((*context)->handle(), &mu);
   ASSERT_TRUE(silent.ok());
   {
-    // (UCX 1.13 crashes the receiving worker when a message asking for a
-    // reply endpoint arrives for an id with no handler: see
-    // docs/design/control-path.md.)
+    // (UCX 1.13 crashes a worker that has no active-message handler at
+    // all when a message reaches it; every worker of this project
+    // registers one. See docs/design/control-path.md.)
     MutexLock lock(&mu);
     ucp_am_handler_param_t param{};
     param.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
