@@ -59,14 +59,43 @@ Result<std::shared_ptr<const StoreClient::Endpoint>> StoreClient::EndpointOf(
     }
   }
   MT_ASSIGN_OR_RETURN(const NodeView view, master_->GetNode(node));
-  auto endpoint = std::make_shared<Endpoint>();
-  endpoint->segment.transport_address = view.spec.transport_address;
-  endpoint->segment.base = view.spec.dram_base;
-  endpoint->segment.size = view.spec.dram_size;
-  endpoint->segment.remote_key = view.spec.dram_remote_key;
+  auto endpoint = std::make_shared<Endpoint>(EndpointFrom(view));
   MutexLock lock(&mu_);
   endpoints_[node] = endpoint;
   return std::shared_ptr<const Endpoint>(endpoint);
+}
+
+namespace {
+
+// Past this many known nodes a lookup does not list them (8 bytes each).
+constexpr size_t kMaxKnownNodes = 1024;
+
+}  // namespace
+
+StoreClient::Endpoint StoreClient::EndpointFrom(const NodeView& view) {
+  Endpoint endpoint;
+  endpoint.segment.transport_address = view.spec.transport_address;
+  endpoint.segment.base = view.spec.dram_base;
+  endpoint.segment.size = view.spec.dram_size;
+  endpoint.segment.remote_key = view.spec.dram_remote_key;
+  return endpoint;
+}
+
+const std::vector<NodeId>* StoreClient::KnownNodes(std::vector<NodeId>* ids) {
+  MutexLock lock(&mu_);
+  if (endpoints_.size() > kMaxKnownNodes) return nullptr;
+  ids->reserve(endpoints_.size());
+  for (const auto& [id, endpoint] : endpoints_) ids->push_back(id);
+  return ids;
+}
+
+void StoreClient::LearnNodes(const std::vector<NodeView>& nodes) {
+  if (nodes.empty()) return;
+  MutexLock lock(&mu_);
+  for (const NodeView& view : nodes) {
+    if (view.id == kNoNode || endpoints_.contains(view.id)) continue;
+    endpoints_[view.id] = std::make_shared<Endpoint>(EndpointFrom(view));
+  }
 }
 
 void StoreClient::Forget(NodeId node) {
@@ -412,7 +441,16 @@ void StoreClient::GetViaMaster(std::span<const std::string_view> keys,
   // of it, whatever the clocks of the two hosts say.
   const TimePoint sent = clock_->Now();
   const uint64_t invalidations = invalidations_.load(std::memory_order_acquire);
-  std::vector<Result<ObjectReplicas>> lists = master_->GetReplicaList(asked);
+  // One call: the locations, and the nodes among them this client has
+  // not met.
+  std::vector<NodeId> known_ids;
+  Result<ReadLookup> lookup =
+      master_->LookupForRead(asked, false, KnownNodes(&known_ids));
+  std::vector<Result<ObjectReplicas>> lists =
+      lookup.ok()
+          ? std::move(lookup->objects)
+          : std::vector<Result<ObjectReplicas>>(asked.size(), lookup.status());
+  if (lookup.ok()) LearnNodes(lookup->nodes);
   std::vector<PlannedRead> reads;
   std::vector<size_t> read_item;  // per read: its index in `pending`
   for (size_t p = 0; p < pending.size(); ++p) {
@@ -445,24 +483,30 @@ void StoreClient::GetViaMaster(std::span<const std::string_view> keys,
       out[pending[p]] = reads[r].status;
       continue;
     }
-    // Not when this client removed or rewrote keys meanwhile: the answer
-    // may predate that.
-    if (cache_ != nullptr && list.location_valid_ms > 0 &&
-        invalidations_.load(std::memory_order_acquire) == invalidations &&
-        !list.replicas.empty() && list.replicas.front().tier == Tier::kMemory) {
-      // The GetReplicaList counted as this read's access.
-      cache_->Insert(
-          asked[p],
-          {list.replicas.front(), list.size,
-           sent + std::chrono::milliseconds(list.location_valid_ms),
-           list.group ? LocationCache::GroupHash(list.group->group_id) : 0,
-           sent});
-      // A removal or put of this client that began after the check above
-      // may have erased the key before the insert: take it out again.
-      if (invalidations_.load(std::memory_order_acquire) != invalidations) {
-        cache_->Erase(asked[p]);
-      }
-    }
+    CacheLocation(asked[p], list, sent, invalidations);
+  }
+}
+
+void StoreClient::CacheLocation(const std::string& key,
+                                const ObjectReplicas& list, TimePoint sent,
+                                uint64_t invalidations) {
+  // Not when this client removed or rewrote keys meanwhile: the answer may
+  // predate that.
+  if (cache_ == nullptr || list.location_valid_ms == 0 ||
+      invalidations_.load(std::memory_order_acquire) != invalidations ||
+      list.replicas.empty() || list.replicas.front().tier != Tier::kMemory) {
+    return;
+  }
+  // The lookup counted as this read's access.
+  cache_->Insert(
+      key,
+      {list.replicas.front(), list.size,
+       sent + std::chrono::milliseconds(list.location_valid_ms),
+       list.group ? LocationCache::GroupHash(list.group->group_id) : 0, sent});
+  // A removal or put of this client that began after the check above may
+  // have erased the key before the insert: take it out again.
+  if (invalidations_.load(std::memory_order_acquire) != invalidations) {
+    cache_->Erase(key);
   }
 }
 
@@ -531,7 +575,27 @@ std::vector<Result<ExistsInfo>> StoreClient::ExistsBatch(
 
 Result<PrefixInfo> StoreClient::ProbePrefix(std::span<const std::string> keys) {
   if (keys.empty()) return PrefixInfo{};
-  return master_->ProbePrefix(keys);
+  if (cache_ == nullptr) return master_->ProbePrefix(keys);
+  // An engine reads the prefix it found next: the same call brings its
+  // locations (and the nodes this client has not met), so those reads
+  // come from the cache with no call of their own.
+  const TimePoint sent = clock_->Now();
+  const uint64_t invalidations = invalidations_.load(std::memory_order_acquire);
+  std::vector<NodeId> known_ids;
+  MT_ASSIGN_OR_RETURN(
+      ReadLookup lookup,
+      master_->LookupForRead(keys, true, KnownNodes(&known_ids)));
+  LearnNodes(lookup.nodes);
+  const std::span<const std::string> found =
+      keys.first(std::min<size_t>(lookup.objects.size(), keys.size()));
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (lookup.objects[i].ok()) {
+      CacheLocation(found[i], *lookup.objects[i], sent, invalidations);
+    }
+  }
+  // The cache needs only the grants: the read leases end now.
+  ReleaseLeases(found, lookup.objects);
+  return lookup.prefix;
 }
 
 Status StoreClient::CheckHealth() {

@@ -119,7 +119,20 @@ class StoreClient final : public Client {
                     std::vector<Result<uint64_t>>& out,
                     absl::flat_hash_set<uint64_t>* groups);
   Result<std::shared_ptr<const Endpoint>> EndpointOf(NodeId node);
+  static Endpoint EndpointFrom(const NodeView& view);
   void Forget(NodeId node);
+  // The nodes whose endpoints this client has, for a lookup to leave out
+  // of its answer (into *ids); null when there are more than
+  // kMaxKnownNodes (the lookup then answers none, and a read of a new
+  // node asks GetNode).
+  const std::vector<NodeId>* KnownNodes(std::vector<NodeId>* ids);
+  // Keeps the endpoints of nodes a lookup answered.
+  void LearnNodes(const std::vector<NodeView>& nodes);
+  // Caches the DRAM location `list` grants for `key`, unless this client
+  // removed or rewrote keys since `invalidations` was read. `sent`: when
+  // the lookup was sent.
+  void CacheLocation(const std::string& key, const ObjectReplicas& list,
+                     TimePoint sent, uint64_t invalidations);
   // Reads every planned item, trying each replica in order.
   void ReadAll(std::span<PlannedRead> reads);
   // The reads of `lists` are done: their leases may end.

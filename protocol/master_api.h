@@ -10,6 +10,7 @@
 //
 // Thread safety: implementations are safe to call from many threads.
 
+#include <algorithm>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,6 +21,17 @@
 #include "protocol/node.h"
 
 namespace mooncake_tier {
+
+// A reader's lookup in one call (MasterApi::LookupForRead).
+struct ReadLookup {
+  // With a probe: what it found; `objects` then covers the first
+  // prefix.length keys.
+  PrefixInfo prefix;
+  // GetReplicaList's results, one per key looked up, in order.
+  std::vector<Result<ObjectReplicas>> objects;
+  // The nodes the results name that the caller did not know.
+  std::vector<NodeView> nodes;
+};
 
 class MasterApi {
  public:
@@ -58,6 +70,47 @@ class MasterApi {
       std::span<const std::string> group_ids, RemoveOptions options) = 0;
   // How to reach a node's segment and SSD reads. NODE_NOT_FOUND when gone.
   virtual Result<NodeView> GetNode(NodeId node) = 0;
+
+  // A reader's lookup in one round trip: GetReplicaList of `keys` or, with
+  // `probe`, ProbePrefix of `keys` and then GetReplicaList of the prefix it
+  // found; and, with `known_nodes` set, the views of the nodes the results
+  // name that are not in it, so that a reader's first contact with a node
+  // costs no GetNode. A failed probe fails the call; each lookup fails
+  // alone, and a node that cannot be looked up is left out (the reader
+  // asks GetNode). Default: those calls one after another (what an
+  // in-process master does at no cost).
+  virtual Result<ReadLookup> LookupForRead(
+      std::span<const std::string> keys, bool probe,
+      const std::vector<NodeId>* known_nodes) {
+    ReadLookup out;
+    std::span<const std::string> asked = keys;
+    if (probe) {
+      Result<PrefixInfo> prefix = ProbePrefix(keys);
+      if (!prefix.ok()) return prefix.status();
+      out.prefix = *prefix;
+      asked = keys.first(std::min<size_t>(prefix->length, keys.size()));
+    }
+    if (!asked.empty()) out.objects = GetReplicaList(asked);
+    if (known_nodes == nullptr) return out;
+    std::vector<NodeId> known(known_nodes->begin(), known_nodes->end());
+    std::sort(known.begin(), known.end());
+    std::vector<NodeId> added;  // the few nodes of one answer
+    for (const Result<ObjectReplicas>& object : out.objects) {
+      if (!object.ok()) continue;
+      for (const ReplicaDescriptor& replica : object->replicas) {
+        if (replica.node == kNoNode ||
+            std::binary_search(known.begin(), known.end(), replica.node) ||
+            std::find(added.begin(), added.end(), replica.node) !=
+                added.end()) {
+          continue;
+        }
+        added.push_back(replica.node);
+        Result<NodeView> view = GetNode(replica.node);
+        if (view.ok()) out.nodes.push_back(std::move(*view));
+      }
+    }
+    return out;
+  }
 };
 
 }  // namespace mooncake_tier

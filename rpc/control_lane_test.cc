@@ -160,6 +160,50 @@ TEST_F(ControlLaneTest, HotCallsGoOverTheLaneAndAnswerAsGrpcDoes) {
   EXPECT_GE(Served(MasterMethod::kGetControlLane), 1u);
 }
 
+TEST_F(ControlLaneTest, LookupForReadBringsLocationsAndUnknownNodes) {
+  ASSERT_TRUE(Put("a", 100).ok());
+  ASSERT_TRUE(Put("b", 200).ok());
+  const std::vector<std::string> keys = {"a", "b", "absent", "a"};
+  const std::vector<NodeId> none;
+  const std::vector<NodeId> known = {node_};
+  for (GrpcMasterApi* api : {api_.get(), lane_api_.get()}) {
+    // A plain lookup: every key's result, and the node nobody knew.
+    Result<ReadLookup> plain = api->LookupForRead(keys, false, &none);
+    ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+    ASSERT_EQ(plain->objects.size(), keys.size());
+    EXPECT_EQ(plain->objects[0]->size, 100u);
+    EXPECT_EQ(plain->objects[2].status().reason(),
+              ErrorReason::kObjectNotFound);
+    ASSERT_EQ(plain->nodes.size(), 1u);  // once, though named thrice
+    EXPECT_EQ(plain->nodes[0].id, node_);
+    EXPECT_EQ(plain->nodes[0].spec.transport_address,
+              Spec("n", 0, 0).transport_address);
+    // A node the caller knows is not sent again; nor any without asking.
+    EXPECT_TRUE(api->LookupForRead(keys, false, &known)->nodes.empty());
+    EXPECT_TRUE(api->LookupForRead(keys, false, nullptr)->nodes.empty());
+
+    // A probe: the prefix, and the locations of its keys only.
+    Result<ReadLookup> probe = api->LookupForRead(keys, true, &none);
+    ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+    EXPECT_EQ(probe->prefix.length, 2u);
+    EXPECT_EQ(probe->prefix.bytes, 300u);
+    ASSERT_EQ(probe->objects.size(), 2u);
+    EXPECT_EQ(probe->objects[1]->size, 200u);
+    EXPECT_EQ(probe->nodes.size(), 1u);
+    // The read leases they took end as a reader's would.
+    std::vector<LeaseRelease> releases;
+    for (const auto* lookup : {&*plain, &*probe}) {
+      for (size_t i = 0; i < lookup->objects.size(); ++i) {
+        if (lookup->objects[i].ok() && lookup->objects[i]->lease_id != 0) {
+          releases.push_back({keys[i], lookup->objects[i]->lease_id});
+        }
+      }
+    }
+    EXPECT_TRUE(api->ReleaseLeases(releases).ok());
+  }
+  EXPECT_GE(lane_api_->lane_calls(), 4u);
+}
+
 TEST_F(ControlLaneTest, MasterVerdictsComeBackAsOverGrpc) {
   // A batch over the limit is refused as a whole, by the master.
   std::vector<std::string> keys(kMaxBatchItems + 1, "k");

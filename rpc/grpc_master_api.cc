@@ -160,19 +160,8 @@ std::vector<Status> GrpcMasterApi::PutRevoke(
 
 std::vector<Result<ObjectReplicas>> GrpcMasterApi::GetReplicaList(
     std::span<const std::string> keys) {
-  proto::GetReplicaListRequest req;
-  AddAll(keys, req.mutable_keys());
-  proto::GetReplicaListResponse resp;
-  const Status call = Unary(
-      MasterMethod::kGetReplicaList, keys.size(), req, &resp,
-      [&](Stub& s, Context* c) { return s.GetReplicaList(c, req, &resp); });
-  const TimePoint now = stub_->Now();
-  return ItemResults<ObjectReplicas>(
-      call, keys.size(), resp.results(),
-      [now](const proto::GetReplicaListResult& r) -> Result<ObjectReplicas> {
-        if (!r.has_object()) return MissingPayload("object");
-        return FromProto(r.object(), now);
-      });
+  // Without a probe the lookup itself never fails (its items do).
+  return std::move(LookupForRead(keys, false, nullptr)->objects);
 }
 
 Result<size_t> GrpcMasterApi::ReleaseLeases(
@@ -269,6 +258,89 @@ std::vector<Status> GrpcMasterApi::RemoveGroup(
 
 Result<NodeView> GrpcMasterApi::GetNode(NodeId node) {
   return GetNodeOver(*stub_, node);
+}
+
+namespace {
+
+Result<ObjectReplicas> DecodeObject(const proto::GetReplicaListResult& r,
+                                    TimePoint now) {
+  if (!r.has_object()) return MissingPayload("object");
+  return FromProto(r.object(), now);
+}
+
+// The nodes of an answer; one that does not decode is left out (the reader
+// asks GetNode for it).
+template <typename Field>
+std::vector<NodeView> DecodeNodes(const Field& nodes, TimePoint now) {
+  std::vector<NodeView> out;
+  out.reserve(nodes.size());
+  for (const proto::NodeView& node : nodes) {
+    Result<NodeView> view = FromProto(node, now);
+    if (view.ok()) out.push_back(std::move(*view));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<ReadLookup> GrpcMasterApi::LookupForRead(
+    std::span<const std::string> keys, bool probe,
+    const std::vector<NodeId>* known_nodes) {
+  ReadLookup out;
+  if (!probe) {
+    proto::GetReplicaListRequest req;
+    AddAll(keys, req.mutable_keys());
+    if (known_nodes != nullptr) {
+      req.set_with_nodes(true);
+      req.mutable_known_nodes()->Add(known_nodes->begin(), known_nodes->end());
+    }
+    proto::GetReplicaListResponse resp;
+    const Status call = Unary(
+        MasterMethod::kGetReplicaList, keys.size(), req, &resp,
+        [&](Stub& s, Context* c) { return s.GetReplicaList(c, req, &resp); });
+    const TimePoint now = stub_->Now();
+    out.objects = ItemResults<ObjectReplicas>(
+        call, keys.size(), resp.results(),
+        [now](const proto::GetReplicaListResult& r) {
+          return DecodeObject(r, now);
+        });
+    if (call.ok()) out.nodes = DecodeNodes(resp.nodes(), now);
+    return out;
+  }
+  proto::ProbePrefixRequest req;
+  AddAll(keys, req.mutable_keys());
+  req.set_with_locations(true);
+  if (known_nodes != nullptr) {
+    req.set_with_nodes(true);
+    req.mutable_known_nodes()->Add(known_nodes->begin(), known_nodes->end());
+  }
+  proto::ProbePrefixResponse resp;
+  MT_RETURN_IF_ERROR(Unary(
+      MasterMethod::kProbePrefix, std::max<size_t>(keys.size(), 1), req, &resp,
+      [&](Stub& s, Context* c) { return s.ProbePrefix(c, req, &resp); }));
+  const TimePoint now = stub_->Now();
+  if (resp.length() > keys.size() ||
+      static_cast<uint64_t>(resp.objects_size()) != resp.length()) {
+    return Status(ErrorReason::kInternal,
+                  "the master answered a prefix probe whose locations do not "
+                  "match its prefix");
+  }
+  if (resp.memory_bytes() > resp.bytes()) {
+    return Status(ErrorReason::kInternal,
+                  "the master answered more DRAM bytes than prefix bytes");
+  }
+  out.prefix = PrefixInfo{resp.length(), resp.bytes(), resp.memory_bytes()};
+  out.objects.reserve(resp.objects_size());
+  for (const proto::GetReplicaListResult& r : resp.objects()) {
+    Status status = FromProto(r.status());
+    if (status.ok()) {
+      out.objects.push_back(DecodeObject(r, now));
+    } else {
+      out.objects.push_back(std::move(status));
+    }
+  }
+  out.nodes = DecodeNodes(resp.nodes(), now);
+  return out;
 }
 
 }  // namespace mooncake_tier::rpc

@@ -77,6 +77,10 @@ class GrpcMasterApi final : public MasterApi {
   std::vector<Status> RemoveGroup(std::span<const std::string> group_ids,
                                   RemoveOptions options) override;
   Result<NodeView> GetNode(NodeId node) override;
+  // One GetReplicaList (or ProbePrefix with locations) call.
+  Result<ReadLookup> LookupForRead(
+      std::span<const std::string> keys, bool probe,
+      const std::vector<NodeId>* known_nodes) override;
 
   // Calls made, by MasterMethod (over the lane too).
   const CallRecorder& recorder() const;

@@ -198,23 +198,47 @@ class MasterService::Handler final : public proto::MasterService::Service {
                               const proto::GetReplicaListRequest* req,
                               proto::GetReplicaListResponse* resp) override {
     ServingMaster m;
-    // Offsets are taken against the clock after the master answered, so a
-    // lease never reads longer than the master granted.
-    return ServeBatch(
+    std::vector<NodeView> nodes;
+    const grpc::Status status = ServeBatch(
         ctx, &m, MasterMethod::kGetReplicaList, req->keys(), DecodeKey,
         [&](std::span<const std::string> keys) {
-          return m.api->GetReplicaList(keys);
+          if (!req->with_nodes()) return m.api->GetReplicaList(keys);
+          const std::vector<NodeId> known(req->known_nodes().begin(),
+                                          req->known_nodes().end());
+          Result<ReadLookup> lookup = m.api->LookupForRead(keys, false, &known);
+          if (!lookup.ok()) {
+            return std::vector<Result<ObjectReplicas>>(keys.size(),
+                                                       lookup.status());
+          }
+          nodes = std::move(lookup->nodes);
+          return std::move(lookup->objects);
         },
         [&](const Result<ObjectReplicas>& r) {
-          proto::GetReplicaListResult* out = resp->add_results();
-          EncodeResult(r, out->mutable_status(), [&](const auto& v) {
-            ToProto(v, clock_->Now(), out->mutable_object());
-            // A deposed leader's location grants end with its lease
-            // window, as its put grants do.
-            out->mutable_object()->set_location_valid_ms(
-                CappedGrant(m, v.location_valid_ms));
-          });
-        });
+          EncodeObject(m, r, resp->add_results());
+        },
+        CheckBatchSize(static_cast<size_t>(req->known_nodes_size())));
+    if (status.ok()) EncodeNodes(nodes, resp->mutable_nodes());
+    return status;
+  }
+
+  // One GetReplicaList result. Offsets are taken against the clock after
+  // the master answered, so a lease never reads longer than the master
+  // granted.
+  void EncodeObject(const ServingMaster& m, const Result<ObjectReplicas>& r,
+                    proto::GetReplicaListResult* out) {
+    EncodeResult(r, out->mutable_status(), [&](const auto& v) {
+      ToProto(v, clock_->Now(), out->mutable_object());
+      // A deposed leader's location grants end with its lease window, as
+      // its put grants do.
+      out->mutable_object()->set_location_valid_ms(
+          CappedGrant(m, v.location_valid_ms));
+    });
+  }
+
+  template <typename Field>
+  void EncodeNodes(const std::vector<NodeView>& nodes, Field* out) {
+    const TimePoint now = clock_->Now();
+    for (const NodeView& node : nodes) ToProto(node, now, out->Add());
   }
 
   grpc::Status ReleaseLeases(grpc::ServerContext* ctx,
@@ -256,10 +280,29 @@ class MasterService::Handler final : public proto::MasterService::Service {
       // The engine validates every key (naming a bad one's position).
       const std::vector<std::string> keys(req->keys().begin(),
                                           req->keys().end());
-      MT_ASSIGN_OR_RETURN(const PrefixInfo prefix, m.api->ProbePrefix(keys));
-      resp->set_length(prefix.length);
-      resp->set_bytes(prefix.bytes);
-      resp->set_memory_bytes(prefix.memory_bytes);
+      if (!req->with_locations()) {
+        MT_ASSIGN_OR_RETURN(const PrefixInfo prefix, m.api->ProbePrefix(keys));
+        resp->set_length(prefix.length);
+        resp->set_bytes(prefix.bytes);
+        resp->set_memory_bytes(prefix.memory_bytes);
+        return Status::Ok();
+      }
+      // A reader's probe: the prefix's locations (and nodes) in the answer.
+      MT_RETURN_IF_ERROR(
+          CheckBatchSize(static_cast<size_t>(req->known_nodes_size())));
+      const std::vector<NodeId> known(req->known_nodes().begin(),
+                                      req->known_nodes().end());
+      MT_ASSIGN_OR_RETURN(
+          ReadLookup lookup,
+          m.api->LookupForRead(keys, true,
+                               req->with_nodes() ? &known : nullptr));
+      resp->set_length(lookup.prefix.length);
+      resp->set_bytes(lookup.prefix.bytes);
+      resp->set_memory_bytes(lookup.prefix.memory_bytes);
+      for (const Result<ObjectReplicas>& r : lookup.objects) {
+        EncodeObject(m, r, resp->add_objects());
+      }
+      EncodeNodes(lookup.nodes, resp->mutable_nodes());
       return Status::Ok();
     });
   }

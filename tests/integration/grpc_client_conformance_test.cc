@@ -75,6 +75,77 @@ INSTANTIATE_TEST_SUITE_P(Remote, ClientConformanceTest,
 INSTANTIATE_TEST_SUITE_P(RemoteUcx, ClientConformanceTest,
                          ::testing::Values(&MakeRemoteUcxOnlyEnv));
 
+// What a reader's calls cost the master: a fresh client's first read of a
+// node asks no GetNode, and a prefix probe brings the locations of what it
+// found, so that reading the prefix next asks nothing more.
+TEST(RemoteClientTest, AProbeAndFirstContactCostNoExtraCalls) {
+  Result<std::unique_ptr<GrpcCluster>> cluster = GrpcCluster::Start();
+  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+  GrpcCluster& c = **cluster;
+  Result<std::unique_ptr<Client>> writer = c.NewClient();
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  std::vector<std::string> keys;
+  std::vector<std::vector<std::byte>> values;
+  std::vector<PutItem> items;
+  for (int i = 0; i < 6; ++i) {
+    keys.push_back("prefix/" + std::to_string(i));
+    values.emplace_back(4096, std::byte(i + 1));
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    items.push_back(PutItem{keys[i], values[i]});
+  }
+  for (const Status& s : (*writer)->PutBatch(items)) {
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  using rpc::MasterMethod;
+  struct Counts {
+    uint64_t get_node, get_replica_list, probe;
+  };
+  auto counts = [&] {
+    return Counts{c.master_calls(MasterMethod::kGetNode),
+                  c.master_calls(MasterMethod::kGetReplicaList),
+                  c.master_calls(MasterMethod::kProbePrefix)};
+  };
+
+  // A reader that has met no node: one lookup, no GetNode.
+  Result<std::unique_ptr<Client>> reader = c.NewClient();
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  Counts before = counts();
+  const std::vector<std::string> first = {keys[0]};
+  auto got = (*reader)->GetBatch(first);
+  ASSERT_TRUE(got[0].ok()) << got[0].status().ToString();
+  EXPECT_EQ(*got[0], values[0]);
+  Counts after = counts();
+  EXPECT_EQ(after.get_node, before.get_node);
+  EXPECT_EQ(after.get_replica_list, before.get_replica_list + 1);
+
+  // Another fresh reader probes the first four keys and one absent key,
+  // then reads the prefix found: one probe, nothing else.
+  Result<std::unique_ptr<Client>> engine = c.NewClient();
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  const std::vector<std::string> probed = {keys[0], keys[1],  keys[2],
+                                           keys[3], "absent", keys[4]};
+  before = counts();
+  Result<PrefixInfo> prefix = (*engine)->ProbePrefix(probed);
+  ASSERT_TRUE(prefix.ok()) << prefix.status().ToString();
+  EXPECT_EQ(prefix->length, 4u);
+  EXPECT_EQ(prefix->bytes, 4u * 4096);
+  const std::vector<std::string> found(probed.begin(), probed.begin() + 4);
+  auto read = (*engine)->GetBatch(found);
+  for (size_t i = 0; i < found.size(); ++i) {
+    ASSERT_TRUE(read[i].ok()) << read[i].status().ToString();
+    EXPECT_EQ(*read[i], values[i]);
+  }
+  after = counts();
+  EXPECT_EQ(after.probe, before.probe + 1);
+  EXPECT_EQ(after.get_replica_list, before.get_replica_list);
+  EXPECT_EQ(after.get_node, before.get_node);
+  // A key past the prefix was not looked up: reading it asks the master.
+  const std::vector<std::string> past = {keys[4]};
+  ASSERT_TRUE((*engine)->GetBatch(past)[0].ok());
+  EXPECT_EQ(counts().get_replica_list, after.get_replica_list + 1);
+}
+
 TEST(RemoteClientTest, UnreachableMasterIsAClearErrorNotAHang) {
   RemoteClientOptions options;
   // A port nobody listens on: bind one, close it.

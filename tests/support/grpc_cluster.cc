@@ -9,6 +9,7 @@
 #include "node/memory_ssd_device.h"
 #include "node/ssd_store.h"
 #include "node/storage_node.h"
+#include "rpc/control_lane_server.h"
 #include "rpc/grpc_master_api.h"
 #include "rpc/grpc_master_link.h"
 #include "rpc/master_service.h"
@@ -87,7 +88,18 @@ Status GrpcCluster::StartServer() {
   return Status();
 }
 
+uint64_t GrpcCluster::master_calls(rpc::MasterMethod method) const {
+  uint64_t calls = 0;
+  service_->recorder().Visit([&](const rpc::CallStats& stats) {
+    if (stats.method == rpc::MasterMethodName(method)) calls = stats.calls;
+  });
+  return calls;
+}
+
 Status GrpcCluster::StartUcx() {
+  if (options_.control_lane) {
+    MT_ASSIGN_OR_RETURN(lane_, rpc::ControlLaneServer::Create(service_.get()));
+  }
   UcxExporterOptions exporter_options;
   exporter_options.shared_memory = options_.shared_memory;
   MT_ASSIGN_OR_RETURN(exporter_, UcxSegmentExporter::Create(exporter_options));

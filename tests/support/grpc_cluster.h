@@ -19,11 +19,12 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "base/mutex.h"
 #include "core/local_master.h"
 #include "core/master.h"
-#include "base/mutex.h"
 #include "mooncake_tier/client.h"
 #include "mooncake_tier/status.h"
+#include "rpc/master_methods.h"
 
 namespace mooncake_tier {
 class InProcessTransport;
@@ -31,6 +32,7 @@ class StorageNode;
 class UcxSegmentExporter;
 class UcxTransport;
 namespace rpc {
+class ControlLaneServer;
 class GrpcMasterApi;
 class GrpcMasterLink;
 class MasterService;
@@ -55,6 +57,9 @@ struct GrpcClusterOptions {
   uint64_t node_ssd_bytes = 64 << 20;
   // Default: offload on eviction.
   MasterConfig master_config = DefaultMasterConfig();
+  // kUcx: the master also serves a control lane (rpc/control_lane_server.h),
+  // which clients use for their hot calls. Default: true.
+  bool control_lane = true;
 
   static MasterConfig DefaultMasterConfig();
 };
@@ -75,6 +80,9 @@ class GrpcCluster {
   // A new client of the store (see the data planes above).
   Result<std::unique_ptr<Client>> NewClient();
 
+  // Calls of `method` the master has served (over gRPC and the lane).
+  uint64_t master_calls(rpc::MasterMethod method) const;
+
  private:
   explicit GrpcCluster(const GrpcClusterOptions& options);
   Status StartServer();
@@ -88,6 +96,7 @@ class GrpcCluster {
   std::unique_ptr<LocalMasterApi> local_api_;
   std::unique_ptr<LocalMasterLink> local_link_;
   std::unique_ptr<rpc::MasterService> service_;
+  std::unique_ptr<rpc::ControlLaneServer> lane_;  // kUcx with control_lane
   std::unique_ptr<rpc::RpcServer> server_;
   std::unique_ptr<InProcessTransport> transport_;
   std::unique_ptr<UcxSegmentExporter> exporter_;  // kUcx
