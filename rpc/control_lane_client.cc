@@ -30,79 +30,47 @@ Result<std::unique_ptr<ControlLaneClient>> ControlLaneClient::Create(
     const std::string& transports, Duration spin) {
   MT_ASSIGN_OR_RETURN(std::unique_ptr<UcxContext> context,
                       UcxContext::Create(transports));
-  ucp_worker_params_t params{};
-  params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  params.thread_mode = UCS_THREAD_MODE_SERIALIZED;
-  ucp_worker_h worker = nullptr;
-  ucs_status_t status = ucp_worker_create(context->handle(), &params, &worker);
-  if (status != UCS_OK) return UcxError(status, "creating a UCX worker");
-  int event_fd = -1;
-  status = ucp_worker_get_efd(worker, &event_fd);
-  if (status != UCS_OK) {
-    ucp_worker_destroy(worker);
-    return UcxError(status, "getting the worker's event descriptor");
-  }
   std::unique_ptr<ControlLaneClient> client(
-      new ControlLaneClient(std::move(context), worker, event_fd, spin));
-  ucp_am_handler_param_t param{};
-  param.field_mask =
-      UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-      UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
-  param.id = kControlLaneReplyAmId;
-  param.flags = UCP_AM_FLAG_WHOLE_MSG;
-  param.cb = &ControlLaneClient::OnReply;
-  param.arg = client.get();
+      new ControlLaneClient(std::move(context), spin));
+  MT_ASSIGN_OR_RETURN(
+      client->worker_,
+      UcxWorker::CreateDriven(client->context_->handle(), &client->mu_));
   MutexLock lock(&client->mu_);
-  status = ucp_worker_set_am_recv_handler(worker, &param);
-  if (status != UCS_OK) {
-    return UcxError(status, "registering the control lane's reply handler");
-  }
+  MT_RETURN_IF_ERROR(SetAmHandler(client->worker_->handle(),
+                                  kControlLaneReplyAmId,
+                                  &ControlLaneClient::OnReply, client.get(),
+                                  "control lane's reply handler"));
   return client;
 }
 
 ControlLaneClient::ControlLaneClient(std::unique_ptr<UcxContext> context,
-                                     ucp_worker_h worker, int event_fd,
                                      Duration spin)
-    : context_(std::move(context)),
-      spin_(spin),
-      worker_(worker),
-      event_fd_(event_fd) {}
+    : context_(std::move(context)), spin_(spin) {}
 
 ControlLaneClient::~ControlLaneClient() {
-  {
-    MutexLock lock(&mu_);
-    FailAll(Status(ErrorReason::kUnavailable, "control lane closed"));
-    CloseEndpoint();
-    for (Abandoned& a : abandoned_) ucp_request_cancel(worker_, a.request);
-    for (int i = 0; i < kMaxDrainRounds && !abandoned_.empty(); ++i) {
-      ucp_worker_progress(worker_);
-      ReapAbandoned();
-    }
-    // What UCX never finished is not freed: the worker goes with it.
-    abandoned_.clear();
+  if (worker_ == nullptr) return;  // Create failed before the worker
+  MutexLock lock(&mu_);
+  FailAll(Status(ErrorReason::kUnavailable, "control lane closed"));
+  CloseEndpoint();
+  for (Abandoned& a : abandoned_) ucp_request_cancel(worker(), a.request);
+  for (int i = 0; i < kMaxDrainRounds && !abandoned_.empty(); ++i) {
+    ucp_worker_progress(worker());
+    ReapAbandoned();
   }
-  ucp_worker_destroy(worker_);
+  // What UCX never finished is not freed: the worker goes with it.
+  abandoned_.clear();
 }
 
 Status ControlLaneClient::Connect(const std::string& address) {
   MutexLock lock(&mu_);
   FailAll(Status(ErrorReason::kUnavailable, "control lane reconnecting"));
   CloseEndpoint();
-  ucp_ep_params_t params{};
-  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
-                      UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
-  params.address = reinterpret_cast<const ucp_address_t*>(address.data());
-  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-  params.err_handler.cb = &ControlLaneClient::OnError;
-  params.err_handler.arg = this;
-  ucp_ep_h ep = nullptr;
-  const ucs_status_t status = ucp_ep_create(worker_, &params, &ep);
-  if (status != UCS_OK) {
-    return Status(ErrorReason::kUnavailable,
-                  UcxError(status, "connecting to the control lane").message());
+  Result<ucp_ep_h> ep = ConnectPeer(
+      worker(), address, &ControlLaneClient::OnError, this, "the control lane");
+  if (!ep.ok()) {
+    return Status(ErrorReason::kUnavailable, ep.status().message());
   }
-  ep_ = ep;
+  ep_ = *ep;
   failed_ = false;
   return Status::Ok();
 }
@@ -143,7 +111,7 @@ void ControlLaneClient::CloseEndpoint() {
   for (int i = 0; i < kMaxDrainRounds &&
                   ucp_request_check_status(request) == UCS_INPROGRESS;
        ++i) {
-    ucp_worker_progress(worker_);
+    ucp_worker_progress(worker());
   }
   if (ucp_request_check_status(request) != UCS_INPROGRESS) {
     ucp_request_free(request);
@@ -248,7 +216,7 @@ Result<std::string> ControlLaneClient::Call(uint32_t method,
       }
     }
     if (pending.done) break;
-    if (ucp_worker_progress(worker_) != 0) continue;
+    if (ucp_worker_progress(worker()) != 0) continue;
     const auto now = SteadyClock::now();
     if (now >= deadline) {
       pending_.erase(id);
@@ -271,11 +239,11 @@ Result<std::string> ControlLaneClient::Call(uint32_t method,
       continue;
     }
     // Arming fails with BUSY while events are pending: go round again.
-    if (ucp_worker_arm(worker_) == UCS_ERR_BUSY) continue;
+    if (ucp_worker_arm(worker()) == UCS_ERR_BUSY) continue;
     const auto left =
         std::min<SteadyClock::duration>(deadline - now, kMaxSleep);
     mu_.Unlock();
-    pollfd fd{event_fd_, POLLIN, 0};
+    pollfd fd{worker_->event_fd(), POLLIN, 0};
     poll(&fd, 1,
          std::max<int>(
              1, static_cast<int>(
@@ -285,7 +253,7 @@ Result<std::string> ControlLaneClient::Call(uint32_t method,
   }
   if (send != nullptr) {
     // Given up on while in flight: UCX keeps the buffer until it is done.
-    ucp_request_cancel(worker_, send);
+    ucp_request_cancel(worker(), send);
     abandoned_.push_back(Abandoned{std::move(message), send});
   }
   mu_.Unlock();

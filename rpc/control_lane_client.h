@@ -33,6 +33,7 @@
 #include "base/mutex.h"
 #include "mooncake_tier/status.h"
 #include "transport/ucx_context.h"
+#include "transport/ucx_worker.h"
 
 namespace mooncake_tier::rpc {
 
@@ -84,8 +85,8 @@ class ControlLaneClient {
     void* request = nullptr;
   };
 
-  ControlLaneClient(std::unique_ptr<UcxContext> context, ucp_worker_h worker,
-                    int event_fd, Duration spin);
+  ControlLaneClient(std::unique_ptr<UcxContext> context, Duration spin);
+  ucp_worker_h worker() const { return worker_->handle(); }
   static ucs_status_t OnReply(void* arg, const void* header,
                               size_t header_length, void* data, size_t length,
                               const ucp_am_recv_param_t* param);
@@ -98,8 +99,8 @@ class ControlLaneClient {
   const std::unique_ptr<UcxContext> context_;
   const Duration spin_;
   mutable Mutex mu_;
-  ucp_worker_h const worker_;  // used only under mu_
-  const int event_fd_;
+  // Driven by callers, under mu_; destroyed before mu_ and context_.
+  std::unique_ptr<UcxWorker> worker_;
   ucp_ep_h ep_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool failed_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;

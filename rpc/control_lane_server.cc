@@ -3,7 +3,6 @@
 #include <utility>
 
 #include "rpc/control_lane_messages.h"
-#include "transport/ucx_status.h"
 
 namespace mooncake_tier::rpc {
 
@@ -34,20 +33,9 @@ Status ControlLaneServer::Init() {
                         return AfterProgress();
                       }));
   MutexLock lock(&mu_);
-  ucp_am_handler_param_t param{};
-  param.field_mask =
-      UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-      UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
-  param.id = kControlLaneRequestAmId;
-  param.flags = UCP_AM_FLAG_WHOLE_MSG;
-  param.cb = &ControlLaneServer::OnRequest;
-  param.arg = this;
-  const ucs_status_t status =
-      ucp_worker_set_am_recv_handler(worker_->handle(), &param);
-  if (status != UCS_OK) {
-    return UcxError(status, "registering the control lane's handler");
-  }
-  return Status::Ok();
+  return SetAmHandler(worker_->handle(), kControlLaneRequestAmId,
+                      &ControlLaneServer::OnRequest, this,
+                      "control lane's handler");
 }
 
 ControlLaneServer::~ControlLaneServer() {

@@ -1,6 +1,7 @@
 #include "transport/ucx_peer_cache.h"
 
 #include "transport/ucx_status.h"
+#include "transport/ucx_worker.h"
 
 namespace mooncake_tier {
 
@@ -60,20 +61,13 @@ Result<UcxPeerCache::Peer*> UcxPeerCache::Connect(const std::string& address) {
     peer.failed = false;
   }
   if (peer.ep != nullptr) return &peer;
-  ucp_ep_params_t params{};
-  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
-                      UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
-  params.address = reinterpret_cast<const ucp_address_t*>(address.data());
-  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-  params.err_handler.cb = &UcxPeerCache::OnError;
-  params.err_handler.arg = &peer;
-  const ucs_status_t status = ucp_ep_create(worker_, &params, &peer.ep);
-  if (status != UCS_OK) {
-    peer.ep = nullptr;
+  Result<ucp_ep_h> ep =
+      ConnectPeer(worker_, address, &UcxPeerCache::OnError, &peer, "node");
+  if (!ep.ok()) {
     peers_.erase(it);
-    return UcxError(status, "connecting to node");
+    return ep.status();
   }
+  peer.ep = *ep;
   return &peer;
 }
 

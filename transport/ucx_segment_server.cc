@@ -62,20 +62,8 @@ UcxSegmentServer::UcxSegmentServer(const UcxExporterOptions& options,
 
 Status UcxSegmentServer::SetHandler(unsigned id,
                                     ucp_am_recv_callback_t callback) {
-  ucp_am_handler_param_t param{};
-  param.field_mask =
-      UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-      UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
-  param.id = id;
-  param.flags = UCP_AM_FLAG_WHOLE_MSG;
-  param.cb = callback;
-  param.arg = this;
-  const ucs_status_t status =
-      ucp_worker_set_am_recv_handler(worker_->handle(), &param);
-  if (status != UCS_OK) {
-    return UcxError(status, "registering an SSD read message handler");
-  }
-  return Status();
+  return SetAmHandler(worker_->handle(), id, callback, this,
+                      "SSD read message handler");
 }
 
 Status UcxSegmentServer::Init(ucp_context_h context, std::byte* base,

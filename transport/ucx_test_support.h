@@ -108,23 +108,18 @@ class BarePeer {
     MutexLock lock(&mu_);
     peers_ = std::make_unique<UcxPeerCache>(worker_->handle(),
                                             std::chrono::milliseconds(1000));
-    ucp_am_handler_param_t param{};
-    param.field_mask =
-        UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-        UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
-    param.id = kSsdReadReplyAmId;
-    param.flags = UCP_AM_FLAG_WHOLE_MSG;
-    param.arg = this;
-    param.cb = [](void* arg, const void*, size_t, void* data, size_t length,
-                  const ucp_am_recv_param_t*) -> ucs_status_t {
+    ucp_am_recv_callback_t on_reply =
+        [](void* arg, const void*, size_t, void* data, size_t length,
+           const ucp_am_recv_param_t*) -> ucs_status_t {
       BarePeer* self = static_cast<BarePeer*>(arg);
       std::lock_guard<std::mutex> guard(self->replies_mu_);
       self->replies_.push_back(DecodeSsdReadReply(
           std::string_view(static_cast<const char*>(data), length)));
       return UCS_OK;
     };
-    EXPECT_EQ(ucp_worker_set_am_recv_handler(worker_->handle(), &param),
-              UCS_OK);
+    EXPECT_TRUE(SetAmHandler(worker_->handle(), kSsdReadReplyAmId, on_reply,
+                             this, "reply handler")
+                    .ok());
   }
 
   ~BarePeer() {

@@ -117,20 +117,9 @@ Status UcxTransport::Init() {
         ucx_mu_.AssertHeld();  // UCX error callbacks run under it.
         FailSsdReads(address, status);
       });
-  ucp_am_handler_param_t param{};
-  param.field_mask =
-      UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-      UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
-  param.id = kSsdReadReplyAmId;
-  param.flags = UCP_AM_FLAG_WHOLE_MSG;
-  param.cb = &UcxTransport::OnSsdReply;
-  param.arg = this;
-  const ucs_status_t status =
-      ucp_worker_set_am_recv_handler(worker_->handle(), &param);
-  if (status != UCS_OK) {
-    return UcxError(status, "registering the SSD read reply handler");
-  }
-  return Status();
+  return SetAmHandler(worker_->handle(), kSsdReadReplyAmId,
+                      &UcxTransport::OnSsdReply, this,
+                      "SSD read reply handler");
 }
 
 UcxTransport::~UcxTransport() {

@@ -19,12 +19,28 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "base/mutex.h"
 #include "mooncake_tier/status.h"
 
 namespace mooncake_tier {
+
+// Registers `callback` (called with `arg`) for the active messages `id`
+// of `worker`, whole messages only. `what` names the handler in the error.
+// REQUIRES: the worker's mutex held.
+Status SetAmHandler(ucp_worker_h worker, unsigned id,
+                    ucp_am_recv_callback_t callback, void* arg,
+                    std::string_view what);
+
+// An endpoint of `worker` to the worker at `address`, with peer error
+// handling: `on_error(arg, ep, status)` runs from progress (under the
+// worker's mutex) when the peer fails. `what` names the peer in the error.
+// REQUIRES: the worker's mutex held.
+Result<ucp_ep_h> ConnectPeer(ucp_worker_h worker, const std::string& address,
+                             ucp_err_handler_cb_t on_error, void* arg,
+                             std::string_view what);
 
 class UcxWorker {
  public:
@@ -36,6 +52,10 @@ class UcxWorker {
   // `mu` and `context` must outlive the worker.
   static Result<std::unique_ptr<UcxWorker>> Create(
       ucp_context_h context, Mutex* mu, AfterProgress after_progress = {});
+  // The same worker with no progress thread: its callers drive it (with
+  // `mu` held), sleeping on event_fd() between rounds.
+  static Result<std::unique_ptr<UcxWorker>> CreateDriven(ucp_context_h context,
+                                                         Mutex* mu);
   // Stops the thread and destroys the worker. REQUIRES: the owner has closed
   // its endpoints and released its keys and requests.
   ~UcxWorker();
@@ -46,6 +66,8 @@ class UcxWorker {
   ucp_worker_h handle() const { return worker_; }
   // The worker address peers pass to ucp_ep_create (opaque bytes).
   const std::string& address() const { return address_; }
+  // Readable when the worker has events, once armed (ucp_worker_arm).
+  int event_fd() const { return event_fd_; }
 
   // Wakes the progress thread: call after issuing operations.
   void Signal();
@@ -59,15 +81,14 @@ class UcxWorker {
   void ProgressOnce();
 
  private:
-  UcxWorker(ucp_worker_h worker, int event_fd, std::string address, Mutex* mu,
-            AfterProgress after_progress);
+  UcxWorker(ucp_worker_h worker, int event_fd, std::string address, Mutex* mu);
   void Run();
 
   ucp_worker_h const worker_;
   const int event_fd_;
   const std::string address_;
   Mutex* const mu_;
-  const AfterProgress after_progress_;
+  AfterProgress after_progress_;  // set before the thread starts
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
