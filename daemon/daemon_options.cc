@@ -235,7 +235,7 @@ void AddMasterOptions(CLI::App* sub, MasterProcessOptions* m) {
                     "At shutdown, calls in flight get this long to finish.");
   sub->add_flag("--control-lane,!--no-control-lane", m->control_lane,
                 "Serve the hot client calls (exists, replica lists, prefix "
-                "probes, lease releases) on a UCX control lane beside gRPC "
+                "probes) on a UCX control lane beside gRPC "
                 "as well: a fraction of a gRPC call's cost. Clients find it "
                 "through gRPC and fall back to gRPC without it. Its UCX "
                 "transports follow UCX_TLS. Default: on.");

@@ -49,16 +49,19 @@ ControlLaneClient::ControlLaneClient(std::unique_ptr<UcxContext> context,
 
 ControlLaneClient::~ControlLaneClient() {
   if (worker_ == nullptr) return;  // Create failed before the worker
-  MutexLock lock(&mu_);
-  FailAll(Status(ErrorReason::kUnavailable, "control lane closed"));
-  CloseEndpoint();
-  for (Abandoned& a : abandoned_) ucp_request_cancel(worker(), a.request);
-  for (int i = 0; i < kMaxDrainRounds && !abandoned_.empty(); ++i) {
-    ucp_worker_progress(worker());
-    ReapAbandoned();
+  {
+    MutexLock lock(&mu_);
+    FailAll(Status(ErrorReason::kUnavailable, "control lane closed"));
+    CloseEndpoint();  // ends the sends still in flight
+    for (int i = 0; i < kMaxDrainRounds && !abandoned_.empty(); ++i) {
+      ucp_worker_progress(worker());
+      ReapAbandoned();
+    }
+    // Any UCX did not finish is released with the worker; its buffer
+    // outlives the worker.
+    for (Abandoned& a : abandoned_) ucp_request_free(a.request);
   }
-  // What UCX never finished is not freed: the worker goes with it.
-  abandoned_.clear();
+  worker_.reset();
 }
 
 Status ControlLaneClient::Connect(const std::string& address) {
@@ -216,21 +219,29 @@ Result<std::string> ControlLaneClient::Call(uint32_t method,
       }
     }
     if (pending.done) break;
-    if (ucp_worker_progress(worker()) != 0) continue;
+    const unsigned events = ucp_worker_progress(worker());
     const auto now = SteadyClock::now();
     if (now >= deadline) {
       pending_.erase(id);
       ++stats_.timeouts;
       pending.done = true;
-      pending.status = Status(
-          ErrorReason::kTimeout,
-          "no answer on the control lane within " +
-              std::to_string(
-                  std::chrono::duration_cast<std::chrono::milliseconds>(timeout)
-                      .count()) +
-              " ms");
+      const std::string waited =
+          std::to_string(
+              std::chrono::duration_cast<std::chrono::milliseconds>(timeout)
+                  .count()) +
+          " ms";
+      // A request that never left (the lane is unreachable) is not a slow
+      // master: the caller may send it another way.
+      pending.status =
+          send != nullptr
+              ? Status(
+                    ErrorReason::kUnavailable,
+                    "the control lane did not take a request within " + waited)
+              : Status(ErrorReason::kTimeout,
+                       "no answer on the control lane within " + waited);
       break;
     }
+    if (events != 0) continue;
     if (now < spin_until) {
       // Let other callers (and their answers) in between rounds.
       mu_.Unlock();
@@ -252,9 +263,19 @@ Result<std::string> ControlLaneClient::Call(uint32_t method,
     mu_.Lock();
   }
   if (send != nullptr) {
-    // Given up on while in flight: UCX keeps the buffer until it is done.
-    ucp_request_cancel(worker(), send);
+    // Given up on while in flight: UCX keeps the buffer until it is done,
+    // and only closing the endpoint ends a send (UCX cannot cancel one).
+    // The other calls on it fail UNAVAILABLE; the lane reconnects later.
     abandoned_.push_back(Abandoned{std::move(message), send});
+    FailAll(Status(ErrorReason::kUnavailable,
+                   "control lane closed after a send that did not complete"));
+    CloseEndpoint();
+    ReapAbandoned();
+  } else if (pending.status.reason() == ErrorReason::kTimeout) {
+    // The master does not answer on this endpoint: a fresh one next time.
+    FailAll(Status(ErrorReason::kUnavailable,
+                   "control lane closed after an unanswered call"));
+    CloseEndpoint();
   }
   mu_.Unlock();
   if (!pending.status.ok()) return pending.status;

@@ -5,14 +5,21 @@
 #include "rpc/control_lane_messages.h"
 
 namespace mooncake_tier::rpc {
+namespace {
+
+// An answer's header and status beside its payload, at most.
+constexpr size_t kReplyOverhead = 2048;
+
+}  // namespace
 
 Result<std::unique_ptr<ControlLaneServer>> ControlLaneServer::Create(
     MasterService* service, ControlLaneServerOptions options) {
-  if (options.reply_timeout <= Duration::zero() ||
-      options.max_unsent_replies == 0) {
+  if (options.max_unsent_replies == 0 || options.max_unsent_bytes == 0 ||
+      options.max_unsent_replies_per_client == 0 ||
+      options.max_unsent_bytes_per_client < kMaxControlLaneBytes) {
     return Status(ErrorReason::kInvalidArgument,
-                  "control lane: reply_timeout and max_unsent_replies must "
-                  "be positive");
+                  "control lane: the unsent-answer limits must be positive "
+                  "and a client's bytes at least one message's");
   }
   std::unique_ptr<ControlLaneServer> server(
       new ControlLaneServer(service, std::move(options)));
@@ -42,17 +49,13 @@ ControlLaneServer::~ControlLaneServer() {
   if (worker_ == nullptr) return;  // Init failed before the worker
   service_->SetControlLane(std::string());
   worker_->Stop();
-  MutexLock lock(&mu_);
-  for (Outgoing& out : outgoing_) {
-    ucp_request_cancel(worker_->handle(), out.request);
+  {
+    MutexLock lock(&mu_);
+    // UCX cannot cancel a send: the answers still in flight are released
+    // with the worker, and their buffers (in outgoing_) outlive it.
+    for (Outgoing& out : outgoing_) ucp_request_free(out.request);
   }
-  // Cancelled sends complete within a few rounds; a bounded wait.
-  for (int round = 0; round < 1000 && !outgoing_.empty(); ++round) {
-    worker_->ProgressOnce();
-    AfterProgress();
-  }
-  for (Outgoing& out : outgoing_) ucp_request_free(out.request);
-  outgoing_.clear();
+  worker_.reset();
 }
 
 ControlLaneServerStats ControlLaneServer::stats() const {
@@ -87,20 +90,33 @@ void ControlLaneServer::Serve(std::string_view message, ucp_ep_h reply_ep) {
     return;
   }
   std::string response;
-  const Status status =
+  Status status =
       request->method >= kMasterMethodCount
           ? Status(ErrorReason::kInvalidArgument,
                    "control lane: unknown method " +
                        std::to_string(request->method))
           : service_->ServeLaneCall(static_cast<MasterMethod>(request->method),
                                     request->payload, &response);
+  if (status.ok() && response.size() + kReplyOverhead > kMaxControlLaneBytes) {
+    // The client asks again over gRPC, which carries more.
+    status = Status(ErrorReason::kNotApplicable,
+                    "the answer is too large for the control lane");
+    response.clear();
+  }
   ++stats_.calls;
   Reply(reply_ep,
         EncodeControlLaneReply(request->request_id, status, response));
 }
 
 void ControlLaneServer::Reply(ucp_ep_h ep, std::string payload) {
-  if (outgoing_.size() >= options_.max_unsent_replies) {
+  // UCX cannot cancel a send, so what a client does not take stays here
+  // until its endpoint fails: bounded per client and in all.
+  Backlog& backlog = backlog_[ep];
+  if (backlog.replies >= options_.max_unsent_replies_per_client ||
+      backlog.bytes + payload.size() > options_.max_unsent_bytes_per_client ||
+      outgoing_.size() >= options_.max_unsent_replies ||
+      unsent_bytes_ + payload.size() > options_.max_unsent_bytes) {
+    if (backlog.replies == 0) backlog_.erase(ep);
     ++stats_.replies_dropped;
     return;
   }
@@ -111,32 +127,33 @@ void ControlLaneServer::Reply(ucp_ep_h ep, std::string payload) {
   ucs_status_ptr_t request =
       ucp_am_send_nbx(ep, kControlLaneReplyAmId, nullptr, 0, owned->data(),
                       owned->size(), &param);
-  if (UCS_PTR_IS_ERR(request)) {
-    ++stats_.replies_dropped;
+  if (UCS_PTR_IS_ERR(request) || request == nullptr) {
+    // Failed, or sent already.
+    if (UCS_PTR_IS_ERR(request)) ++stats_.replies_dropped;
+    if (backlog.replies == 0) backlog_.erase(ep);
     return;
   }
-  if (request == nullptr) return;  // sent already
-  outgoing_.push_back(Outgoing{std::move(owned), request,
-                               SteadyClock::now() + options_.reply_timeout});
+  ++backlog.replies;
+  backlog.bytes += owned->size();
+  unsent_bytes_ += owned->size();
+  outgoing_.push_back(Outgoing{std::move(owned), request, ep});
 }
 
 bool ControlLaneServer::AfterProgress() {
-  if (outgoing_.empty()) return false;
-  const auto now = SteadyClock::now();
   for (auto it = outgoing_.begin(); it != outgoing_.end();) {
-    if (ucp_request_check_status(it->request) != UCS_INPROGRESS) {
-      ucp_request_free(it->request);
-      it = outgoing_.erase(it);
+    if (ucp_request_check_status(it->request) == UCS_INPROGRESS) {
+      ++it;
       continue;
     }
-    if (now >= it->deadline) {
-      // The client does not take its answer: cancelling completes the send
-      // (with an error) in a later round, which reaps it.
-      ucp_request_cancel(worker_->handle(), it->request);
-      ++stats_.replies_cancelled;
-      it->deadline = SteadyClock::time_point::max();
+    ucp_request_free(it->request);
+    const size_t bytes = it->payload->size();
+    unsent_bytes_ -= bytes;
+    auto backlog = backlog_.find(it->ep);
+    if (backlog != backlog_.end()) {
+      backlog->second.bytes -= bytes;
+      if (--backlog->second.replies == 0) backlog_.erase(backlog);
     }
-    ++it;
+    it = outgoing_.erase(it);
   }
   return false;
 }

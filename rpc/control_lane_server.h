@@ -2,7 +2,7 @@
 
 // The master's end of the control lane (docs/design/control-path.md): a
 // UCX worker whose active messages carry the hot client calls (Exists,
-// GetReplicaList, ProbePrefix, ReleaseLeases) beside gRPC, for a fraction
+// GetReplicaList, ProbePrefix) beside gRPC, for a fraction
 // of a gRPC call's cost.
 //
 // Each request is served on the worker's progress thread, inside the
@@ -11,11 +11,14 @@
 // standby answers NOT_LEADER and the client goes back to gRPC). Only calls
 // that never wait are carried, so the thread is never held by one. The
 // answer goes back on the endpoint the request came in on, without waiting;
-// the progress thread reaps sent answers and cancels one a client has not
-// taken within `reply_timeout`. Past `max_unsent_replies` answers in
-// flight, new answers are dropped (counted) and their callers time out.
-// A malformed request is answered INVALID_ARGUMENT when its header names
-// a request, else dropped (counted); it changes nothing.
+// the progress thread reaps sent answers. UCX cannot cancel a send, so an
+// answer a client does not take stays until its endpoint fails; the
+// options bound those per client and in all, and past a bound an answer is
+// dropped (counted) and its caller times out. An answer too large for the
+// lane answers NOT_APPLICABLE (the client asks over gRPC). A request that
+// does not decode is dropped (counted); one whose method the lane does not
+// carry, or whose payload does not parse, is answered so; none changes
+// anything.
 //
 // Creating the server publishes its address through the service's
 // GetControlLane; destroying it withdraws the address, stops the thread
@@ -30,6 +33,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "mooncake_tier/status.h"
@@ -42,17 +46,21 @@ namespace mooncake_tier::rpc {
 struct ControlLaneServerOptions {
   // UCX transports as UCX_TLS spells them; empty keeps UCX's configuration.
   std::string transports;
-  // An answer the client has not taken by then is cancelled. Default: 5 s.
-  Duration reply_timeout = std::chrono::seconds(5);
-  // Answers in flight at most. Default: 4096.
+  // Answers not yet taken by their clients, at most, in all and per client
+  // (per endpoint); past a limit an answer is dropped and its caller times
+  // out. Defaults: 4096 answers and 256 MiB in all, 64 answers and 16 MiB
+  // per client. REQUIRES: positive; per client at least one message
+  // (kMaxControlLaneBytes).
   size_t max_unsent_replies = 4096;
+  size_t max_unsent_bytes = 256u << 20;
+  size_t max_unsent_replies_per_client = 64;
+  size_t max_unsent_bytes_per_client = 16u << 20;
 };
 
 struct ControlLaneServerStats {
   uint64_t calls = 0;              // answered, whatever the outcome
   uint64_t malformed = 0;          // requests that did not decode
-  uint64_t replies_dropped = 0;    // over the cap, or failed to send
-  uint64_t replies_cancelled = 0;  // not taken within reply_timeout
+  uint64_t replies_dropped = 0;    // over a limit, or failed to send
 };
 
 class ControlLaneServer {
@@ -70,11 +78,15 @@ class ControlLaneServer {
   ControlLaneServerStats stats() const;
 
  private:
-  using SteadyClock = std::chrono::steady_clock;
   struct Outgoing {
     std::unique_ptr<std::string> payload;
     void* request = nullptr;
-    SteadyClock::time_point deadline;
+    ucp_ep_h ep = nullptr;
+  };
+  // What one client (endpoint) has not taken yet.
+  struct Backlog {
+    size_t replies = 0;
+    size_t bytes = 0;
   };
 
   ControlLaneServer(MasterService* service, ControlLaneServerOptions options);
@@ -93,6 +105,8 @@ class ControlLaneServer {
   std::unique_ptr<UcxContext> context_;
   mutable Mutex mu_;
   std::vector<Outgoing> outgoing_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<ucp_ep_h, Backlog> backlog_ ABSL_GUARDED_BY(mu_);
+  size_t unsent_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   ControlLaneServerStats stats_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<UcxWorker> worker_;
 };

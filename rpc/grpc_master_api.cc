@@ -5,6 +5,7 @@
 
 #include "rpc/batch_util.h"
 #include "rpc/control_lane_client.h"
+#include "rpc/control_lane_messages.h"
 #include "rpc/convert.h"
 #include "rpc/master_stub.h"
 
@@ -39,7 +40,11 @@ Result<std::unique_ptr<GrpcMasterApi>> GrpcMasterApi::Create(
 
 GrpcMasterApi::GrpcMasterApi(std::unique_ptr<MasterStub> stub,
                              ControlLaneOptions lane)
-    : stub_(std::move(stub)), lane_options_(std::move(lane)) {}
+    : stub_(std::move(stub)),
+      lane_options_(std::move(lane)),
+      lane_backoff_(
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+              lane_options_.retry)) {}
 
 GrpcMasterApi::~GrpcMasterApi() = default;
 
@@ -51,18 +56,28 @@ uint64_t GrpcMasterApi::lane_calls() const {
   return lane_calls_.load(std::memory_order_relaxed);
 }
 
-bool GrpcMasterApi::LaneReady() {
-  if (lane_ == nullptr) return false;
-  if (lane_->connected()) return true;
+bool GrpcMasterApi::LaneDue() {
+  if (lane_ == nullptr || lane_->connected()) return false;
   const auto now = std::chrono::steady_clock::now();
-  {
-    // One caller looks at a time, and not more often than `retry`.
-    MutexLock lock(&lane_mu_);
-    if (now < next_lane_try_) return false;
-    next_lane_try_ =
-        now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                  lane_options_.retry);
-  }
+  // One caller looks at a time, and not before the back-off ran out.
+  MutexLock lock(&lane_mu_);
+  if (now < next_lane_try_) return false;
+  next_lane_try_ = now + lane_backoff_;
+  // Each look that does not end in a working lane doubles the wait, up to
+  // a minute; a lane call answered resets it (LaneWorked).
+  lane_backoff_ = std::min<std::chrono::steady_clock::duration>(
+      lane_backoff_ * 2, std::chrono::minutes(1));
+  return true;
+}
+
+void GrpcMasterApi::LaneWorked() {
+  MutexLock lock(&lane_mu_);
+  lane_backoff_ =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          lane_options_.retry);
+}
+
+void GrpcMasterApi::FindLane() {
   proto::GetControlLaneRequest req;
   proto::GetControlLaneResponse resp;
   const Status found = stub_->Call(
@@ -70,52 +85,60 @@ bool GrpcMasterApi::LaneReady() {
       [&](Stub& s, Context* c) { return s.GetControlLane(c, req, &resp); });
   if (!found.ok() || resp.worker_address().empty() ||
       resp.worker_address().size() > kMaxLaneAddressBytes) {
-    return false;
+    return;
   }
-  return lane_->Connect(resp.worker_address()).ok();
+  lane_->Connect(resp.worker_address()).IgnoreError();
 }
 
 template <typename Req, typename Resp, typename Rpc>
 Status GrpcMasterApi::Unary(MasterMethod method, size_t items, const Req& req,
                             Resp* resp, Rpc&& rpc) {
-  if (items > 0 && LaneReady()) {
+  // Larger calls than the lane carries go over gRPC.
+  if (items > 0 && lane_ != nullptr && lane_->connected() &&
+      req.ByteSizeLong() + 64 <= kMaxControlLaneBytes) {
     const auto start = std::chrono::steady_clock::now();
     Result<std::string> answer =
         lane_->Call(static_cast<uint32_t>(method), req.SerializeAsString(),
                     stub_->deadline());
     const Duration took = std::chrono::duration_cast<Duration>(
         std::chrono::steady_clock::now() - start);
+    const ErrorReason reason =
+        answer.ok() ? ErrorReason::kNone : answer.status().reason();
     if (answer.ok()) {
       if (resp->ParseFromString(*answer)) {
         stub_->Record(method, Status::Ok(), took);
         lane_calls_.fetch_add(1, std::memory_order_relaxed);
+        LaneWorked();
         return Status::Ok();
       }
       resp->Clear();
       lane_->Disconnect();  // an answer that does not parse: trust gRPC
-    } else {
-      const ErrorReason reason = answer.status().reason();
-      if (reason == ErrorReason::kTimeout) {
-        stub_->Record(method, answer.status(), took);
-        lane_->Disconnect();
-        return Status(reason, std::string(MasterMethodName(method)) +
-                                  " to master: " + answer.status().message());
-      }
-      const bool lane_trouble = reason == ErrorReason::kUnavailable ||
-                                reason == ErrorReason::kNotLeader ||
-                                reason == ErrorReason::kNotApplicable;
-      if (!lane_trouble) {
-        // The master's verdict on the call itself, as gRPC would carry it.
-        stub_->Record(method, answer.status(), took);
-        return Status(reason, std::string(MasterMethodName(method)) +
-                                  " to master: " + answer.status().message());
-      }
+    } else if (reason == ErrorReason::kTimeout) {
+      // Delivered and not answered: the master is slow, and gRPC would wait
+      // as long again. (The lane closed its endpoint.)
+      stub_->Record(method, answer.status(), took);
+      return Status(reason, std::string(MasterMethodName(method)) +
+                                " to master: " + answer.status().message());
+    } else if (reason == ErrorReason::kNotApplicable) {
+      // Not for the lane (a reply too large, a method it does not carry):
+      // this call goes over gRPC, the lane stays.
+    } else if (reason == ErrorReason::kUnavailable ||
+               reason == ErrorReason::kNotLeader) {
       // Down, failed, or a master that no longer leads: gRPC finds the
       // leader; the lane is looked for again later.
       lane_->Disconnect();
+    } else {
+      // The master's verdict on the call itself, as gRPC would carry it.
+      stub_->Record(method, answer.status(), took);
+      return Status(reason, std::string(MasterMethodName(method)) +
+                                " to master: " + answer.status().message());
     }
   }
-  return stub_->Call(method, items, std::forward<Rpc>(rpc));
+  const Status status = stub_->Call(method, items, std::forward<Rpc>(rpc));
+  // The lane is looked for after a call that reached the master, so that
+  // looking never delays a call to a master that is down.
+  if (status.ok() && LaneDue()) FindLane();
+  return status;
 }
 
 std::vector<Result<ReplicaDescriptor>> GrpcMasterApi::PutStart(
@@ -174,8 +197,11 @@ Result<size_t> GrpcMasterApi::ReleaseLeases(
     out->set_lease_id(r.lease_id);
   }
   proto::ReleaseLeasesResponse resp;
-  MT_RETURN_IF_ERROR(Unary(
-      MasterMethod::kReleaseLeases, releases.size(), req, &resp,
+  // Over gRPC only: a release must not be sent twice (each one ends a
+  // reader's share of the lease), and a lane call that failed may have
+  // been delivered. Releases are batched off the read path anyway.
+  MT_RETURN_IF_ERROR(stub_->Call(
+      MasterMethod::kReleaseLeases, releases.size(),
       [&](Stub& s, Context* c) { return s.ReleaseLeases(c, req, &resp); }));
   return static_cast<size_t>(resp.released());
 }

@@ -30,9 +30,9 @@ namespace mooncake_tier::rpc {
 class MasterStub;
 class ControlLaneClient;
 
-// The control lane (docs/design/control-path.md): Exists, GetReplicaList,
-// ProbePrefix and ReleaseLeases go as UCX active messages to the master's
-// lane, found through GetControlLane, instead of gRPC.
+// The control lane (docs/design/control-path.md): Exists, GetReplicaList
+// and ProbePrefix go as UCX active messages to the master's lane, found
+// through GetControlLane, instead of gRPC.
 struct ControlLaneOptions {
   // Default: off (the remote client turns it on; RemoteClientOptions).
   bool enabled = false;
@@ -47,12 +47,15 @@ class GrpcMasterApi final : public MasterApi {
  public:
   // INVALID_ARGUMENT for an empty target or a non-positive deadline.
   // Connects lazily.
-  // With `lane.enabled`, the hot calls take the control lane when the
-  // master offers one: a call that finds the lane down, failed, refused by
-  // a master that no longer leads, or not offered, goes over gRPC (the
-  // lane's calls are all safe to send twice). A call the lane does not
-  // answer in time fails TIMEOUT, as over gRPC. UNAVAILABLE when UCX
-  // cannot start.
+  // With `lane.enabled`, the hot lookups take the control lane when the
+  // master offers one. The lane is looked for after a gRPC call that
+  // reached the master, at most once per `retry`, backing off (doubling, up
+  // to a minute) while looks find no working lane. A call that finds the
+  // lane down, failed, unreachable, refused by a master that no longer
+  // leads, or too large for it goes over gRPC (Exists, GetReplicaList and
+  // ProbePrefix are safe to send twice; ReleaseLeases never takes the
+  // lane). A call the lane took and did not answer in time fails TIMEOUT,
+  // as over gRPC. UNAVAILABLE when UCX cannot start.
   static Result<std::unique_ptr<GrpcMasterApi>> Create(
       GrpcChannelOptions options, ControlLaneOptions lane = {});
   ~GrpcMasterApi() override;
@@ -89,8 +92,13 @@ class GrpcMasterApi final : public MasterApi {
 
  private:
   GrpcMasterApi(std::unique_ptr<MasterStub> stub, ControlLaneOptions lane);
-  // Whether the lane is connected, connecting when it is time to look.
-  bool LaneReady();
+  // Whether it is time to look for the lane (not connected, back-off over);
+  // claims the look.
+  bool LaneDue();
+  // A lane call was answered: the back-off starts again from `retry`.
+  void LaneWorked();
+  // Asks the master for its lane (GetControlLane) and connects to it.
+  void FindLane();
   // One unary call: over the lane when ready (and `Resp` parses its
   // answer), else `rpc` over gRPC.
   template <typename Req, typename Resp, typename Rpc>
@@ -103,6 +111,7 @@ class GrpcMasterApi final : public MasterApi {
   Mutex lane_mu_;
   std::chrono::steady_clock::time_point next_lane_try_
       ABSL_GUARDED_BY(lane_mu_);
+  std::chrono::steady_clock::duration lane_backoff_ ABSL_GUARDED_BY(lane_mu_);
   std::atomic<uint64_t> lane_calls_{0};
 };
 

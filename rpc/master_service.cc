@@ -430,10 +430,6 @@ class MasterService::Handler final : public proto::MasterService::Service {
       case MasterMethod::kProbePrefix:
         return ServeLane<proto::ProbePrefixRequest, proto::ProbePrefixResponse>(
             request, response, &H::ProbePrefix);
-      case MasterMethod::kReleaseLeases:
-        return ServeLane<proto::ReleaseLeasesRequest,
-                         proto::ReleaseLeasesResponse>(request, response,
-                                                       &H::ReleaseLeases);
       default:
         return Status(ErrorReason::kNotApplicable,
                       "method " + std::string(MasterMethodName(method)) +

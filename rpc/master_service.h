@@ -72,7 +72,7 @@ class MasterService {
   // `method`'s gRPC twin; on OK *response is its serialized response. The
   // call goes through the same handler, leader check and recorder as over
   // gRPC. Only calls that never wait are served (Exists, GetReplicaList,
-  // ProbePrefix, ReleaseLeases); others answer NOT_APPLICABLE. A request
+  // ProbePrefix); others answer NOT_APPLICABLE. A request
   // that does not parse answers INVALID_ARGUMENT.
   Status ServeLaneCall(MasterMethod method, std::string_view request,
                        std::string* response);

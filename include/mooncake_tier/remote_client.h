@@ -59,7 +59,7 @@ struct RemoteClientOptions {
   bool location_cache = true;
   // Locations the cache holds, at most. REQUIRES: > 0. Default: 65536.
   size_t location_cache_entries = 65536;
-  // Send exists, replica-list, prefix-probe and lease-release calls over
+  // Send exists, replica-list and prefix-probe calls over
   // the master's UCX control lane (on ucx_transports) when it offers one,
   // instead of gRPC: tens of microseconds instead of about a hundred.
   // Falls back to gRPC whenever the lane is missing or fails

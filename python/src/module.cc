@@ -270,7 +270,7 @@ another client removes or rewrites a key, this one may read the earlier
 value until the grant ends.
 
 With control_lane (the default), lookups (exists, replica lists, prefix
-probes, lease releases) go to the master's UCX control lane when it offers
+probes) go to the master's UCX control lane when it offers
 one, at about a third of a gRPC call's latency, and over gRPC otherwise.
 
 Every method releases the GIL while it waits on the network or a disk, and

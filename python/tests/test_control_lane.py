@@ -9,14 +9,15 @@ import urllib.request
 import mooncake_tier as mt
 
 
-def calls(daemon, method: str) -> float:
-    """mooncake_rpc_requests_total summed over codes for `method`."""
+def calls(daemon, method: str, code: str = "OK") -> float:
+    """mooncake_rpc_requests_total{method, code}."""
     total = 0.0
     with urllib.request.urlopen(f"http://{daemon.admin_address}/metrics",
                                 timeout=5) as r:
         for line in r.read().decode().splitlines():
             if (line.startswith("mooncake_rpc_requests_total{")
-                    and f'method="{method}"' in line):
+                    and f'method="{method}"' in line
+                    and f'code="{code}"' in line):
                 total += float(line.rsplit(" ", 1)[1])
     return total
 
@@ -33,5 +34,6 @@ def test_lookups_answer_the_same_with_and_without_the_lane(daemon, key):
             assert not store.exists(keys[2]).exists
             assert tuple(store.probe_prefix(keys)) == (2, 8192)
             assert store.get(keys[1]) == bytes([2]) * 4096
-        # Only the store with the lane looked for it.
+        # Only the store with the lane looked for it, and the daemon offered
+        # it (an answer counted OK).
         assert calls(daemon, "GetControlLane") == asked + 1
