@@ -1,17 +1,19 @@
 #pragma once
 
-// The vocabulary of the admin HTTP API, kept apart from cpp-httplib so the
+// The vocabulary of the admin HTTP API, kept apart from the HTTP edge so the
 // route table and the handlers can be read (and tested) without a server:
 // a parsed request, a response, and a route (method, path pattern, help,
 // whether it mutates, handler).
 //
 // Thread safety: values; handlers must be thread-safe (they run on the
-// server's worker threads).
+// edge's lanes).
 
 #include <functional>
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "admin_server/admin_facade.h"
 #include "mooncake_tier/status.h"
@@ -35,6 +37,8 @@ struct AdminResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // Further header fields (WWW-Authenticate, X-Mooncake-Leader, ...).
+  std::vector<std::pair<std::string, std::string>> headers;
 
   static AdminResponse Json(int status, const nlohmann::json& body);
   static AdminResponse Text(int status, std::string body,

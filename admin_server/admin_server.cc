@@ -4,10 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <optional>
+#include <string_view>
 
 #include "admin_server/admin_routes.h"
-#include "admin_server/http_listener.h"
-#include "httplib.h"
 #include "spdlog/spdlog.h"
 
 namespace mooncake_tier::admin {
@@ -26,36 +27,46 @@ bool SameSecret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-void Write(const AdminResponse& response, httplib::Response& res) {
-  res.status = response.status;
-  res.set_content(response.body, response.content_type.c_str());
+AdminResponse NotFound() {
+  return AdminResponse::Error(404, "NOT_FOUND", "ROUTE_NOT_FOUND",
+                              "no such route");
 }
 
-// The body of an error httplib raised itself (before any route ran).
-AdminResponse EdgeError(int status) {
-  switch (status) {
-    case 400:
-      return AdminResponse::BadRequest("malformed request", "BAD_REQUEST");
-    case 404:
-      return AdminResponse::Error(404, "NOT_FOUND", "ROUTE_NOT_FOUND",
-                                  "no such route");
-    case 413:
-      return AdminResponse::Error(413, "RESOURCE_EXHAUSTED",
-                                  "PAYLOAD_TOO_LARGE",
-                                  "the request body is too large");
-    case 414:
-      return AdminResponse::Error(414, "RESOURCE_EXHAUSTED", "URI_TOO_LONG",
-                                  "the request URI is too long");
-    default:
-      return AdminResponse::Error(status, "UNKNOWN", "HTTP_ERROR",
-                                  "HTTP status " + std::to_string(status));
+// The query of `target` ("a=1&b=x%20y"): names and values percent-decoded,
+// '+' read as a space; the first value of a repeated name wins.
+std::optional<std::map<std::string, std::string>> ParseQuery(
+    std::string_view target) {
+  std::map<std::string, std::string> query;
+  const size_t mark = target.find('?');
+  if (mark == std::string_view::npos) return query;
+  std::string_view rest = target.substr(mark + 1);
+  while (!rest.empty()) {
+    const size_t amp = rest.find('&');
+    std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view()
+                                         : rest.substr(amp + 1);
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    std::string name(pair.substr(0, eq));
+    std::string value(eq == std::string_view::npos ? std::string_view()
+                                                   : pair.substr(eq + 1));
+    std::replace(name.begin(), name.end(), '+', ' ');
+    std::replace(value.begin(), value.end(), '+', ' ');
+    std::optional<std::string> decoded_name = PercentDecode(name);
+    std::optional<std::string> decoded_value = PercentDecode(value);
+    if (!decoded_name || !decoded_value) return std::nullopt;
+    query.emplace(std::move(*decoded_name), std::move(*decoded_value));
   }
+  return query;
 }
 
-// The path as sent, before httplib decoded it (so %2F stays inside a key).
-std::string RawPath(const httplib::Request& req) {
-  const std::string& target = req.target.empty() ? req.path : req.target;
-  return target.substr(0, target.find('?'));
+// Where a route runs on the edge: health from memory on its I/O thread,
+// metrics on a lane of their own, the API on the rest.
+HttpLane LaneOf(const AdminRoute& route) {
+  if (route.pattern == "/healthz" || route.pattern == "/readyz") {
+    return HttpLane::kInline;
+  }
+  return route.pattern == "/metrics" ? HttpLane::kObserve : HttpLane::kApi;
 }
 
 }  // namespace
@@ -110,69 +121,26 @@ Result<std::unique_ptr<AdminServer>> AdminServer::Start(
 Result<std::unique_ptr<AdminServer>> AdminServer::StartSite(
     AdminServerOptions options, Site site, AdminFacade* facade,
     MetricsSource metrics, rpc::CallRecorder* requests) {
-  MT_RETURN_IF_ERROR(CheckListenerOptions(options, site.what));
+  if (options.token.empty() && !IsLoopbackAddress(options.bind_address)) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "refusing to serve " + site.what + " on '" +
+                      options.bind_address +
+                      "' without an admin token: set --admin-token or bind "
+                      "a loopback address");
+  }
   if (requests != nullptr &&
       requests->method_count() != site.routes.routes().size()) {
     return Status(ErrorReason::kInvalidArgument,
                   "the request recorder must be built with RouteNames()");
   }
-  std::unique_ptr<AdminServer> server(
-      new AdminServer(std::move(options), std::move(site), facade,
-                      std::move(metrics), requests));
-  MT_RETURN_IF_ERROR(server->Listen());
+  std::unique_ptr<AdminServer> server(new AdminServer(
+      options, std::move(site), facade, std::move(metrics), requests));
+  MT_ASSIGN_OR_RETURN(server->edge_,
+                      HttpEdge::Start(options, server.get(), server->what_));
+  spdlog::info("admin: serving {} on http://{}:{}{}", server->what_,
+               options.bind_address, server->port(),
+               options.token.empty() ? "" : " (token required)");
   return server;
-}
-
-void AdminServer::InstallHandlers() {
-  ConfigureListener(*server_, options_);
-  const size_t max_header = options_.max_header_bytes;
-  server_->set_pre_routing_handler([max_header](const httplib::Request& req,
-                                                httplib::Response& res) {
-    size_t bytes = 0;
-    for (const auto& [name, value] : req.headers) {
-      bytes += name.size() + value.size();
-    }
-    if (bytes <= max_header) return httplib::Server::HandlerResponse::Unhandled;
-    Write(AdminResponse::Error(431, "RESOURCE_EXHAUSTED", "HEADERS_TOO_LARGE",
-                               "request headers are too large"),
-          res);
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  server_->set_error_handler(httplib::Server::HandlerWithResponse(
-      [](const httplib::Request&, httplib::Response& res) {
-        if (!res.body.empty())
-          return httplib::Server::HandlerResponse::Unhandled;
-        Write(EdgeError(res.status), res);
-        return httplib::Server::HandlerResponse::Handled;
-      }));
-  server_->set_exception_handler([](const httplib::Request& req,
-                                    httplib::Response& res,
-                                    std::exception_ptr) {
-    spdlog::error("admin: {} {} failed with an exception", req.method,
-                  req.path);
-    Write(
-        AdminResponse::Error(500, "INTERNAL", "INTERNAL", "the handler failed"),
-        res);
-  });
-  auto dispatch = [this](const httplib::Request& req, httplib::Response& res) {
-    Dispatch(req, res);
-  };
-  const std::string any = ".*";
-  server_->Get(any, dispatch);
-  server_->Post(any, dispatch);
-  server_->Patch(any, dispatch);
-  server_->Delete(any, dispatch);
-  server_->Put(any, dispatch);
-}
-
-Status AdminServer::Listen() {
-  server_ = std::make_unique<httplib::Server>();
-  InstallHandlers();
-  MT_ASSIGN_OR_RETURN(port_, BindAndServe(*server_, options_, what_, &thread_));
-  spdlog::info("admin: serving {} on http://{}:{}{}", what_,
-               options_.bind_address, port_,
-               options_.token.empty() ? "" : " (token required)");
-  return Status::Ok();
 }
 
 namespace {
@@ -187,59 +155,84 @@ bool ServedByStandby(const AdminRoute& route) {
 
 }  // namespace
 
-void AdminServer::Dispatch(const httplib::Request& req,
-                           httplib::Response& res) const {
-  AdminRequest request;
-  request.method = req.method;
-  request.path = RawPath(req);
-  const AdminRoute* route = nullptr;
-  switch (routes_.Match(req.method, request.path, &route, &request.params)) {
+std::optional<AdminResponse> AdminServer::Route(
+    const HttpHead& head, AdminRequest* request,
+    const AdminRoute** route) const {
+  request->method = head.method;
+  request->path = head.target.substr(0, head.target.find('?'));
+  switch (routes_.Match(head.method, request->path, route, &request->params)) {
     case RouteTable::MatchResult::kMatched:
-      break;
+      return std::nullopt;
     case RouteTable::MatchResult::kNoPath:
-      return Write(unrouted_ ? unrouted_(request.path) : EdgeError(404), res);
+      return unrouted_ ? unrouted_(request->path) : NotFound();
     case RouteTable::MatchResult::kWrongMethod:
-      return Write(AdminResponse::Error(
-                       405, "INVALID_ARGUMENT", "METHOD_NOT_ALLOWED",
-                       req.method + " is not allowed on " + request.path),
-                   res);
+      return AdminResponse::Error(
+          405, "INVALID_ARGUMENT", "METHOD_NOT_ALLOWED",
+          head.method + " is not allowed on " + request->path);
     case RouteTable::MatchResult::kBadEncoding:
-      return Write(
-          AdminResponse::BadRequest("malformed percent-encoding in the path",
-                                    "BAD_ENCODING"),
-          res);
+      return AdminResponse::BadRequest("malformed percent-encoding in the path",
+                                       "BAD_ENCODING");
   }
+  return NotFound();
+}
+
+HttpAdmission AdminServer::Admit(const HttpHead& head) {
+  HttpAdmission admission;
+  AdminRequest request;
+  const AdminRoute* route = nullptr;
+  if (std::optional<AdminResponse> answer = Route(head, &request, &route)) {
+    admission.answer = std::move(answer);
+    return admission;
+  }
+  if (route->mutating && !options_.token.empty() &&
+      !SameSecret(head.Header("Authorization"), "Bearer " + options_.token)) {
+    AdminResponse refused = AdminResponse::Error(
+        401, "UNAUTHENTICATED", "TOKEN_REQUIRED",
+        "this route needs 'Authorization: Bearer <admin token>'");
+    refused.headers.emplace_back("WWW-Authenticate", "Bearer");
+    if (requests_ != nullptr) {
+      requests_->Record(static_cast<size_t>(route - routes_.routes().data()),
+                        CanonicalCodeOfHttp(401), std::chrono::nanoseconds(0));
+    }
+    admission.answer = std::move(refused);
+    admission.refusal = HttpRefusal::kUnauthenticated;
+    return admission;
+  }
+  admission.lane = LaneOf(*route);
+  return admission;
+}
+
+AdminResponse AdminServer::Handle(const HttpHead& head, std::string body) {
+  AdminRequest request;
+  const AdminRoute* route = nullptr;
+  if (std::optional<AdminResponse> answer = Route(head, &request, &route)) {
+    return *answer;
+  }
+  std::optional<std::map<std::string, std::string>> query =
+      ParseQuery(head.target);
+  if (!query) {
+    return AdminResponse::BadRequest("malformed percent-encoding in the query",
+                                     "BAD_ENCODING");
+  }
+  request.query = std::move(*query);
+  request.body = std::move(body);
   const auto start = std::chrono::steady_clock::now();
-  const AdminResponse response = Serve(*route, request, req, res);
-  Write(response, res);
+  AdminResponse response = Serve(*route, request);
   if (requests_ != nullptr) {
     requests_->Record(static_cast<size_t>(route - routes_.routes().data()),
                       CanonicalCodeOfHttp(response.status),
                       std::chrono::steady_clock::now() - start);
   }
+  return response;
 }
 
-AdminResponse AdminServer::Serve(const AdminRoute& route, AdminRequest& request,
-                                 const httplib::Request& req,
-                                 httplib::Response& res) const {
-  if (route.mutating && !options_.token.empty() &&
-      !SameSecret(req.get_header_value("Authorization"),
-                  "Bearer " + options_.token)) {
-    spdlog::warn("admin: {} {} refused: no valid admin token", req.method,
-                 request.path);
-    res.set_header("WWW-Authenticate", "Bearer");
-    return AdminResponse::Error(
-        401, "UNAUTHENTICATED", "TOKEN_REQUIRED",
-        "this route needs 'Authorization: Bearer <admin token>'");
-  }
+AdminResponse AdminServer::Serve(const AdminRoute& route,
+                                 AdminRequest& request) const {
   if (std::optional<ClusterRole> role =
           facade_ ? facade_->Role() : std::nullopt;
       role && !role->leader && !ServedByStandby(route)) {
     // 421 Misdirected Request: this master holds no data; ask the leader.
-    if (!role->leader_admin.empty()) {
-      res.set_header("X-Mooncake-Leader", role->leader_admin);
-    }
-    return AdminResponse::Error(
+    AdminResponse response = AdminResponse::Error(
         421, "UNAVAILABLE", "NOT_LEADER",
         "this master is a standby of cluster '" + role->cluster + "'; " +
             (role->leader_rpc.empty()
@@ -249,26 +242,23 @@ AdminResponse AdminServer::Serve(const AdminRoute& route, AdminRequest& request,
                             ? std::string()
                             : " and its admin API at http://" +
                                   role->leader_admin)));
+    if (!role->leader_admin.empty()) {
+      response.headers.emplace_back("X-Mooncake-Leader", role->leader_admin);
+    }
+    return response;
   }
-  for (const auto& [name, value] : req.params) {
-    request.query.emplace(name, value);
-  }
-  request.body = req.body;
   AdminContext context{facade_, metrics_, [this] { return ready_.load(); },
                        &routes_};
   AdminResponse response = route.handler(request, context);
   if (route.mutating) {
-    spdlog::info("admin: {} {} -> {}", req.method, request.path,
+    spdlog::info("admin: {} {} -> {}", request.method, request.path,
                  response.status);
   }
   return response;
 }
 
 void AdminServer::Shutdown() {
-  if (server_ == nullptr) return;
-  server_->stop();
-  if (thread_.joinable()) thread_.join();
-  server_.reset();
+  if (edge_ != nullptr) edge_->Shutdown();
 }
 
 }  // namespace mooncake_tier::admin

@@ -1,66 +1,55 @@
 #pragma once
 
-// The admin HTTP server (cpp-httplib) of the master: the routes of
-// BuildAdminRoutes() over an AdminFacade, plus /metrics from a callback.
-// It serves on its own threads until Shutdown(). A storage node's admin
-// port is the same server over another route table (StartSite, used by
-// NodeAdminServer), so both apply the same edge rules.
+// The admin HTTP server of the master: the routes of BuildAdminRoutes()
+// over an AdminFacade, plus /metrics from a callback, served by an HttpEdge
+// (admin_server/http_edge.h: limits, deadlines, lanes, connection cap). A
+// storage node's admin port is the same server over another route table
+// (StartSite, used by NodeAdminServer), so both apply the same rules.
 //
-// Edge rules, applied here once for every route:
-//   - routing by the raw path (keys percent-encoded, see RouteTable);
+// Rules applied here once for every route, on top of the edge's:
+//   - routing by the raw path (keys percent-encoded, see RouteTable), the
+//     query parsed from the target only (a body is never read as a form);
 //   - with a token, every mutating route (POST/PATCH/DELETE) needs
-//     "Authorization: Bearer <token>" (401 otherwise); Start refuses a
+//     "Authorization: Bearer <token>": checked from the headers, before the
+//     body is read (401 otherwise, counted as refused); Start refuses a
 //     non-loopback bind address without a token;
-//   - request bodies over max_body_bytes are 413, headers over
-//     max_header_bytes 431;
+//   - an unknown path (404), a wrong method (405) or a bad percent-encoding
+//     (400) is answered from the headers too;
+//   - /healthz and /readyz run on the edge's I/O thread, /metrics on its
+//     observe lane, everything else on the API lane;
 //   - every error has the contract's body {"error":{code,reason,message}},
-//     also the ones httplib raises itself (400 for a malformed request,
-//     ...) and a handler that throws (500);
+//     also the edge's own (413, 431, 503 BUSY, ...) and a handler that
+//     throws (500);
 //   - every mutating request is logged with its outcome.
 //
-// Thread safety: Start/Shutdown from one thread; port(), SetReady() and
-// the handlers' calls into the facade from any thread.
+// Thread safety: Start/Shutdown from one thread; port(), stats(),
+// SetReady() and the handlers' calls into the facade from any thread.
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "admin_server/admin_facade.h"
+#include "admin_server/http_edge.h"
 #include "admin_server/route_table.h"
 #include "mooncake_tier/status.h"
 #include "rpc/call_recorder.h"
 
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-}  // namespace httplib
-
 namespace mooncake_tier::admin {
 
-struct AdminServerOptions {
-  // Default: loopback only.
-  std::string bind_address = "127.0.0.1";
-  // 0 picks a free port (read it back with port()). Default: 9003.
-  uint16_t port = 9003;
+// The edge's options (address, limits, deadlines, lanes; see HttpEdge)
+// and the admin token.
+struct AdminServerOptions : HttpEdgeOptions {
+  AdminServerOptions() { port = 9003; }
   // Bearer token for mutating routes; empty means none (loopback only).
   std::string token;
-  // Largest request body accepted. Default: 64 KiB.
-  size_t max_body_bytes = 64 << 10;
-  // Largest sum of header names and values accepted. Default: 16 KiB.
-  size_t max_header_bytes = 16 << 10;
-  // Worker threads serving requests; an idle keep-alive connection holds
-  // one for up to keep_alive_seconds. Default: 8.
-  size_t threads = 8;
-  // Default: 2 s.
-  int keep_alive_seconds = 2;
 };
 
-class AdminServer {
+class AdminServer : private HttpEdgeHandler {
  public:
   using MetricsSource = std::function<std::string()>;
 
@@ -94,11 +83,13 @@ class AdminServer {
   // request recorder, of the admin API or of `routes`.
   static std::vector<std::string> RouteNames();
   static std::vector<std::string> RouteNames(const RouteTable& routes);
-  ~AdminServer();  // Shutdown()
+  ~AdminServer() override;  // Shutdown()
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;
 
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return edge_->port(); }
+  // Connections and refusals of the edge (mooncake_admin_* metrics).
+  HttpEdgeStats stats() const { return edge_->stats(); }
   // /readyz answers 200 once set (the daemon sets it when it serves).
   void SetReady(bool ready) { ready_.store(ready); }
   const RouteTable& routes() const { return routes_; }
@@ -109,15 +100,16 @@ class AdminServer {
  private:
   AdminServer(AdminServerOptions options, Site site, AdminFacade* facade,
               MetricsSource metrics, rpc::CallRecorder* requests);
-  // Limits, thread pool, edge handlers and the catch-all routes.
-  void InstallHandlers();
-  Status Listen();
-  // Routes one request: match, token check, handler, response.
-  void Dispatch(const httplib::Request& req, httplib::Response& res) const;
-  // Runs a matched route: token check, handler, logging.
-  AdminResponse Serve(const AdminRoute& route, AdminRequest& request,
-                      const httplib::Request& req,
-                      httplib::Response& res) const;
+  // HttpEdgeHandler: route, token and lane from the headers; then the
+  // handler with the body.
+  HttpAdmission Admit(const HttpHead& head) override;
+  AdminResponse Handle(const HttpHead& head, std::string body) override;
+  // Routes a request; `route` is set when one matched, else the answer is.
+  std::optional<AdminResponse> Route(const HttpHead& head,
+                                     AdminRequest* request,
+                                     const AdminRoute** route) const;
+  // Runs a matched route: standby check, handler, logging.
+  AdminResponse Serve(const AdminRoute& route, AdminRequest& request) const;
 
   const AdminServerOptions options_;
   AdminFacade* const facade_;
@@ -127,9 +119,7 @@ class AdminServer {
   const std::function<AdminResponse(const std::string& path)> unrouted_;
   const std::string what_;
   std::atomic<bool> ready_{false};
-  uint16_t port_ = 0;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  std::unique_ptr<HttpEdge> edge_;
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost".

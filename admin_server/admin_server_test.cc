@@ -8,6 +8,7 @@
 
 #include "admin_server/admin_test_fixture.h"
 #include "tests/support/prometheus_text.h"
+#include "tests/support/raw_http_client.h"
 
 namespace mooncake_tier::admin {
 namespace {
@@ -254,7 +255,7 @@ TEST_F(AdminServerTest, EdgeErrorsKeepTheContractBody) {
   auto res = client_->Get("/api/v1/status", big);
   ASSERT_TRUE(res);
   EXPECT_GE(res->status, 400);
-  // Each line under httplib's own cap, together over the 16 KiB limit.
+  // Each line well under the limit, together over 16 KiB.
   httplib::Headers many = {{"X-A", std::string(6000, 'a')},
                            {"X-B", std::string(6000, 'b')},
                            {"X-C", std::string(6000, 'c')}};
@@ -263,6 +264,51 @@ TEST_F(AdminServerTest, EdgeErrorsKeepTheContractBody) {
   EXPECT_EQ(res->status, 431);
   EXPECT_NE(res->body.find("HEADERS_TOO_LARGE"), std::string::npos);
   EXPECT_EQ(Get("/api/v1/status").status, 200);
+}
+
+TEST_F(AdminServerTest, TheTokenIsCheckedBeforeTheBodyIsRead) {
+  testing::RawHttpClient client(server_->port());
+  // A body is announced and never sent: a 401 cannot wait for it.
+  ASSERT_TRUE(
+      client.Send("DELETE /api/v1/objects/k HTTP/1.1\r\nHost: t\r\n"
+                  "Content-Length: 4000\r\n\r\n"));
+  auto responses = testing::ParseHttpResponses(
+      client.ReadResponses(1, std::chrono::milliseconds(5000)));
+  ASSERT_EQ(responses.size(), 1u);
+  EXPECT_EQ(responses[0].status, 401);
+  EXPECT_NE(responses[0].body.find("TOKEN_REQUIRED"), std::string::npos);
+  EXPECT_NE(responses[0].head.find("WWW-Authenticate: Bearer"),
+            std::string::npos);
+  EXPECT_EQ(server_->stats()
+                .refused[static_cast<size_t>(HttpRefusal::kUnauthenticated)],
+            1u);
+}
+
+TEST_F(AdminServerTest, AnActionRouteTakesAnEmptyPostWithoutContentLength) {
+  // curl -X POST .../evict sends neither a body nor a Content-Length.
+  testing::RawHttpClient client(server_->port());
+  ASSERT_TRUE(client.Send(std::string("POST /api/v1/groups/7/evict HTTP/1.1\r\n"
+                                      "Host: t\r\nAuthorization: Bearer ") +
+                          kToken + "\r\n\r\n"));
+  auto responses = testing::ParseHttpResponses(
+      client.ReadResponses(1, std::chrono::milliseconds(5000)));
+  ASSERT_EQ(responses.size(), 1u);
+  EXPECT_EQ(responses[0].status, 404) << responses[0].body;
+  EXPECT_NE(responses[0].body.find("GROUP_NOT_FOUND"), std::string::npos)
+      << responses[0].body;
+}
+
+TEST_F(AdminServerTest, AFormBodyIsNotReadAsQueryParameters) {
+  const nlohmann::json before = Get("/api/v1/config").body;
+  httplib::Headers headers{{"Authorization", std::string("Bearer ") + kToken}};
+  auto res = client_->Patch("/api/v1/config", headers,
+                            "promotion_admission_threshold=7",
+                            "application/x-www-form-urlencoded");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400) << res->body;
+  // Refused as a body that is not JSON, not as an unknown query parameter.
+  EXPECT_NE(res->body.find("not valid JSON"), std::string::npos) << res->body;
+  EXPECT_EQ(Get("/api/v1/config").body, before);
 }
 
 TEST(AdminServerAddressTest, OnlyLoopbackAddressesAreLoopback) {

@@ -9,11 +9,11 @@
 //
 // It is the master's AdminServer over another route table (the same
 // health and metrics handlers, AddHealthRoutes and AddMetricsRoutes), so
-// the two answer alike and share every edge rule: a non-loopback address
-// needs a token (Start refuses otherwise; the node has no mutating route
-// today, the rule keeps one policy for every admin port), headers over
-// max_header_bytes are 431, every error (also one httplib raises itself,
-// or a handler's exception) has the contract's body, other methods are 405.
+// the two answer alike and share every edge rule (admin_server/http_edge.h):
+// a non-loopback address needs a token (Start refuses otherwise; the node
+// has no mutating route today, the rule keeps one policy for every admin
+// port), limits and deadlines, every error (also the edge's own, or a
+// handler's exception) has the contract's body, other methods are 405.
 //
 // Thread safety: Start/Shutdown from one thread; port() and SetReady() from
 // any thread.
@@ -41,6 +41,7 @@ class NodeAdminServer {
   NodeAdminServer& operator=(const NodeAdminServer&) = delete;
 
   uint16_t port() const { return server_->port(); }
+  HttpEdgeStats stats() const { return server_->stats(); }
   // /readyz answers 200 once set.
   void SetReady(bool ready) { server_->SetReady(ready); }
   // Stops accepting, finishes requests in progress and joins the threads.

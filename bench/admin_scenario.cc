@@ -7,6 +7,7 @@
 
 #include "bench/admin_interference.h"
 #include "bench/admin_routes.h"
+#include "bench/admin_siege.h"
 #include "bench/admin_stack.h"
 #include "core/master.h"
 
@@ -62,6 +63,17 @@ Status Run(const CommonOptions& options, ResultSink& sink) {
              {"variant", kCadences[0].variant},
              {"value", ratio},
              {"target", kInterferenceTarget}});
+
+  SiegeOptions siege;
+  siege.requests =
+      std::max<size_t>(50, std::llround(400 * std::min(options.scale, 1.0)));
+  double siege_p99 = 0;
+  MT_RETURN_IF_ERROR(
+      MeasureSiege(stack->server->port(), siege, sink, &siege_p99));
+  sink.Emit({{"scenario", "admin_siege"},
+             {"check", "besieged_health_metrics_p99_ms"},
+             {"value", siege_p99},
+             {"target", kSiegeTargetMs}});
   return Status::Ok();
 }
 

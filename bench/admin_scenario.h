@@ -14,6 +14,10 @@
 //    a thread fetching /metrics, /api/v1/status and a group page at a
 //    Prometheus-like cadence (every 1 s) and at an aggressive one (every
 //    100 ms). Reports the Get p99 of both kinds of window.
+// 3. Siege (admin_siege.h): /healthz and /metrics p50/p99 on a quiet port,
+//    then while 500 idle and 50 slowloris connections are held open (and
+//    reopened as the port closes them); the besieged p99 should stay under
+//    50 ms.
 //
 // Thread safety: runs on the calling thread (it starts and joins its own
 // reader and scraper threads).

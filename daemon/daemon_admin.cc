@@ -1,6 +1,5 @@
 #include "daemon/daemon_admin.h"
 
-
 #include <cctype>
 #include <charconv>
 #include <fstream>
@@ -14,6 +13,7 @@
 #include "daemon/ha_master.h"
 #include "daemon/master_process.h"
 #include "daemon/node_process.h"
+#include "metrics/edge_metrics.h"
 #include "metrics/master_metrics.h"
 #include "metrics/node_metrics.h"
 #include "metrics/text_exposition.h"
@@ -142,6 +142,23 @@ Result<std::unique_ptr<DaemonAdmin>> DaemonAdmin::Start(
   }
   DaemonAdmin* self = admin.get();
   auto render = [self] { return self->RenderMetrics(); };
+  admin->edge_metrics_ = std::make_unique<metrics::EdgeMetrics>([self] {
+    admin::HttpEdgeStats stats;
+    if (self->edge_stats_ready_.load(std::memory_order_acquire)) {
+      stats = self->edge_stats_();
+    }
+    metrics::EdgeSample sample;
+    sample.connections_open = stats.connections_open;
+    sample.connections_accepted = stats.connections_accepted;
+    sample.idle_timeouts = stats.idle_closed;
+    sample.idle_evicted = stats.idle_evicted;
+    for (size_t i = 0; i < admin::kHttpRefusalCount; ++i) {
+      sample.refused.emplace_back(
+          admin::HttpRefusalName(static_cast<admin::HttpRefusal>(i)),
+          stats.refused[i]);
+    }
+    return sample;
+  });
   if (master != nullptr) {
     admin->requests_ =
         std::make_unique<rpc::CallRecorder>(admin::AdminServer::RouteNames());
@@ -173,12 +190,15 @@ Result<std::unique_ptr<DaemonAdmin>> DaemonAdmin::Start(
         admin::AdminServer::Start(server_options, admin->facade_.get(), render,
                                   admin->requests_.get()));
     admin->address_ = JoinHostPort(bind.host, admin->server_->port());
+    admin->edge_stats_ = [self] { return self->server_->stats(); };
   } else {
     MT_ASSIGN_OR_RETURN(admin->node_server_,
                         admin::NodeAdminServer::Start(
                             server_options, node->options().node.name, render));
     admin->address_ = JoinHostPort(bind.host, admin->node_server_->port());
+    admin->edge_stats_ = [self] { return self->node_server_->stats(); };
   }
+  admin->edge_stats_ready_.store(true, std::memory_order_release);
   return admin;
 }
 
@@ -193,6 +213,7 @@ std::string DaemonAdmin::RenderMetrics() const {
   std::vector<const prometheus::Collectable*> collectors;
   if (master_metrics_) collectors.push_back(master_metrics_.get());
   if (node_metrics_) collectors.push_back(node_metrics_.get());
+  if (edge_metrics_) collectors.push_back(edge_metrics_.get());
   return metrics::RenderText(collectors);
 }
 

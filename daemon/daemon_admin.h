@@ -8,18 +8,22 @@
 //     standalone, the node's NodeMetrics too;
 //   - node: admin::NodeAdminServer (/healthz, /readyz, /metrics with the
 //     node's NodeMetrics; /api/... points at the master).
+// Either /metrics also holds the admin port's own EdgeMetrics.
 // /readyz is 503 until SetReady(true) (the runner sets it once the process
 // serves, and clears it when a shutdown starts).
 //
 // Thread safety: Start, SetReady and Shutdown from the runner's threads;
 // the servers call the collectors from their worker threads.
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "admin_server/http_edge.h"
 #include "mooncake_tier/status.h"
 
 namespace mooncake_tier {
@@ -27,6 +31,7 @@ namespace rpc {
 class CallRecorder;
 }  // namespace rpc
 namespace metrics {
+class EdgeMetrics;
 class MasterMetrics;
 class NodeMetrics;
 }  // namespace metrics
@@ -106,8 +111,14 @@ class DaemonAdmin {
   std::unique_ptr<admin::MasterAdminFacade> facade_;
   std::unique_ptr<metrics::MasterMetrics> master_metrics_;
   std::unique_ptr<metrics::NodeMetrics> node_metrics_;
+  // The admin port's own connections and refusals (either server's).
+  std::unique_ptr<metrics::EdgeMetrics> edge_metrics_;
   std::unique_ptr<admin::AdminServer> server_;
   std::unique_ptr<admin::NodeAdminServer> node_server_;
+  // The servers' edge statistics for edge_metrics_, published once the
+  // server started (a scrape may run before Start returns).
+  std::function<admin::HttpEdgeStats()> edge_stats_;
+  std::atomic<bool> edge_stats_ready_{false};
 };
 
 }  // namespace mooncake_tier::daemon

@@ -17,7 +17,8 @@
 namespace mooncake_tier::metrics {
 
 // X(id, scope, type, name without the namespace, "label,names", help).
-// scope: kMaster (the master's /metrics) or kNode (a storage node's).
+// scope: kMaster (the master's /metrics), kNode (a storage node's) or kEdge
+// (every admin port's: its own connections and refusals).
 // Appending is safe; renaming a metric breaks dashboards.
 #define MOONCAKE_TIER_METRICS(X)                                               \
   /* ---- tiers, objects, nodes (master) ---- */                               \
@@ -255,7 +256,18 @@ namespace mooncake_tier::metrics {
   X(kNodeMaxPendingTasks, kNode, kGauge, "node_max_pending_tasks", "",         \
     "Configured cap on pending offload and promotion tasks.")                  \
   X(kSsdBatchDurationSeconds, kNode, kHistogram, "ssd_batch_duration_seconds", \
-    "op", "SSD store device time per read batch and per write round.")
+    "op", "SSD store device time per read batch and per write round.")         \
+  /* ---- the admin port's HTTP edge (every admin port) ---- */                \
+  X(kAdminConnections, kEdge, kGauge, "admin_connections", "",                 \
+    "Connections open to this admin port.")                                    \
+  X(kAdminConnectionsTotal, kEdge, kCounter, "admin_connections_total", "",    \
+    "Connections this admin port accepted.")                                   \
+  X(kAdminConnectionsClosedTotal, kEdge, kCounter,                             \
+    "admin_connections_closed_total", "reason",                                \
+    "Idle connections the admin port closed: past the idle timeout, or "       \
+    "evicted to make room for a new one at the connection limit.")             \
+  X(kAdminRefusedTotal, kEdge, kCounter, "admin_refused_total", "reason",      \
+    "Requests and connections the admin port refused, by reason.")
 
 enum class MetricId : uint16_t {
 #define MOONCAKE_TIER_METRIC_ENUM(id, scope, type, name, labels, help) id,
@@ -263,7 +275,7 @@ enum class MetricId : uint16_t {
 #undef MOONCAKE_TIER_METRIC_ENUM
 };
 
-enum class MetricScope : uint8_t { kMaster, kNode };
+enum class MetricScope : uint8_t { kMaster, kNode, kEdge };
 enum class MetricKind : uint8_t { kCounter, kGauge, kHistogram };
 
 inline constexpr std::string_view kMetricNamespace = "mooncake_";

@@ -8,7 +8,7 @@ packages=(
   libabsl-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   liburing-dev libxxhash-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  prometheus-cpp-dev libcpp-httplib-dev libucx-dev ucx-utils
+  prometheus-cpp-dev libcpp-httplib-dev libboost-dev libucx-dev ucx-utils
   libgtest-dev libgmock-dev libbenchmark-dev
   prometheus  # server and promtool, for the dashboard tests (they run their own)
   etcd-server etcd-client  # for the HA tests (they run their own, on loopback)

@@ -176,7 +176,7 @@ def parse_catalog(source_dir):
     body = body[:body.index("enum class MetricId")]
     text = re.sub(r"/\*.*?\*/", " ", body.replace("\\\n", " "), flags=re.S)
     pattern = re.compile(
-        r'X\(\s*k\w+\s*,\s*k(Master|Node)\s*,\s*k(Counter|Gauge|Histogram)\s*,'
+        r'X\(\s*k\w+\s*,\s*k(Master|Node|Edge)\s*,\s*k(Counter|Gauge|Histogram)\s*,'
         r'\s*"([a-z0-9_]+)"\s*,\s*"([a-z0-9_,]*)"')
     catalog = {}
     for scope, kind, name, labels in pattern.findall(text):
