@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "cli/format.h"
+#include "cli/option_checks.h"
 #include "cli/table.h"
 
 namespace mooncake_tier::cli {
@@ -21,7 +22,7 @@ void OnAdminCommand(CLI::App& command, CliContext& context,
 void AddListFlags(CLI::App& command, ListQuery& query) {
   command.add_option("--limit", query.limit, "Items per page (1..1000)")
       ->type_name("N")
-      ->check(CLI::Range(size_t{1}, size_t{1000}))
+      ->check(WholeNumber(1, 1000))
       ->capture_default_str();
   command
       .add_option("--cursor", query.cursor,

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "cli/admin_client.h"
+#include "cli/option_checks.h"
 
 namespace mooncake_tier::cli {
 namespace {
@@ -61,7 +62,7 @@ void CliContext::RegisterGlobalOptions(CLI::App& app) {
       ->type_name("DURATION")
       ->transform(CLI::AsNumberWithUnit(std::map<std::string, int64_t>{
           {"ms", 1}, {"s", 1000}, {"min", 60000}}))
-      ->check(CLI::PositiveNumber)
+      ->check(WholeNumber(1, std::numeric_limits<uint64_t>::max(), "ms"))
       ->capture_default_str();
   output_option_ =
       app.add_option("-o,--output", options_.output,

@@ -8,16 +8,16 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "absl/strings/escaping.h"
 #include "cli/kv_forward.h"
+#include "cli/option_checks.h"
 #include "cli/table.h"
 #include "mooncake_tier/client.h"
 #include "mooncake_tier/remote_client.h"
@@ -74,7 +74,7 @@ void AddConnectionFlags(CLI::App& command, ConnectionFlags& flags) {
                   "Deadline in milliseconds of every call to the master and "
                   "every transfer with a node")
       ->type_name("MS")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeNumber(1, std::numeric_limits<uint64_t>::max(), "ms"))
       ->capture_default_str();
 }
 
@@ -140,8 +140,24 @@ std::string KvHint(const Status& status, const std::string& key,
     case ErrorReason::kObjectNotFound:
       return "check the key '" + key +
              "'; the object may have been removed, evicted or expired";
-    case ErrorReason::kObjectExists:
+    case ErrorReason::kObjectExists: {
+      // The same reason when the group index, not the key, is taken; the
+      // message then names the key holding it.
+      constexpr std::string_view kTakenBy = "is already taken by key '";
+      const std::string& message = status.message();
+      const size_t at = message.find(kTakenBy);
+      if (at != std::string::npos) {
+        const size_t start = at + kTakenBy.size();
+        const size_t end = message.rfind('\'');
+        const std::string holder =
+            end > start ? message.substr(start, end - start) : "";
+        return "the index belongs to '" + holder +
+               "'; put under a free index, or remove the holder first with "
+               "'mooncake-tierctl kv rm " +
+               holder + "'";
+      }
       return "remove it first with 'mooncake-tierctl kv rm " + key + "'";
+    }
     case ErrorReason::kObjectLeased:
       return "a lease ends on its own (10 s by default); retry then, or use "
              "'kv rm " +
@@ -461,7 +477,7 @@ void RegisterPut(CLI::App& kv, CliContext& context) {
       ->type_name("ID");
   put.add_option("--group-size", flags->group_size, "Members the group expects")
       ->type_name("N")
-      ->check(CLI::PositiveNumber);
+      ->check(WholeNumber(1, std::numeric_limits<uint32_t>::max()));
   put.add_option("--group-index", flags->group_index,
                  "This member's index, below --group-size")
       ->type_name("I");

@@ -25,6 +25,7 @@
 
 #include "cli/admin_commands.h"
 #include "cli/format.h"
+#include "cli/option_checks.h"
 #include "cli/output.h"
 #include "cli/table.h"
 
@@ -333,7 +334,7 @@ void RegisterTopCommand(CLI::App& app, CliContext& context) {
   top.add_option("--iterations", flags->iterations,
                  "Stop after N frames (0: until interrupted)")
       ->type_name("N")
-      ->check(CLI::NonNegativeNumber)
+      ->check(WholeNumber(0))
       ->capture_default_str();
   top.add_option("--interval", flags->interval_ms,
                  "Time between frames; a number is milliseconds, or give a "
@@ -341,7 +342,7 @@ void RegisterTopCommand(CLI::App& app, CliContext& context) {
       ->type_name("DURATION")
       ->transform(CLI::AsNumberWithUnit(std::map<std::string, int64_t>{
           {"ms", 1}, {"s", 1000}, {"min", 60000}}))
-      ->check(CLI::Range(int64_t{10}, int64_t{3'600'000}))
+      ->check(WholeNumber(10, 3'600'000, "ms"))
       ->capture_default_str();
   top.footer(
       "Rates are the change of the status counters between two successive "

@@ -252,6 +252,31 @@ TEST_F(TierctlKvTest, PutOfAnExistingKeyIsAnErrorThatSaysWhatToDo) {
   EXPECT_NE(again.err.find("kv rm twice"), std::string::npos) << again.err;
 }
 
+TEST_F(TierctlKvTest, ATakenGroupIndexNamesTheKeyHoldingIt) {
+  ASSERT_EQ(Kv({"put", "first", "--value", "1", "--group", "gi", "--group-size",
+                "2", "--group-index", "0"})
+                .exit_code,
+            kOk);
+  CommandResult taken = Kv({"put", "second", "--value", "2", "--group", "gi",
+                            "--group-size", "2", "--group-index", "0"});
+  EXPECT_EQ(taken.exit_code, kError);
+  EXPECT_NE(taken.err.find("belongs to 'first'"), std::string::npos)
+      << taken.err;
+  EXPECT_NE(taken.err.find("kv rm first"), std::string::npos) << taken.err;
+  EXPECT_EQ(taken.err.find("kv rm second"), std::string::npos) << taken.err;
+}
+
+TEST_F(TierctlKvTest, AGroupSizeOfZeroSaysWhatIsWrong) {
+  CommandResult zero = Kv({"put", "u", "--value", "v", "--group", "g",
+                           "--group-size", "0", "--group-index", "0"});
+  EXPECT_EQ(zero.exit_code, kUsage);
+  EXPECT_NE(zero.err.find("--group-size: must be a whole number from 1 to "
+                          "4294967295, not '0'"),
+            std::string::npos)
+      << zero.err;
+  EXPECT_EQ(zero.err.find("1.79e308"), std::string::npos) << zero.err;
+}
+
 TEST_F(TierctlKvTest, JsonOutputHasTheFields) {
   CommandResult put = Kv({"put", "j", "--value", "json me", "-o", "json"});
   ASSERT_EQ(put.exit_code, kOk) << put.err;
