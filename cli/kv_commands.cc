@@ -35,6 +35,7 @@ constexpr size_t kPreviewBytes = 256;
 struct ConnectionFlags {
   std::string master = "127.0.0.1:50051";
   int64_t timeout_ms = 5000;
+  std::string token_file;
 };
 
 struct PutFlags {
@@ -76,6 +77,12 @@ void AddConnectionFlags(CLI::App& command, ConnectionFlags& flags) {
       ->type_name("MS")
       ->check(WholeNumber(1, std::numeric_limits<uint64_t>::max(), "ms"))
       ->capture_default_str();
+  command
+      .add_option("--token-file", flags.token_file,
+                  "The client token (first line of PATH) for a master that "
+                  "authenticates calls")
+      ->type_name("PATH")
+      ->envname("MOONCAKE_TIER_CLIENT_TOKEN_FILE");
 }
 
 // The global --timeout applies unless the command's own was given.
@@ -175,6 +182,9 @@ std::string KvHint(const Status& status, const std::string& key,
              " ms; raise it or check the master and nodes";
     case ErrorReason::kUnavailable:
       return "a storage node may be down; check the nodes";
+    case ErrorReason::kUnauthenticated:
+      return "the master authenticates calls: give its client token with "
+             "--token-file or MOONCAKE_TIER_CLIENT_TOKEN_FILE";
     default:
       return "";
   }
@@ -186,12 +196,15 @@ Result<std::unique_ptr<Client>> Connect(const ConnectionFlags& flags,
   options.master = flags.master;
   options.rpc_timeout = std::chrono::milliseconds(flags.timeout_ms);
   options.transfer_timeout = std::chrono::milliseconds(flags.timeout_ms);
+  options.token_file = flags.token_file;
   Result<std::unique_ptr<Client>> client = ConnectRemote(options);
   if (!client.ok()) {
     const ErrorReason reason = client.status().reason();
     if (reason == ErrorReason::kUnavailable ||
         reason == ErrorReason::kTimeout) {
       *hint = UnreachableHint(flags.master);
+    } else if (reason == ErrorReason::kUnauthenticated) {
+      *hint = KvHint(client.status(), "", flags);
     }
   }
   return client;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "client/store_client.h"
+#include "rpc/call_authorizer.h"
 #include "rpc/grpc_master_api.h"
 #include "transport/ucx_transport.h"
 
@@ -17,6 +18,13 @@ Status ProbeMaster(rpc::GrpcMasterApi& api, const std::string& address) {
   Result<NodeView> probe = api.GetNode(kNoNode);
   if (probe.ok() || probe.status().reason() == ErrorReason::kNodeNotFound) {
     return Status();
+  }
+  if (probe.status().reason() == ErrorReason::kUnauthenticated) {
+    return Status(ErrorReason::kUnauthenticated,
+                  "the master at " + address +
+                      " authenticates its callers and refused this client "
+                      "(give it the client token): " +
+                      probe.status().message());
   }
   return Status(probe.status().reason(),
                 "cannot reach the master at " + address + ": " +
@@ -44,6 +52,12 @@ Result<std::unique_ptr<Client>> ConnectRemote(
   rpc::GrpcChannelOptions channel;
   channel.target = options.master;
   channel.deadline = options.rpc_timeout;
+  channel.token = options.token;
+  if (channel.token.empty() && !options.token_file.empty()) {
+    MT_ASSIGN_OR_RETURN(std::vector<std::string> tokens,
+                        rpc::ReadTokenLines(options.token_file));
+    channel.token = tokens.front();
+  }
   rpc::ControlLaneOptions lane;
   lane.enabled = options.control_lane;
   lane.transports = options.ucx_transports;

@@ -9,6 +9,7 @@
 
 #include "admin_server/admin_server.h"
 #include "daemon/option_units.h"
+#include "rpc/call_authorizer.h"
 
 namespace mooncake_tier::daemon {
 namespace {
@@ -239,6 +240,18 @@ void AddMasterOptions(CLI::App* sub, MasterProcessOptions* m) {
                 "as well: a fraction of a gRPC call's cost. Clients find it "
                 "through gRPC and fall back to gRPC without it. Its UCX "
                 "transports follow UCX_TLS. Default: on.");
+  sub->add_option("--node-token-file", m->node_token_file,
+                  "Tokens (one per line) nodes must present with every call; "
+                  "with this or --client-token-file every gRPC call is "
+                  "authenticated. Re-read on SIGHUP. Default: none.")
+      ->type_name("PATH");
+  sub->add_option("--client-token-file", m->client_token_file,
+                  "Tokens (one per line) clients must present with every "
+                  "call. Re-read on SIGHUP. Default: none.")
+      ->type_name("PATH");
+  sub->add_flag("--insecure", m->insecure,
+                "Serve gRPC on a non-loopback --listen without token files: "
+                "anyone who reaches it may make any call. Default: off.");
   AddEngineOptions(sub, &m->config);
   AddGroupOptions(sub, &m->config);
   AddPromotionOptions(sub, &m->config.promotion);
@@ -503,6 +516,10 @@ void RegisterDaemonOptions(CLI::App* app, DaemonOptions* options) {
       "heartbeats to the master, runs offload and promotion tasks.");
   AddCommonOptions(app, node, options);
   AddNodeOptions(node, &options->node, /*with_master=*/true);
+  node->add_option("--node-token-file", options->node_token_file,
+                   "The token (first line of PATH) this node presents to a "
+                   "master that authenticates calls. Default: none.")
+      ->type_name("PATH");
   AddAdminOptions(node, &options->node_admin, /*node=*/true);
   node->callback([options] { options->mode = DaemonMode::kNode; });
 
@@ -537,6 +554,18 @@ std::string ValidateDaemonOptions(const DaemonOptions& options) {
     }
   }
   if (options.mode == DaemonMode::kNode) return "";
+  const MasterProcessOptions& master = options.master;
+  if (!master.insecure && master.node_token_file.empty() &&
+      master.client_token_file.empty()) {
+    Result<HostPort> bind = SplitHostPort(master.listen);
+    if (bind.ok() && !admin::IsLoopbackAddress(bind->host)) {
+      return "--listen " + master.listen +
+             " is not a loopback address and calls would not be "
+             "authenticated: give --node-token-file and --client-token-file "
+             "(docs/operations.md, \"Authenticated calls\"), or --insecure "
+             "to serve anyone who reaches it";
+    }
+  }
   const std::string error = options.master.config.Validate();
   if (error.empty()) return "";
   const std::string flags = FlagsNamedIn(error);
@@ -585,6 +614,25 @@ CommandLine ParseCommandLine(const std::vector<std::string>& argv) {
       return result;
     }
     admin.token = std::move(*token);
+  }
+  // The token a node presents: its own file, or in standalone the first of
+  // the master's node tokens (the node dials the master beside it).
+  const std::string& node_token_file =
+      options->mode == DaemonMode::kNode ? options->node_token_file
+      : options->mode == DaemonMode::kStandalone
+          ? options->master.node_token_file
+          : std::string();
+  if (!node_token_file.empty()) {
+    Result<std::vector<std::string>> tokens =
+        rpc::ReadTokenLines(node_token_file);
+    if (!tokens.ok()) {
+      result.exit_code = 2;
+      result.output = "mooncake-tierd " +
+                      std::string(DaemonModeName(options->mode)) +
+                      ": error: " + tokens.status().message();
+      return result;
+    }
+    options->node.token = tokens->front();
   }
   if (options->mode == DaemonMode::kMaster) {
     if (std::string error = ApplyHaOptions(options.get()); !error.empty()) {

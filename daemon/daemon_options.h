@@ -55,6 +55,9 @@ struct DaemonOptions {
   // --etcd, ParseCommandLine turns them into master.ha.
   std::string etcd;
   MasterHaOptions ha_flags;
+  // `node`'s --node-token-file; ParseCommandLine reads its first token into
+  // node.token (in standalone the master's node token file serves).
+  std::string node_token_file;
   Duration etcd_lease_ttl = std::chrono::seconds(2);
 
   // The admin options of `mode`.

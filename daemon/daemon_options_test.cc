@@ -382,6 +382,38 @@ TEST(DaemonOptionsTest, AdminTokenFileIsReadAndTrimmed) {
   EXPECT_TRUE(Parse({"master", "--admin-listen", "localhost:0"}).options);
 }
 
+TEST(DaemonOptionsTest, AnUnauthenticatedPlaneStaysOnLoopbackUnlessInsecure) {
+  testing::TempDir dir;
+  const std::string tokens = dir.path() + "/tokens";
+  std::ofstream(tokens) << "# nodes\n" << std::string(40, 'n') << "\n";
+  const CommandLine open = Parse({"master", "--listen", "0.0.0.0:6000"});
+  EXPECT_FALSE(open.options);
+  EXPECT_EQ(open.exit_code, 2);
+  EXPECT_NE(open.output.find("--insecure"), std::string::npos) << open.output;
+  EXPECT_FALSE(Parse({"standalone", "--listen", "10.1.2.3:0"}).options);
+  EXPECT_TRUE(
+      Parse({"master", "--listen", "0.0.0.0:6000", "--insecure"}).options);
+  EXPECT_TRUE(
+      Parse({"master", "--listen", "0.0.0.0:6000", "--node-token-file", tokens})
+          .options);
+  EXPECT_TRUE(Parse({"master", "--listen", "127.0.0.1:6000"}).options);
+  // A node presents the first token of its file; a standalone's node the
+  // first of the master's node tokens.
+  const CommandLine node = Parse({"node", "--node-token-file", tokens});
+  ASSERT_TRUE(node.options) << node.output;
+  EXPECT_EQ(node.options->node.token, std::string(40, 'n'));
+  const CommandLine standalone =
+      Parse({"standalone", "--node-token-file", tokens});
+  ASSERT_TRUE(standalone.options) << standalone.output;
+  EXPECT_EQ(standalone.options->node.token, std::string(40, 'n'));
+  const CommandLine missing =
+      Parse({"node", "--node-token-file", dir.path() + "/none"});
+  EXPECT_FALSE(missing.options);
+  EXPECT_NE(missing.output.find("cannot read the token file"),
+            std::string::npos)
+      << missing.output;
+}
+
 TEST(DaemonOptionsTest, BadAdminValuesAreUsageErrors) {
   testing::TempDir dir;
   const std::string empty = dir.path() + "/empty";

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -64,6 +65,20 @@ class Roles {
   }
 
   bool Serving() const { return !node_ || node_->registered(); }
+
+  // SIGHUP: the master's token files are read again; a bad one keeps the
+  // tokens in use.
+  void Reload() {
+    if (!master_) {
+      spdlog::info("SIGHUP received: nothing to reload in a node");
+      return;
+    }
+    if (Status reloaded = master_->ReloadTokens(); !reloaded.ok()) {
+      spdlog::error(
+          "SIGHUP received: tokens not reloaded, the old ones stay: {}",
+          reloaded.message());
+    }
+  }
 
   // /readyz follows the ready file: 200 once serving, 503 from the start of
   // a shutdown.
@@ -150,7 +165,8 @@ int ShutDown(Roles& roles) {
     done.store(true);
   });
   while (!done.load()) {
-    if (std::optional<int> signal = ShutdownSignal::Wait(kPoll)) {
+    if (std::optional<int> signal = ShutdownSignal::Wait(kPoll);
+        signal && *signal != SIGHUP) {
       spdlog::error("{} during shutdown: exiting at once",
                     ShutdownSignal::Name(*signal));
       spdlog::default_logger()->flush();
@@ -179,6 +195,10 @@ int RunDaemon(const DaemonOptions& options) {
   bool published = false;
   while (true) {
     if (std::optional<int> signal = ShutdownSignal::Wait(kPoll)) {
+      if (*signal == SIGHUP) {
+        roles.Reload();
+        continue;
+      }
       spdlog::info("{} received: shutting down", ShutdownSignal::Name(*signal));
       break;
     }

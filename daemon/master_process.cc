@@ -5,6 +5,7 @@
 
 #include "core/master_host.h"
 #include "daemon/ha_master.h"
+#include "rpc/call_authorizer.h"
 #include "rpc/control_lane_server.h"
 #include "rpc/master_service.h"
 #include "rpc/rpc_server.h"
@@ -40,6 +41,13 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
     options.config.first_node_id = FirstNodeIdFromClock();
   }
   std::unique_ptr<MasterProcess> process(new MasterProcess(std::move(options)));
+  MT_ASSIGN_OR_RETURN(rpc::CallTokens tokens, process->ReadTokens());
+  if (!tokens.node.empty() || !tokens.client.empty()) {
+    MT_ASSIGN_OR_RETURN(process->authorizer_,
+                        rpc::CallAuthorizer::Create(std::move(tokens)));
+  }
+  const rpc::MasterServiceOptions service_options{
+      .clock = process->clock(), .authorizer = process->authorizer_.get()};
   if (process->options_.ha) {
     const MasterHaOptions& ha = *process->options_.ha;
     HaMasterOptions ha_options;
@@ -55,18 +63,20 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
     ha_options.tick_interval = process->options_.tick_interval;
     MT_ASSIGN_OR_RETURN(process->ha_, HaMaster::Start(std::move(ha_options),
                                                       process->clock()));
-    process->service_ = std::make_unique<rpc::MasterService>(
-        process->ha_.get(),
-        rpc::MasterServiceOptions{.clock = process->clock()});
+    process->service_ = std::make_unique<rpc::MasterService>(process->ha_.get(),
+                                                             service_options);
   } else {
     MT_ASSIGN_OR_RETURN(
         process->master_,
         MasterHost::Create(process->options_.config, process->clock()));
     process->service_ = std::make_unique<rpc::MasterService>(
-        &process->master_->api(), &process->master_->link(),
-        rpc::MasterServiceOptions{.clock = process->clock()});
+        &process->master_->api(), &process->master_->link(), service_options);
   }
-  if (process->options_.control_lane) {
+  if (process->options_.control_lane && process->authorizer_) {
+    spdlog::info(
+        "master: no control lane: calls are authenticated and the lane has "
+        "no authentication of its own yet");
+  } else if (process->options_.control_lane) {
     // Before gRPC serves, so that the first GetControlLane finds it.
     Result<std::unique_ptr<rpc::ControlLaneServer>> lane =
         rpc::ControlLaneServer::Create(
@@ -89,6 +99,16 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
   if (process->master_) {
     process->ticker_ = std::thread([p = process.get()] { p->TickLoop(); });
   }
+  if (process->authorizer_) {
+    spdlog::info(
+        "master: every call needs a node's or a client's token; tokens "
+        "travel in clear over gRPC without TLS");
+  } else if (process->options_.insecure) {
+    spdlog::warn(
+        "master: --insecure: anyone who reaches {} may make any call, "
+        "register and deregister nodes included",
+        process->address_);
+  }
   spdlog::info(
       "master: serving gRPC on {} (control lane {}, offload {}, promotion on "
       "hit {})",
@@ -106,6 +126,27 @@ const Clock* MasterProcess::clock() const { return SystemClock::Default(); }
 
 const rpc::CallRecorder& MasterProcess::rpc_recorder() const {
   return service_->recorder();
+}
+
+Result<rpc::CallTokens> MasterProcess::ReadTokens() const {
+  rpc::CallTokens tokens;
+  if (!options_.node_token_file.empty()) {
+    MT_ASSIGN_OR_RETURN(tokens.node,
+                        rpc::ReadTokenLines(options_.node_token_file));
+  }
+  if (!options_.client_token_file.empty()) {
+    MT_ASSIGN_OR_RETURN(tokens.client,
+                        rpc::ReadTokenLines(options_.client_token_file));
+  }
+  return tokens;
+}
+
+Status MasterProcess::ReloadTokens() {
+  if (authorizer_ == nullptr) return Status::Ok();
+  MT_ASSIGN_OR_RETURN(rpc::CallTokens tokens, ReadTokens());
+  MT_RETURN_IF_ERROR(authorizer_->SetTokens(std::move(tokens)));
+  spdlog::info("master: tokens reloaded");
+  return Status::Ok();
 }
 
 void MasterProcess::Shutdown() {

@@ -23,9 +23,10 @@
 
 #include "absl/base/thread_annotations.h"
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "core/master_admin.h"
 #include "core/master_config.h"
-#include "base/mutex.h"
+#include "rpc/call_authorizer.h"
 
 namespace mooncake_tier {
 class MasterHost;  // core/master_host.h
@@ -77,6 +78,15 @@ struct MasterProcessOptions {
   // The lane's UCX transports as UCX_TLS spells them; empty keeps UCX's
   // configuration. Default: empty.
   std::string control_lane_transports;
+  // Files of the tokens nodes and clients must present with every call
+  // (one per line; rpc/call_authorizer.h). With either set, every call is
+  // authenticated and the control lane is off (it has no authentication
+  // of its own yet). Default: empty (calls are not authenticated).
+  std::string node_token_file;
+  std::string client_token_file;
+  // Serve unauthenticated gRPC on a non-loopback address (refused without
+  // it). Default: false.
+  bool insecure = false;
 };
 
 // The first node id a master starting now hands out (see the .cc): ids
@@ -108,6 +118,11 @@ class MasterProcess {
   // mooncake_rpc_duration_seconds); valid for the life of this object.
   const rpc::CallRecorder& rpc_recorder() const;
 
+  // Reads the token files again and swaps the tokens in at once (the
+  // daemon calls it on SIGHUP). A file that cannot be read or holds a bad
+  // token changes nothing and is the error. OK without token files.
+  Status ReloadTokens();
+
   // Stops accepting calls, lets calls in flight finish for up to
   // shutdown_grace, then stops the background thread. Idempotent.
   void Shutdown();
@@ -115,11 +130,14 @@ class MasterProcess {
  private:
   explicit MasterProcess(MasterProcessOptions options);
   void TickLoop();
+  // The tokens of the token files (empty sets without files).
+  Result<rpc::CallTokens> ReadTokens() const;
 
   const MasterProcessOptions options_;
   std::string address_;
   std::unique_ptr<MasterHost> master_;  // a lone master
   std::unique_ptr<HaMaster> ha_;        // or a cluster's
+  std::unique_ptr<rpc::CallAuthorizer> authorizer_;  // null: open plane
   std::unique_ptr<rpc::MasterService> service_;
   std::unique_ptr<rpc::ControlLaneServer> lane_;  // null: gRPC only
   std::unique_ptr<rpc::RpcServer> server_;

@@ -57,6 +57,7 @@ Status NodeProcess::Open() {
   rpc::GrpcChannelOptions channel;
   channel.target = o.master_address;
   channel.deadline = o.rpc_deadline;
+  channel.token = o.token;
   MT_ASSIGN_OR_RETURN(link_, rpc::GrpcMasterLink::Create(channel));
 
   UcxTransportOptions transport_options;

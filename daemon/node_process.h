@@ -69,6 +69,9 @@ struct NodeProcessOptions {
   int ssd_read_threads = 2;
   // Deadline of every call to the master. Default: 5 s.
   Duration rpc_deadline = std::chrono::seconds(5);
+  // The node token sent with every call to a master that authenticates
+  // calls (--node-token-file). Empty: none. Default: empty.
+  std::string token;
 };
 
 class NodeProcess {

@@ -13,6 +13,7 @@ sigset_t ShutdownSet() {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   return set;
 }
 
@@ -44,6 +45,8 @@ const char* ShutdownSignal::Name(int signal) {
   switch (signal) {
     case SIGINT: return "SIGINT";
     case SIGTERM: return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
     default: return "a signal";
   }
 }

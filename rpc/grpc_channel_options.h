@@ -42,6 +42,10 @@ struct GrpcChannelOptions {
   Duration keepalive = std::chrono::seconds(1);
   // Largest message sent or received, in bytes. Default: 128 MiB.
   int max_message_bytes = 128 << 20;
+  // Sent with every call as "authorization: Bearer <token>": a node's or a
+  // client's token when the master authenticates calls
+  // (rpc/call_authorizer.h). Empty: none. Default: empty.
+  std::string token;
   // Records every call. Null: the stub keeps its own (see recorder()).
   // Must outlive the stub. Default: null.
   CallRecorder* recorder = nullptr;

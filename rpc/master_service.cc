@@ -84,6 +84,12 @@ Caller CallerOf(MasterMethod method) {
   }
 }
 
+// The roles that may make calls of `method` (rpc/call_authorizer.h).
+uint8_t RolesOf(MasterMethod method) {
+  if (method == MasterMethod::kGetNode) return kNodeRole | kClientRole;
+  return CallerOf(method) == Caller::kNode ? kNodeRole : kClientRole;
+}
+
 // The longest a PullTasks may hold a server thread waiting for work.
 constexpr uint32_t kMaxPullWaitMs = 10'000;
 
@@ -131,8 +137,12 @@ auto CallEach(std::span<const T> items, Fn&& fn) {
 
 class MasterService::Handler final : public proto::MasterService::Service {
  public:
-  Handler(MasterSource* source, const Clock* clock, CallRecorder* recorder)
-      : source_(source), clock_(clock), recorder_(recorder) {}
+  Handler(MasterSource* source, const Clock* clock, CallRecorder* recorder,
+          const CallAuthorizer* authorizer)
+      : source_(source),
+        clock_(clock),
+        recorder_(recorder),
+        authorizer_(authorizer) {}
 
   // ---- Client calls ----
 
@@ -372,6 +382,12 @@ class MasterService::Handler final : public proto::MasterService::Service {
       if (lane_address_.empty()) {
         return Status(ErrorReason::kNotApplicable,
                       "this master runs no control lane");
+      }
+      if (authorizer_ != nullptr) {
+        // The lane has no authentication of its own yet: its calls would
+        // be refused (ServeLane has no caller's metadata).
+        return Status(ErrorReason::kNotApplicable,
+                      "the control lane is off while calls are authenticated");
       }
       resp->set_worker_address(lane_address_);
       return Status::Ok();
@@ -630,6 +646,12 @@ class MasterService::Handler final : public proto::MasterService::Service {
   grpc::Status Serve(grpc::ServerContext* ctx, ServingMaster* m,
                      MasterMethod method, Body&& body) {
     return recorder_->Time(static_cast<size_t>(method), [&]() {
+      if (authorizer_ != nullptr) {
+        // First: a refused call reaches no master and changes nothing.
+        const Status allowed = authorizer_->Authorize(*ctx, RolesOf(method),
+                                                      MasterMethodName(method));
+        if (!allowed.ok()) return ToGrpcStatus(allowed);
+      }
       std::string leader;
       Result<ServingMaster> serving =
           source_->Acquire(CallerOf(method), &leader);
@@ -670,6 +692,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
   MasterSource* const source_;
   const Clock* const clock_;
   CallRecorder* const recorder_;
+  const CallAuthorizer* const authorizer_;  // null: every call allowed
   Mutex lane_mu_;
   std::string lane_address_ ABSL_GUARDED_BY(lane_mu_);
 };
@@ -689,15 +712,15 @@ MasterService::MasterService(MasterApi* api, MasterLink* link,
       recorder_(options.recorder ? options.recorder : owned_recorder_.get()),
       handler_(std::make_unique<Handler>(
           fixed_source_.get(),
-          options.clock ? options.clock : SystemClock::Default(), recorder_)) {
-}
+          options.clock ? options.clock : SystemClock::Default(), recorder_,
+          options.authorizer)) {}
 
 MasterService::MasterService(MasterSource* source, MasterServiceOptions options)
     : owned_recorder_(RecorderUnless(options.recorder)),
       recorder_(options.recorder ? options.recorder : owned_recorder_.get()),
       handler_(std::make_unique<Handler>(
           source, options.clock ? options.clock : SystemClock::Default(),
-          recorder_)) {}
+          recorder_, options.authorizer)) {}
 
 MasterService::~MasterService() = default;
 

@@ -21,6 +21,7 @@
 #include "base/clock.h"
 #include "protocol/master_api.h"
 #include "protocol/master_link.h"
+#include "rpc/call_authorizer.h"
 #include "rpc/call_recorder.h"
 #include "rpc/master_methods.h"
 #include "rpc/master_source.h"
@@ -40,6 +41,11 @@ struct MasterServiceOptions {
   // Records every call. Null: the service keeps its own (see recorder()).
   // Must outlive the service. Default: null.
   CallRecorder* recorder = nullptr;
+  // Checks every call's credentials before it reaches a master (refused:
+  // UNAUTHENTICATED, recorded); also turns the control lane off. Null
+  // allows every call (a loopback or --insecure plane). Must outlive the
+  // service. Default: null.
+  const CallAuthorizer* authorizer = nullptr;
 };
 
 class MasterService {

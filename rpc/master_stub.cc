@@ -71,7 +71,9 @@ Result<std::unique_ptr<MasterStub>> MasterStub::Create(
 }
 
 MasterStub::MasterStub(GrpcChannelOptions options)
-    : options_(std::move(options)) {
+    : options_(std::move(options)),
+      authorization_(options_.token.empty() ? std::string()
+                                            : "Bearer " + options_.token) {
   if (options_.recorder == nullptr) {
     owned_recorder_ = std::make_unique<CallRecorder>(MasterMethodNames());
   }

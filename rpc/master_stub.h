@@ -69,6 +69,9 @@ class MasterStub {
       Endpoint& endpoint = Current();
       grpc::ClientContext context;
       context.set_deadline(deadline);
+      if (!authorization_.empty()) {
+        context.AddMetadata("authorization", authorization_);
+      }
       const grpc::Status status =
           recorder_->Time(static_cast<size_t>(method),
                           [&]() { return rpc(*endpoint.stub, &context); });
@@ -120,6 +123,8 @@ class MasterStub {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const GrpcChannelOptions options_;
+  // "Bearer <token>", or empty.
+  const std::string authorization_;
   std::unique_ptr<CallRecorder> owned_recorder_;
   CallRecorder* recorder_;
   // Several addresses were given: connections are probed (keepalive).

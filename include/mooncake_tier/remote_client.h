@@ -65,6 +65,13 @@ struct RemoteClientOptions {
   // Falls back to gRPC whenever the lane is missing or fails
   // (docs/design/control-path.md). Default: true.
   bool control_lane = true;
+  // The client token of a master that authenticates calls (mooncake-tierd
+  // --client-token-file), sent with every call; a master that does not
+  // ignores it. Empty: none. Default: empty.
+  std::string token;
+  // A file whose first token (blank lines and '#' comments skipped) is
+  // `token`, when `token` is empty. Default: empty.
+  std::string token_file;
 };
 
 // A client of the store whose master is at options.master.

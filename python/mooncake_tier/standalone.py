@@ -98,6 +98,12 @@ class StandaloneDaemon:
         self.admin_address = fields.get("admin_address")
         return self
 
+    def send_signal(self, sig: int) -> None:
+        """Sends `sig` to the daemon (SIGHUP reloads its token files)."""
+        if self._proc is None:
+            raise RuntimeError("the daemon is not running")
+        self._proc.send_signal(sig)
+
     def log_tail(self, limit: int = 4000) -> str:
         if self._log is None:
             return ""

@@ -7,6 +7,8 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "mooncake_tier/remote_client.h"
@@ -255,7 +257,7 @@ A client of a mooncake-tier store (master + storage nodes).
 
 Store(master="127.0.0.1:50051", *, rpc_timeout=5.0, transfer_timeout=5.0,
       ucx_transports="", probe_master=True, location_cache=True,
-      control_lane=True)
+      control_lane=True, token="", token_file=None)
 
 Connects to the master at `master` ("host:port"), or to the masters of a
 high-availability cluster ("h1:p,h2:p,h3:p"; calls follow the leader
@@ -273,6 +275,11 @@ With control_lane (the default), lookups (exists, replica lists, prefix
 probes) go to the master's UCX control lane when it offers
 one, at about a third of a gRPC call's latency, and over gRPC otherwise.
 
+A master that authenticates calls (mooncake-tierd --client-token-file)
+needs a client token: `token`, or the first line of `token_file`, which
+defaults to the file named by the MOONCAKE_TIER_CLIENT_TOKEN_FILE
+environment variable. Without it every call raises UnauthenticatedError.
+
 Every method releases the GIL while it waits on the network or a disk, and
 one Store may be shared by many threads. Values are anything with the
 buffer protocol (bytes, bytearray, memoryview, C-contiguous numpy arrays).
@@ -283,7 +290,9 @@ result per item instead: the value, or the StoreError instance.
       .def(py::init([](const std::string& master, double rpc_timeout,
                        double transfer_timeout,
                        const std::string& ucx_transports, bool probe_master,
-                       bool location_cache, bool control_lane) {
+                       bool location_cache, bool control_lane,
+                       const std::string& token,
+                       std::optional<std::string> token_file) {
              RemoteClientOptions options;
              options.master = master;
              options.rpc_timeout = ToMillis(rpc_timeout, "rpc_timeout");
@@ -293,12 +302,20 @@ result per item instead: the value, or the StoreError instance.
              options.probe_master = probe_master;
              options.location_cache = location_cache;
              options.control_lane = control_lane;
+             options.token = token;
+             if (token_file) {
+               options.token_file = *token_file;
+             } else if (const char* env =
+                            std::getenv("MOONCAKE_TIER_CLIENT_TOKEN_FILE")) {
+               options.token_file = env;
+             }
              return std::make_unique<PyStore>(options);
            }),
            py::arg("master") = "127.0.0.1:50051", py::kw_only(),
            py::arg("rpc_timeout") = 5.0, py::arg("transfer_timeout") = 5.0,
            py::arg("ucx_transports") = "", py::arg("probe_master") = true,
-           py::arg("location_cache") = true, py::arg("control_lane") = true)
+           py::arg("location_cache") = true, py::arg("control_lane") = true,
+           py::arg("token") = "", py::arg("token_file") = py::none())
       .def_property_readonly("master", &PyStore::master,
                              "The master address this store was opened with.")
       .def_property_readonly("closed", &PyStore::closed)
