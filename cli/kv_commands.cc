@@ -36,6 +36,10 @@ struct ConnectionFlags {
   std::string master = "127.0.0.1:50051";
   int64_t timeout_ms = 5000;
   std::string token_file;
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_server_name;
 };
 
 struct PutFlags {
@@ -83,6 +87,27 @@ void AddConnectionFlags(CLI::App& command, ConnectionFlags& flags) {
                   "authenticates calls")
       ->type_name("PATH")
       ->envname("MOONCAKE_TIER_CLIENT_TOKEN_FILE");
+  command
+      .add_option("--tls-ca", flags.tls_ca,
+                  "Dial a master that serves TLS: PEM bundle of the CA "
+                  "certificates its certificate must lead to")
+      ->type_name("PATH")
+      ->envname("MOONCAKE_TIER_TLS_CA");
+  command
+      .add_option("--tls-cert", flags.tls_cert,
+                  "PEM certificate (a client or admin one) for a master that "
+                  "asks for client certificates")
+      ->type_name("PATH")
+      ->envname("MOONCAKE_TIER_TLS_CERT");
+  command.add_option("--tls-key", flags.tls_key, "The PEM key of --tls-cert")
+      ->type_name("PATH")
+      ->envname("MOONCAKE_TIER_TLS_KEY");
+  command
+      .add_option("--tls-server-name", flags.tls_server_name,
+                  "The name the master's certificate must carry, when not "
+                  "the host of --master")
+      ->type_name("NAME")
+      ->envname("MOONCAKE_TIER_TLS_SERVER_NAME");
 }
 
 // The global --timeout applies unless the command's own was given.
@@ -184,7 +209,8 @@ std::string KvHint(const Status& status, const std::string& key,
       return "a storage node may be down; check the nodes";
     case ErrorReason::kUnauthenticated:
       return "the master authenticates calls: give its client token with "
-             "--token-file or MOONCAKE_TIER_CLIENT_TOKEN_FILE";
+             "--token-file or MOONCAKE_TIER_CLIENT_TOKEN_FILE, or a client "
+             "certificate with --tls-cert and --tls-key";
     default:
       return "";
   }
@@ -197,6 +223,10 @@ Result<std::unique_ptr<Client>> Connect(const ConnectionFlags& flags,
   options.rpc_timeout = std::chrono::milliseconds(flags.timeout_ms);
   options.transfer_timeout = std::chrono::milliseconds(flags.timeout_ms);
   options.token_file = flags.token_file;
+  options.tls_ca = flags.tls_ca;
+  options.tls_cert = flags.tls_cert;
+  options.tls_key = flags.tls_key;
+  options.tls_server_name = flags.tls_server_name;
   Result<std::unique_ptr<Client>> client = ConnectRemote(options);
   if (!client.ok()) {
     const ErrorReason reason = client.status().reason();

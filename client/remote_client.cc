@@ -8,6 +8,7 @@
 #include "client/store_client.h"
 #include "rpc/call_authorizer.h"
 #include "rpc/grpc_master_api.h"
+#include "rpc/tls_credentials.h"
 #include "transport/ucx_transport.h"
 
 namespace mooncake_tier {
@@ -23,7 +24,7 @@ Status ProbeMaster(rpc::GrpcMasterApi& api, const std::string& address) {
     return Status(ErrorReason::kUnauthenticated,
                   "the master at " + address +
                       " authenticates its callers and refused this client "
-                      "(give it the client token): " +
+                      "(give it the client token or certificate): " +
                       probe.status().message());
   }
   return Status(probe.status().reason(),
@@ -57,6 +58,20 @@ Result<std::unique_ptr<Client>> ConnectRemote(
     MT_ASSIGN_OR_RETURN(std::vector<std::string> tokens,
                         rpc::ReadTokenLines(options.token_file));
     channel.token = tokens.front();
+  }
+  if (!options.tls_ca.empty()) {
+    MT_ASSIGN_OR_RETURN(
+        channel.tls,
+        rpc::TlsIdentity::Create(
+            {.cert = options.tls_cert,
+             .key = options.tls_key,
+             .ca = options.tls_ca},
+            rpc::kTlsClient, {rpc::TlsRole::kClient, rpc::TlsRole::kAdmin}));
+    channel.tls_server_name = options.tls_server_name;
+  } else if (!options.tls_cert.empty() || !options.tls_key.empty() ||
+             !options.tls_server_name.empty()) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "tls_cert, tls_key and tls_server_name need tls_ca");
   }
   rpc::ControlLaneOptions lane;
   lane.enabled = options.control_lane;

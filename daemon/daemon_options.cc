@@ -250,8 +250,31 @@ void AddMasterOptions(CLI::App* sub, MasterProcessOptions* m) {
                   "call. Re-read on SIGHUP. Default: none.")
       ->type_name("PATH");
   sub->add_flag("--insecure", m->insecure,
-                "Serve gRPC on a non-loopback --listen without token files: "
-                "anyone who reaches it may make any call. Default: off.");
+                "Serve gRPC on a non-loopback --listen without token files "
+                "or required client certificates: anyone who reaches it may "
+                "make any call. Default: off.");
+  sub->add_option("--tls-cert", m->tls.cert,
+                  "Serve gRPC over TLS with this PEM certificate chain (leaf "
+                  "first; its URI name spiffe://mooncake-tier/master). "
+                  "Re-read on SIGHUP. Default: none (plaintext).")
+      ->type_name("PATH");
+  sub->add_option("--tls-key", m->tls.key,
+                  "The PEM private key of --tls-cert. Default: none.")
+      ->type_name("PATH");
+  sub->add_option("--tls-ca", m->tls.ca,
+                  "PEM bundle of the CA certificates callers' certificates "
+                  "must lead to. Default: none.")
+      ->type_name("PATH");
+  sub->add_option_function<std::string>(
+         "--tls-client-auth",
+         [m](const std::string& value) {
+           m->tls_client_auth = *rpc::ParseTlsClientAuth(value);
+         },
+         "Callers' certificates: require (each caller shows one, which "
+         "names its role), optional (callers without one show a token), "
+         "none (tokens only). Default: require.")
+      ->check(CLI::IsMember({"require", "optional", "none"}))
+      ->type_name("MODE");
   AddEngineOptions(sub, &m->config);
   AddGroupOptions(sub, &m->config);
   AddPromotionOptions(sub, &m->config.promotion);
@@ -520,6 +543,24 @@ void RegisterDaemonOptions(CLI::App* app, DaemonOptions* options) {
                    "The token (first line of PATH) this node presents to a "
                    "master that authenticates calls. Default: none.")
       ->type_name("PATH");
+  node->add_option("--tls-ca", options->node.tls.ca,
+                   "Dial the master over TLS: PEM bundle of the CA "
+                   "certificates the master's certificate must lead to. "
+                   "Default: none (plaintext).")
+      ->type_name("PATH");
+  node->add_option("--tls-cert", options->node.tls.cert,
+                   "This node's PEM certificate chain (URI name "
+                   "spiffe://mooncake-tier/node), shown to the master. "
+                   "Re-read on SIGHUP. Default: none (a token proves the "
+                   "role).")
+      ->type_name("PATH");
+  node->add_option("--tls-key", options->node.tls.key,
+                   "The PEM private key of --tls-cert. Default: none.")
+      ->type_name("PATH");
+  node->add_option("--tls-server-name", options->node.tls_server_name,
+                   "The name the master's certificate must carry, when not "
+                   "the host of --master. Default: that host.")
+      ->type_name("NAME");
   AddAdminOptions(node, &options->node_admin, /*node=*/true);
   node->callback([options] { options->mode = DaemonMode::kNode; });
 
@@ -530,6 +571,13 @@ void RegisterDaemonOptions(CLI::App* app, DaemonOptions* options) {
   AddCommonOptions(app, standalone, options);
   AddMasterOptions(standalone, &options->master);
   AddNodeOptions(standalone, &options->node, /*with_master=*/false);
+  standalone
+      ->add_option("--tls-server-name", options->node.tls_server_name,
+                   "With --tls-cert: the name the node checks in the master's "
+                   "certificate when it dials it beside it, if the certificate "
+                   "does not carry the --listen host (127.0.0.1 for a wildcard "
+                   "--listen). Default: that host.")
+      ->type_name("NAME");
   AddAdminOptions(standalone, &options->master_admin, /*node=*/false);
   CLI::Option* standalone_directory =
       standalone->get_option("--dram-directory");
@@ -555,15 +603,15 @@ std::string ValidateDaemonOptions(const DaemonOptions& options) {
   }
   if (options.mode == DaemonMode::kNode) return "";
   const MasterProcessOptions& master = options.master;
-  if (!master.insecure && master.node_token_file.empty() &&
-      master.client_token_file.empty()) {
+  if (!master.insecure && !master.authenticated()) {
     Result<HostPort> bind = SplitHostPort(master.listen);
     if (bind.ok() && !admin::IsLoopbackAddress(bind->host)) {
       return "--listen " + master.listen +
              " is not a loopback address and calls would not be "
-             "authenticated: give --node-token-file and --client-token-file "
-             "(docs/operations.md, \"Authenticated calls\"), or --insecure "
-             "to serve anyone who reaches it";
+             "authenticated: give --tls-cert, --tls-key and --tls-ca "
+             "(client certificates required), or --node-token-file and "
+             "--client-token-file (docs/operations.md, \"Authenticated "
+             "calls\"), or --insecure to serve anyone who reaches it";
     }
   }
   const std::string error = options.master.config.Validate();
@@ -633,6 +681,12 @@ CommandLine ParseCommandLine(const std::vector<std::string>& argv) {
       return result;
     }
     options->node.token = tokens->front();
+  }
+  // In standalone the node dials the master beside it with the master's
+  // own certificate.
+  if (options->mode == DaemonMode::kStandalone &&
+      options->master.tls.has_identity()) {
+    options->node.tls = options->master.tls;
   }
   if (options->mode == DaemonMode::kMaster) {
     if (std::string error = ApplyHaOptions(options.get()); !error.empty()) {

@@ -414,6 +414,48 @@ TEST(DaemonOptionsTest, AnUnauthenticatedPlaneStaysOnLoopbackUnlessInsecure) {
       << missing.output;
 }
 
+TEST(DaemonOptionsTest, RequiredClientCertificatesAuthenticateThePlane) {
+  // Files are checked when the master starts, not here: names suffice.
+  const std::vector<std::string> tls = {"--tls-cert", "m.pem",    "--tls-key",
+                                        "m.key",      "--tls-ca", "ca.pem"};
+  auto master = [&tls](std::vector<std::string> more) {
+    std::vector<std::string> args = {"master", "--listen", "0.0.0.0:6000"};
+    args.insert(args.end(), tls.begin(), tls.end());
+    args.insert(args.end(), more.begin(), more.end());
+    return Parse(args);
+  };
+  const CommandLine required = master({});
+  ASSERT_TRUE(required.options) << required.output;
+  EXPECT_EQ(required.options->master.tls.cert, "m.pem");
+  EXPECT_EQ(required.options->master.tls_client_auth,
+            rpc::TlsClientAuth::kRequire);
+  // Encrypted but open to anyone: still needs tokens or --insecure.
+  const CommandLine open = master({"--tls-client-auth", "none"});
+  EXPECT_FALSE(open.options);
+  EXPECT_NE(open.output.find("--insecure"), std::string::npos) << open.output;
+  EXPECT_FALSE(master({"--tls-client-auth", "optional"}).options);
+  EXPECT_TRUE(master({"--tls-client-auth", "none", "--insecure"}).options);
+  const CommandLine bad = master({"--tls-client-auth", "maybe"});
+  EXPECT_FALSE(bad.options);
+  EXPECT_NE(bad.output.find("--tls-client-auth"), std::string::npos)
+      << bad.output;
+  // A standalone's node dials with the master's certificate; a node with
+  // its own flags.
+  std::vector<std::string> args = {"standalone", "--tls-server-name", "h"};
+  args.insert(args.end(), tls.begin(), tls.end());
+  const CommandLine standalone = Parse(args);
+  ASSERT_TRUE(standalone.options) << standalone.output;
+  EXPECT_EQ(standalone.options->node.tls.cert, "m.pem");
+  EXPECT_EQ(standalone.options->node.tls.ca, "ca.pem");
+  EXPECT_EQ(standalone.options->node.tls_server_name, "h");
+  const CommandLine node =
+      Parse({"node", "--tls-ca", "ca.pem", "--tls-cert", "n.pem", "--tls-key",
+             "n.key", "--tls-server-name", "master.example"});
+  ASSERT_TRUE(node.options) << node.output;
+  EXPECT_EQ(node.options->node.tls.key, "n.key");
+  EXPECT_EQ(node.options->node.tls_server_name, "master.example");
+}
+
 TEST(DaemonOptionsTest, BadAdminValuesAreUsageErrors) {
   testing::TempDir dir;
   const std::string empty = dir.path() + "/empty";

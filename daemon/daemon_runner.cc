@@ -66,18 +66,20 @@ class Roles {
 
   bool Serving() const { return !node_ || node_->registered(); }
 
-  // SIGHUP: the master's token files are read again; a bad one keeps the
-  // tokens in use.
+  // SIGHUP: the master's token files and every TLS file are read again;
+  // whatever is bad keeps what is in use.
   void Reload() {
-    if (!master_) {
-      spdlog::info("SIGHUP received: nothing to reload in a node");
-      return;
+    auto report = [](std::string_view what, const Status& reloaded) {
+      if (!reloaded.ok()) {
+        spdlog::error("SIGHUP received: {} not reloaded, the old ones stay: {}",
+                      what, reloaded.message());
+      }
+    };
+    if (master_) {
+      report("tokens", master_->ReloadTokens());
+      report("the master's TLS files", master_->ReloadTls());
     }
-    if (Status reloaded = master_->ReloadTokens(); !reloaded.ok()) {
-      spdlog::error(
-          "SIGHUP received: tokens not reloaded, the old ones stay: {}",
-          reloaded.message());
-    }
+    if (node_) report("the node's TLS files", node_->ReloadTls());
   }
 
   // /readyz follows the ready file: 200 once serving, 503 from the start of

@@ -41,10 +41,24 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
     options.config.first_node_id = FirstNodeIdFromClock();
   }
   std::unique_ptr<MasterProcess> process(new MasterProcess(std::move(options)));
+  const MasterProcessOptions& o = process->options_;
+  // Caller certificates count only when the server asks for them.
+  const bool certificates =
+      o.tls.has_identity() && o.tls_client_auth != rpc::TlsClientAuth::kNone;
+  if (o.tls.has_identity()) {
+    MT_ASSIGN_OR_RETURN(
+        process->tls_,
+        rpc::TlsIdentity::Create(o.tls, rpc::kTlsServer | rpc::kTlsClient,
+                                 {rpc::TlsRole::kMaster}));
+  } else if (!o.tls.key.empty() || !o.tls.ca.empty()) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "--tls-key and --tls-ca need --tls-cert");
+  }
   MT_ASSIGN_OR_RETURN(rpc::CallTokens tokens, process->ReadTokens());
-  if (!tokens.node.empty() || !tokens.client.empty()) {
-    MT_ASSIGN_OR_RETURN(process->authorizer_,
-                        rpc::CallAuthorizer::Create(std::move(tokens)));
+  if (!tokens.node.empty() || !tokens.client.empty() || certificates) {
+    MT_ASSIGN_OR_RETURN(
+        process->authorizer_,
+        rpc::CallAuthorizer::Create(std::move(tokens), certificates));
   }
   const rpc::MasterServiceOptions service_options{
       .clock = process->clock(), .authorizer = process->authorizer_.get()};
@@ -72,10 +86,14 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
     process->service_ = std::make_unique<rpc::MasterService>(
         &process->master_->api(), &process->master_->link(), service_options);
   }
-  if (process->options_.control_lane && process->authorizer_) {
+  if (process->options_.control_lane &&
+      (process->authorizer_ || process->tls_)) {
+    // The lane is UCX in clear, with no authentication of its own yet: it
+    // would serve anyone what gRPC serves only to callers it knows, and
+    // show a sniffer what TLS hides.
     spdlog::info(
-        "master: no control lane: calls are authenticated and the lane has "
-        "no authentication of its own yet");
+        "master: no control lane: calls are authenticated or encrypted and "
+        "the lane has neither");
   } else if (process->options_.control_lane) {
     // Before gRPC serves, so that the first GetControlLane finds it.
     Result<std::unique_ptr<rpc::ControlLaneServer>> lane =
@@ -91,6 +109,10 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
   }
   rpc::RpcServerOptions server_options;
   server_options.address = process->options_.listen;
+  if (process->tls_) {
+    server_options.credentials =
+        rpc::MakeServerCredentials(*process->tls_, o.tls_client_auth);
+  }
   MT_ASSIGN_OR_RETURN(
       process->server_,
       rpc::RpcServer::Start(server_options,
@@ -99,11 +121,19 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
   if (process->master_) {
     process->ticker_ = std::thread([p = process.get()] { p->TickLoop(); });
   }
-  if (process->authorizer_) {
+  if (process->tls_) {
+    spdlog::info(
+        "master: TLS with the certificate {} (client certificates: {}{})",
+        o.tls.cert, rpc::TlsClientAuthName(o.tls_client_auth),
+        o.tls_client_auth == rpc::TlsClientAuth::kRequire
+            ? ""
+            : "; callers without one need a token");
+  } else if (process->authorizer_) {
     spdlog::info(
         "master: every call needs a node's or a client's token; tokens "
         "travel in clear over gRPC without TLS");
-  } else if (process->options_.insecure) {
+  }
+  if (!process->authorizer_ && process->options_.insecure) {
     spdlog::warn(
         "master: --insecure: anyone who reaches {} may make any call, "
         "register and deregister nodes included",
@@ -146,6 +176,13 @@ Status MasterProcess::ReloadTokens() {
   MT_ASSIGN_OR_RETURN(rpc::CallTokens tokens, ReadTokens());
   MT_RETURN_IF_ERROR(authorizer_->SetTokens(std::move(tokens)));
   spdlog::info("master: tokens reloaded");
+  return Status::Ok();
+}
+
+Status MasterProcess::ReloadTls() {
+  if (tls_ == nullptr) return Status::Ok();
+  MT_RETURN_IF_ERROR(tls_->Reload());
+  spdlog::info("master: TLS certificate {} reloaded", options_.tls.cert);
   return Status::Ok();
 }
 

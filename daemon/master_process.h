@@ -87,6 +87,22 @@ struct MasterProcessOptions {
   // Serve unauthenticated gRPC on a non-loopback address (refused without
   // it). Default: false.
   bool insecure = false;
+  // TLS: the master's certificate (role master, usable as a server), its
+  // key and the CA bundle callers' certificates must lead to
+  // (rpc/tls_credentials.h). Re-read on SIGHUP. Empty cert: plaintext.
+  rpc::TlsFiles tls;
+  // With TLS: whether callers must show a certificate. With kRequire or
+  // kOptional a caller's certificate proves its role (kOptional: callers
+  // without one need a token). Default: kRequire.
+  rpc::TlsClientAuth tls_client_auth = rpc::TlsClientAuth::kRequire;
+
+  // Whether every call is authenticated: by tokens, or by certificates
+  // that every caller must show.
+  bool authenticated() const {
+    return !node_token_file.empty() || !client_token_file.empty() ||
+           (tls.has_identity() &&
+            tls_client_auth == rpc::TlsClientAuth::kRequire);
+  }
 };
 
 // The first node id a master starting now hands out (see the .cc): ids
@@ -122,6 +138,12 @@ class MasterProcess {
   // daemon calls it on SIGHUP). A file that cannot be read or holds a bad
   // token changes nothing and is the error. OK without token files.
   Status ReloadTokens();
+  // Reads the TLS files again (SIGHUP): new connections get the new
+  // certificate within about a second. Bad files change nothing and are
+  // the error. OK without TLS.
+  Status ReloadTls();
+  // The TLS identity served; null without TLS.
+  const rpc::TlsIdentity* tls() const { return tls_.get(); }
 
   // Stops accepting calls, lets calls in flight finish for up to
   // shutdown_grace, then stops the background thread. Idempotent.
@@ -137,6 +159,7 @@ class MasterProcess {
   std::string address_;
   std::unique_ptr<MasterHost> master_;  // a lone master
   std::unique_ptr<HaMaster> ha_;        // or a cluster's
+  std::unique_ptr<rpc::TlsIdentity> tls_;            // null: plaintext
   std::unique_ptr<rpc::CallAuthorizer> authorizer_;  // null: open plane
   std::unique_ptr<rpc::MasterService> service_;
   std::unique_ptr<rpc::ControlLaneServer> lane_;  // null: gRPC only

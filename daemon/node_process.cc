@@ -58,6 +58,17 @@ Status NodeProcess::Open() {
   channel.target = o.master_address;
   channel.deadline = o.rpc_deadline;
   channel.token = o.token;
+  if (!o.tls.ca.empty()) {
+    MT_ASSIGN_OR_RETURN(
+        tls_,
+        rpc::TlsIdentity::Create(o.tls, rpc::kTlsClient,
+                                 {rpc::TlsRole::kNode, rpc::TlsRole::kMaster}));
+    channel.tls = tls_;
+    channel.tls_server_name = o.tls_server_name;
+  } else if (o.tls.has_identity() || !o.tls_server_name.empty()) {
+    return Status(ErrorReason::kInvalidArgument,
+                  "--tls-cert, --tls-key and --tls-server-name need --tls-ca");
+  }
   MT_ASSIGN_OR_RETURN(link_, rpc::GrpcMasterLink::Create(channel));
 
   UcxTransportOptions transport_options;
@@ -83,6 +94,13 @@ Status NodeProcess::Open() {
 }
 
 NodeProcess::~NodeProcess() { Shutdown(); }
+
+Status NodeProcess::ReloadTls() {
+  if (tls_ == nullptr) return Status::Ok();
+  MT_RETURN_IF_ERROR(tls_->Reload());
+  spdlog::info("node '{}': TLS files reloaded", options_.node.name);
+  return Status::Ok();
+}
 
 bool NodeProcess::registered() const {
   return node_ && node_->stats().registrations > 0;

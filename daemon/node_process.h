@@ -24,6 +24,7 @@
 #include "base/clock.h"
 #include "mooncake_tier/status.h"
 #include "node/storage_node.h"
+#include "rpc/tls_credentials.h"
 
 namespace mooncake_tier {
 class UcxSegmentExporter;
@@ -72,6 +73,15 @@ struct NodeProcessOptions {
   // The node token sent with every call to a master that authenticates
   // calls (--node-token-file). Empty: none. Default: empty.
   std::string token;
+  // TLS to the master: this node's certificate (role node; in standalone
+  // the master's own), its key and the CA bundle the master's certificate
+  // must lead to (rpc/tls_credentials.h). A CA alone: the master is
+  // checked, the node proves its role with its token. Re-read on SIGHUP.
+  // Empty ca: plaintext. Default: empty.
+  rpc::TlsFiles tls;
+  // The name the master's certificate must carry when it is not the host
+  // of master_address. Default: empty.
+  std::string tls_server_name;
 };
 
 class NodeProcess {
@@ -94,6 +104,11 @@ class NodeProcess {
   // null before Start and after Shutdown.
   UcxSegmentExporter* exporter() const { return exporter_.get(); }
   const NodeProcessOptions& options() const { return options_; }
+  // Reads the TLS files again (SIGHUP); bad files change nothing and are
+  // the error. OK without TLS.
+  Status ReloadTls();
+  // The TLS identity dialed with; null without TLS.
+  const rpc::TlsIdentity* tls() const { return tls_.get(); }
 
   // Stops asking for tasks, lets the task batch being executed finish,
   // joins the node's threads, deregisters from the master (which drops the
@@ -112,6 +127,7 @@ class NodeProcess {
   // Declaration order is teardown order in reverse: the node goes first,
   // then what it uses.
   std::unique_ptr<SsdDirLock> ssd_lock_;
+  std::shared_ptr<rpc::TlsIdentity> tls_;
   std::unique_ptr<rpc::GrpcMasterLink> link_;
   std::unique_ptr<UcxTransport> peer_transport_;
   std::unique_ptr<UcxSegmentExporter> exporter_;

@@ -8,7 +8,9 @@
 #include <sstream>
 #include <utility>
 
+#include "grpcpp/security/auth_context.h"
 #include "grpcpp/server_context.h"
+#include "rpc/tls_credentials.h"
 #include "spdlog/spdlog.h"
 
 namespace mooncake_tier::rpc {
@@ -52,7 +54,7 @@ Result<std::vector<std::string>> ReadTokenLines(const std::string& path) {
 }
 
 Result<std::shared_ptr<const CallAuthorizer::Sets>> CallAuthorizer::Digests(
-    const CallTokens& tokens) {
+    const CallTokens& tokens, bool certificates) {
   auto sets = std::make_shared<Sets>();
   auto add = [](const std::vector<std::string>& from,
                 std::vector<Digest>* to) -> Status {
@@ -72,7 +74,7 @@ Result<std::shared_ptr<const CallAuthorizer::Sets>> CallAuthorizer::Digests(
   };
   MT_RETURN_IF_ERROR(add(tokens.node, &sets->node));
   MT_RETURN_IF_ERROR(add(tokens.client, &sets->client));
-  if (sets->node.empty() && sets->client.empty()) {
+  if (sets->node.empty() && sets->client.empty() && !certificates) {
     return Status(ErrorReason::kInvalidArgument, "no token given");
   }
   for (const Digest& node : sets->node) {
@@ -87,16 +89,20 @@ Result<std::shared_ptr<const CallAuthorizer::Sets>> CallAuthorizer::Digests(
 }
 
 Result<std::unique_ptr<CallAuthorizer>> CallAuthorizer::Create(
-    CallTokens tokens) {
-  MT_ASSIGN_OR_RETURN(std::shared_ptr<const Sets> sets, Digests(tokens));
-  return std::unique_ptr<CallAuthorizer>(new CallAuthorizer(std::move(sets)));
+    CallTokens tokens, bool certificates) {
+  MT_ASSIGN_OR_RETURN(std::shared_ptr<const Sets> sets,
+                      Digests(tokens, certificates));
+  return std::unique_ptr<CallAuthorizer>(
+      new CallAuthorizer(std::move(sets), certificates));
 }
 
-CallAuthorizer::CallAuthorizer(std::shared_ptr<const Sets> sets)
-    : sets_(std::move(sets)) {}
+CallAuthorizer::CallAuthorizer(std::shared_ptr<const Sets> sets,
+                               bool certificates)
+    : certificates_(certificates), sets_(std::move(sets)) {}
 
 Status CallAuthorizer::SetTokens(CallTokens tokens) {
-  MT_ASSIGN_OR_RETURN(std::shared_ptr<const Sets> sets, Digests(tokens));
+  MT_ASSIGN_OR_RETURN(std::shared_ptr<const Sets> sets,
+                      Digests(tokens, certificates_));
   MutexLock lock(&mu_);
   sets_ = std::move(sets);
   return Status::Ok();
@@ -110,6 +116,16 @@ std::shared_ptr<const CallAuthorizer::Sets> CallAuthorizer::sets() const {
 Status CallAuthorizer::Authorize(const grpc::ServerContext& context,
                                  uint8_t allowed,
                                  std::string_view method) const {
+  if (certificates_) {
+    // A verified client certificate settles the role; a caller without
+    // one (optional client certificates) goes on to the token check.
+    const std::shared_ptr<const grpc::AuthContext> auth =
+        context.auth_context();
+    if (auth != nullptr && auth->IsPeerAuthenticated()) {
+      return AuthorizeCertificate(auth->FindPropertyValues("peer_spiffe_id"),
+                                  allowed, method);
+    }
+  }
   const auto& metadata = context.client_metadata();
   const auto it = metadata.find("authorization");
   const std::string_view value =
@@ -158,6 +174,38 @@ Status CallAuthorizer::AuthorizeBearer(std::string_view authorization,
                   RoleNames(node ? kNodeRole : kClientRole) + " token");
   }
   return Refuse(needs + "; the token presented is not known");
+}
+
+Status CallAuthorizer::AuthorizeCertificate(
+    const std::vector<grpc::string_ref>& spiffe_ids, uint8_t allowed,
+    std::string_view method) const {
+  const std::string needs =
+      std::string(method) + " needs " + RoleNames(allowed) + " certificate";
+  if (spiffe_ids.size() != 1) {
+    return Refuse(needs + "; the caller's certificate has no single URI name");
+  }
+  const std::string_view uri(spiffe_ids.front().data(),
+                             spiffe_ids.front().size());
+  const std::optional<TlsRole> role = TlsRoleFromUri(uri);
+  if (!role.has_value()) {
+    return Refuse(needs + "; the caller's certificate names '" +
+                  std::string(uri) + "', no role of this store");
+  }
+  if ((RolesOfCertificate(*role) & allowed) != 0) return Status::Ok();
+  return Refuse(needs + "; the caller's certificate is " +
+                std::string(TlsRoleName(*role)) + "'s");
+}
+
+uint8_t RolesOfCertificate(TlsRole role) {
+  switch (role) {
+    case TlsRole::kMaster:  // a standalone daemon's node dials with it
+    case TlsRole::kNode:
+      return kNodeRole;
+    case TlsRole::kClient:
+    case TlsRole::kAdmin:
+      return kClientRole;
+  }
+  return 0;
 }
 
 Status CallAuthorizer::Refuse(std::string message) const {

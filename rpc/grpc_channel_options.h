@@ -3,12 +3,15 @@
 // How a stub (GrpcMasterApi, GrpcMasterLink) reaches the master.
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include "base/clock.h"
 #include "rpc/call_recorder.h"
 
 namespace mooncake_tier::rpc {
+
+class TlsIdentity;
 
 // The shortest probe interval a stub may use; masters (RpcServer) accept
 // probes down to half of it and close a connection that probes faster.
@@ -46,6 +49,15 @@ struct GrpcChannelOptions {
   // client's token when the master authenticates calls
   // (rpc/call_authorizer.h). Empty: none. Default: empty.
   std::string token;
+  // TLS (rpc/tls_credentials.h): the CA bundle the master's certificate
+  // must lead to, and the certificate shown, if any. The stub shares it, so
+  // that it lives as long as the channels that read it. Null: plaintext.
+  // Default: null.
+  std::shared_ptr<const TlsIdentity> tls;
+  // With TLS: the name the master's certificate must carry, when it is not
+  // the host dialed (an HA leader's advertised address, a load balancer).
+  // Empty: the host of each address. Default: empty.
+  std::string tls_server_name;
   // Records every call. Null: the stub keeps its own (see recorder()).
   // Must outlive the stub. Default: null.
   CallRecorder* recorder = nullptr;

@@ -10,6 +10,7 @@
 #include "rpc/batch_util.h"
 #include "rpc/convert.h"
 #include "rpc/master_source.h"
+#include "rpc/tls_credentials.h"
 
 namespace mooncake_tier::rpc {
 
@@ -73,7 +74,9 @@ Result<std::unique_ptr<MasterStub>> MasterStub::Create(
 MasterStub::MasterStub(GrpcChannelOptions options)
     : options_(std::move(options)),
       authorization_(options_.token.empty() ? std::string()
-                                            : "Bearer " + options_.token) {
+                                            : "Bearer " + options_.token),
+      credentials_(options_.tls ? MakeChannelCredentials(*options_.tls)
+                                : grpc::InsecureChannelCredentials()) {
   if (options_.recorder == nullptr) {
     owned_recorder_ = std::make_unique<CallRecorder>(MasterMethodNames());
   }
@@ -137,10 +140,13 @@ MasterStub::Endpoint& MasterStub::AddEndpointLocked(const std::string& target) {
       static_cast<int>(
           std::chrono::duration_cast<std::chrono::milliseconds>(connect_timeout)
               .count()));
+  if (options_.tls && !options_.tls_server_name.empty()) {
+    args.SetSslTargetNameOverride(options_.tls_server_name);
+  }
   auto endpoint = std::make_unique<Endpoint>();
   endpoint->target = target;
-  endpoint->stub = proto::MasterService::NewStub(grpc::CreateCustomChannel(
-      target, grpc::InsecureChannelCredentials(), args));
+  endpoint->stub = proto::MasterService::NewStub(
+      grpc::CreateCustomChannel(target, credentials_, args));
   endpoints_.push_back(std::move(endpoint));
   return *endpoints_.back();
 }

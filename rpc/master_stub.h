@@ -17,9 +17,10 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "core/node_registry.h"
-#include "protocol/types.h"
 #include "grpcpp/client_context.h"
+#include "grpcpp/security/credentials.h"
 #include "mooncake_tier/status.h"
+#include "protocol/types.h"
 #include "rpc/call_recorder.h"
 #include "rpc/grpc_channel_options.h"
 #include "rpc/master_methods.h"
@@ -125,6 +126,8 @@ class MasterStub {
   const GrpcChannelOptions options_;
   // "Bearer <token>", or empty.
   const std::string authorization_;
+  // Every channel's: TLS or plaintext.
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
   std::unique_ptr<CallRecorder> owned_recorder_;
   CallRecorder* recorder_;
   // Several addresses were given: connections are probed (keepalive).

@@ -42,8 +42,21 @@ Result<std::unique_ptr<RpcServer>> RpcServer::Start(
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(options.address, grpc::InsecureServerCredentials(),
+  builder.AddListeningPort(options.address,
+                           options.credentials
+                               ? options.credentials
+                               : grpc::InsecureServerCredentials(),
                            &port);
+  if (options.credentials) {
+    auto ms = [](Duration d) {
+      return static_cast<int>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+    };
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                               ms(options.max_connection_age));
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                               ms(options.max_connection_age_grace));
+  }
   // A second server on a port in use is a mistake (two masters), not load
   // sharing: refuse it.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);

@@ -20,6 +20,7 @@
 
 namespace grpc {
 class Server;
+class ServerCredentials;
 class Service;
 }  // namespace grpc
 
@@ -39,6 +40,13 @@ struct RpcServerOptions {
   // a client read from the SSD tier. Defaults: 2 and 16.
   int min_pollers = 2;
   int max_pollers = 16;
+  // TLS (rpc/tls_credentials.h: MakeServerCredentials). Null: plaintext.
+  // With TLS a connection is closed after max_connection_age (calls in
+  // flight get max_connection_age_grace), so that a reloaded certificate
+  // or CA reaches every caller within that time. Defaults: null, 1 h, 30 s.
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  Duration max_connection_age = std::chrono::hours(1);
+  Duration max_connection_age_grace = std::chrono::seconds(30);
 };
 
 class RpcServer {

@@ -72,6 +72,20 @@ struct RemoteClientOptions {
   // A file whose first token (blank lines and '#' comments skipped) is
   // `token`, when `token` is empty. Default: empty.
   std::string token_file;
+  // TLS to a master that serves it (mooncake-tierd --tls-cert): the PEM
+  // bundle of the CA certificates the master's certificate must lead to;
+  // the master's certificate must also name the master role and the host
+  // dialed (or tls_server_name). Empty: plaintext. Default: empty.
+  std::string tls_ca;
+  // This client's PEM certificate chain and key (URI name
+  // spiffe://mooncake-tier/client or .../admin), for a master that asks
+  // for client certificates; without them the token proves the role.
+  // Default: empty.
+  std::string tls_cert;
+  std::string tls_key;
+  // The name the master's certificate must carry when it is not the host
+  // of `master`. Default: empty.
+  std::string tls_server_name;
 };
 
 // A client of the store whose master is at options.master.

@@ -185,6 +185,14 @@ class Store:
         transfer_timeout: float = 5.0,
         ucx_transports: str = "",
         probe_master: bool = True,
+        location_cache: bool = True,
+        control_lane: bool = True,
+        token: str = "",
+        token_file: str | None = None,
+        tls_ca: str | None = None,
+        tls_cert: str | None = None,
+        tls_key: str | None = None,
+        tls_server_name: str | None = None,
     ) -> None: ...
     @property
     def master(self) -> str: ...

@@ -257,7 +257,8 @@ A client of a mooncake-tier store (master + storage nodes).
 
 Store(master="127.0.0.1:50051", *, rpc_timeout=5.0, transfer_timeout=5.0,
       ucx_transports="", probe_master=True, location_cache=True,
-      control_lane=True, token="", token_file=None)
+      control_lane=True, token="", token_file=None, tls_ca=None,
+      tls_cert=None, tls_key=None, tls_server_name=None)
 
 Connects to the master at `master` ("host:port"), or to the masters of a
 high-availability cluster ("h1:p,h2:p,h3:p"; calls follow the leader
@@ -280,6 +281,15 @@ needs a client token: `token`, or the first line of `token_file`, which
 defaults to the file named by the MOONCAKE_TIER_CLIENT_TOKEN_FILE
 environment variable. Without it every call raises UnauthenticatedError.
 
+A master that serves TLS (mooncake-tierd --tls-cert) is dialed with
+`tls_ca`, the PEM bundle its certificate must lead to; the certificate
+must name the master role and the host dialed (or `tls_server_name`). A
+master that asks for client certificates also needs `tls_cert` and
+`tls_key` (a client or admin certificate), which then prove the role in
+place of a token. Each defaults to the environment variable
+MOONCAKE_TIER_TLS_CA, MOONCAKE_TIER_TLS_CERT, MOONCAKE_TIER_TLS_KEY or
+MOONCAKE_TIER_TLS_SERVER_NAME; bad files raise InvalidArgumentError.
+
 Every method releases the GIL while it waits on the network or a disk, and
 one Store may be shared by many threads. Values are anything with the
 buffer protocol (bytes, bytearray, memoryview, C-contiguous numpy arrays).
@@ -292,7 +302,11 @@ result per item instead: the value, or the StoreError instance.
                        const std::string& ucx_transports, bool probe_master,
                        bool location_cache, bool control_lane,
                        const std::string& token,
-                       std::optional<std::string> token_file) {
+                       std::optional<std::string> token_file,
+                       std::optional<std::string> tls_ca,
+                       std::optional<std::string> tls_cert,
+                       std::optional<std::string> tls_key,
+                       std::optional<std::string> tls_server_name) {
              RemoteClientOptions options;
              options.master = master;
              options.rpc_timeout = ToMillis(rpc_timeout, "rpc_timeout");
@@ -309,13 +323,28 @@ result per item instead: the value, or the StoreError instance.
                             std::getenv("MOONCAKE_TIER_CLIENT_TOKEN_FILE")) {
                options.token_file = env;
              }
+             // An argument, else its environment variable, else none.
+             auto pick = [](const std::optional<std::string>& arg,
+                            const char* variable) -> std::string {
+               if (arg) return *arg;
+               const char* env = std::getenv(variable);
+               return env == nullptr ? std::string() : std::string(env);
+             };
+             options.tls_ca = pick(tls_ca, "MOONCAKE_TIER_TLS_CA");
+             options.tls_cert = pick(tls_cert, "MOONCAKE_TIER_TLS_CERT");
+             options.tls_key = pick(tls_key, "MOONCAKE_TIER_TLS_KEY");
+             options.tls_server_name =
+                 pick(tls_server_name, "MOONCAKE_TIER_TLS_SERVER_NAME");
              return std::make_unique<PyStore>(options);
            }),
            py::arg("master") = "127.0.0.1:50051", py::kw_only(),
            py::arg("rpc_timeout") = 5.0, py::arg("transfer_timeout") = 5.0,
            py::arg("ucx_transports") = "", py::arg("probe_master") = true,
            py::arg("location_cache") = true, py::arg("control_lane") = true,
-           py::arg("token") = "", py::arg("token_file") = py::none())
+           py::arg("token") = "", py::arg("token_file") = py::none(),
+           py::arg("tls_ca") = py::none(), py::arg("tls_cert") = py::none(),
+           py::arg("tls_key") = py::none(),
+           py::arg("tls_server_name") = py::none())
       .def_property_readonly("master", &PyStore::master,
                              "The master address this store was opened with.")
       .def_property_readonly("closed", &PyStore::closed)
