@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "admin_server/admin_routes.h"
+#include "admin_server/request_parsing.h"
 #include "spdlog/spdlog.h"
 
 namespace mooncake_tier::admin {
@@ -30,34 +31,6 @@ bool SameSecret(std::string_view a, std::string_view b) {
 AdminResponse NotFound() {
   return AdminResponse::Error(404, "NOT_FOUND", "ROUTE_NOT_FOUND",
                               "no such route");
-}
-
-// The query of `target` ("a=1&b=x%20y"): names and values percent-decoded,
-// '+' read as a space; the first value of a repeated name wins.
-std::optional<std::map<std::string, std::string>> ParseQuery(
-    std::string_view target) {
-  std::map<std::string, std::string> query;
-  const size_t mark = target.find('?');
-  if (mark == std::string_view::npos) return query;
-  std::string_view rest = target.substr(mark + 1);
-  while (!rest.empty()) {
-    const size_t amp = rest.find('&');
-    std::string_view pair = rest.substr(0, amp);
-    rest = amp == std::string_view::npos ? std::string_view()
-                                         : rest.substr(amp + 1);
-    if (pair.empty()) continue;
-    const size_t eq = pair.find('=');
-    std::string name(pair.substr(0, eq));
-    std::string value(eq == std::string_view::npos ? std::string_view()
-                                                   : pair.substr(eq + 1));
-    std::replace(name.begin(), name.end(), '+', ' ');
-    std::replace(value.begin(), value.end(), '+', ' ');
-    std::optional<std::string> decoded_name = PercentDecode(name);
-    std::optional<std::string> decoded_value = PercentDecode(value);
-    if (!decoded_name || !decoded_value) return std::nullopt;
-    query.emplace(std::move(*decoded_name), std::move(*decoded_value));
-  }
-  return query;
 }
 
 // Where a route runs on the edge: health from memory on its I/O thread,
@@ -137,8 +110,9 @@ Result<std::unique_ptr<AdminServer>> AdminServer::StartSite(
       options, std::move(site), facade, std::move(metrics), requests));
   MT_ASSIGN_OR_RETURN(server->edge_,
                       HttpEdge::Start(options, server.get(), server->what_));
-  spdlog::info("admin: serving {} on http://{}:{}{}", server->what_,
-               options.bind_address, server->port(),
+  spdlog::info("admin: serving {} on {}://{}:{}{}", server->what_,
+               options.tls ? "https" : "http", options.bind_address,
+               server->port(),
                options.token.empty() ? "" : " (token required)");
   return server;
 }

@@ -20,10 +20,13 @@
 //   - every error has the contract's body {"error":{code,reason,message}},
 //     also the edge's own (413, 431, 503 BUSY, ...) and a handler that
 //     throws (500);
-//   - every mutating request is logged with its outcome.
+//   - every mutating request is logged with its outcome;
+//   - with options.tls, HTTPS only (HttpEdge; ReloadTls() swaps the
+//     certificate for new connections).
 //
 // Thread safety: Start/Shutdown from one thread; port(), stats(),
-// SetReady() and the handlers' calls into the facade from any thread.
+// SetReady(), ReloadTls() and the handlers' calls into the facade from any
+// thread.
 
 #include <atomic>
 #include <cstdint>
@@ -67,7 +70,8 @@ class AdminServer : private HttpEdgeHandler {
   // every routed request (count, latency, canonical code) and must be built
   // with RouteNames() and outlive the server; the metrics layer reads it
   // (mooncake_admin_requests_total). INVALID_ARGUMENT for a non-loopback
-  // address without a token, bad limits or a recorder of other routes;
+  // address without a token, bad limits, a recorder of other routes or a
+  // TLS certificate or key that cannot be used (naming the file);
   // UNAVAILABLE when the address cannot be bound.
   static Result<std::unique_ptr<AdminServer>> Start(
       AdminServerOptions options, AdminFacade* facade, MetricsSource metrics,
@@ -92,6 +96,11 @@ class AdminServer : private HttpEdgeHandler {
   HttpEdgeStats stats() const { return edge_->stats(); }
   // /readyz answers 200 once set (the daemon sets it when it serves).
   void SetReady(bool ready) { ready_.store(ready); }
+  // An HTTPS port: reads the certificate and key files again; new
+  // connections get the new certificate, open ones keep theirs. On error
+  // (INVALID_ARGUMENT naming the file) the old one stays served.
+  // NOT_APPLICABLE for plain HTTP. See HttpEdge::ReloadTls.
+  Status ReloadTls() { return edge_->ReloadTls(); }
   const RouteTable& routes() const { return routes_; }
   // Stops accepting, finishes requests in progress and joins the threads.
   // Idempotent.

@@ -24,9 +24,17 @@
 //   - pipelined requests are answered in order, one at a time; there is no
 //     Range support (a Range header is ignored: the whole body, 200);
 //   - refusals are counted by reason (stats()) and logged at most once per
-//     reason every 10 s.
+//     reason every 10 s;
+//   - with `tls` set the port speaks HTTPS only (TLS 1.2 or later): the
+//     handshake counts against max_connections and must finish within
+//     header_timeout of the connection's accept (a connection that has not
+//     sent its first byte is idle, and may be closed to make room); a
+//     failed one is refused (kTlsHandshake). Everything above then holds
+//     over TLS unchanged. ReloadTls() swaps the certificate for new
+//     connections.
 //
-// Thread safety: Start/Shutdown from one thread; stats() from any thread.
+// Thread safety: Start/Shutdown from one thread; stats() and ReloadTls()
+// from any thread.
 // The handler's Admit runs on the I/O thread and must not block; Handle
 // runs on the request's lane and may be called concurrently.
 
@@ -46,6 +54,16 @@
 #include "mooncake_tier/status.h"
 
 namespace mooncake_tier::admin {
+
+// The server certificate and key of an HTTPS port, read from files at
+// Start and again at each ReloadTls.
+struct HttpEdgeTls {
+  // PEM: the leaf certificate first, then any intermediates up to (not
+  // necessarily including) the root the clients trust.
+  std::string cert_file;
+  // PEM: the private key of the leaf, not encrypted.
+  std::string key_file;
+};
 
 struct HttpEdgeOptions {
   // Default: loopback only.
@@ -74,6 +92,8 @@ struct HttpEdgeOptions {
   size_t observe_queue = 16;
   // Connections the kernel queues before accept. Default: 1024.
   int listen_backlog = 1024;
+  // Set: HTTPS only, with this certificate. Default: unset (plain HTTP).
+  std::optional<HttpEdgeTls> tls;
 };
 
 // Where a request runs (see the header comment).
@@ -89,8 +109,9 @@ enum class HttpRefusal : size_t {
   kBodyTimeout,      // 408: body not in within body_timeout
   kBusy,             // 503: the lane's queue is full
   kConnectionLimit,  // closed at accept: max_connections, none idle
+  kTlsHandshake,     // an HTTPS port: the handshake failed or timed out
 };
-inline constexpr size_t kHttpRefusalCount = 8;
+inline constexpr size_t kHttpRefusalCount = 9;
 // "unauthenticated", "headers_too_large", ... (metric label values).
 std::string_view HttpRefusalName(HttpRefusal refusal);
 
@@ -128,13 +149,19 @@ struct HttpEdgeStats {
   uint64_t idle_closed = 0;
   uint64_t idle_evicted = 0;
   std::array<uint64_t, kHttpRefusalCount> refused{};
+  // An HTTPS port: the notAfter of the certificate new connections get,
+  // in seconds since the epoch (UTC). 0 for a plain HTTP port.
+  int64_t tls_not_after = 0;
 };
 
 class HttpEdge {
  public:
   // Binds and starts serving on threads of its own. `handler` must outlive
   // the edge. INVALID_ARGUMENT for a zero limit, timeout, thread count or
-  // queue; UNAVAILABLE when the address cannot be bound (naming `what`).
+  // queue, and, with `tls`, for a certificate or key file that cannot be
+  // read or parsed, a key that is not the certificate's or a certificate
+  // past its notAfter (naming the file and why); UNAVAILABLE when the
+  // address cannot be bound (naming `what`).
   static Result<std::unique_ptr<HttpEdge>> Start(HttpEdgeOptions options,
                                                  HttpEdgeHandler* handler,
                                                  std::string what);
@@ -144,6 +171,13 @@ class HttpEdge {
 
   uint16_t port() const;
   HttpEdgeStats stats() const;
+  // Reads options.tls's files again into a new TLS context and serves it
+  // to connections accepted from now on; open connections keep theirs.
+  // On any error (as Start's, INVALID_ARGUMENT naming the file) nothing
+  // changes and the old certificate stays served. NOT_APPLICABLE for a
+  // plain HTTP port. The files are read on the calling thread, so the port
+  // keeps serving meanwhile; concurrent calls run one after another.
+  Status ReloadTls();
   // Stops accepting, closes every connection, lets requests in progress on
   // the lanes finish (their answers are dropped) and joins the threads.
   // Idempotent.

@@ -15,8 +15,8 @@
 // port), limits and deadlines, every error (also the edge's own, or a
 // handler's exception) has the contract's body, other methods are 405.
 //
-// Thread safety: Start/Shutdown from one thread; port() and SetReady() from
-// any thread.
+// Thread safety: Start/Shutdown from one thread; port(), SetReady() and
+// ReloadTls() from any thread.
 
 #include <cstdint>
 #include <memory>
@@ -33,8 +33,9 @@ class NodeAdminServer {
 
   // Binds and starts serving. `node_name` goes into the message of the
   // /api/ answers; `metrics` may be empty (then /metrics answers 503).
-  // INVALID_ARGUMENT for a non-loopback address without a token or bad
-  // limits; UNAVAILABLE when the address cannot be bound.
+  // INVALID_ARGUMENT for a non-loopback address without a token, bad
+  // limits or a TLS certificate or key that cannot be used (naming the
+  // file); UNAVAILABLE when the address cannot be bound.
   static Result<std::unique_ptr<NodeAdminServer>> Start(
       AdminServerOptions options, std::string node_name, MetricsSource metrics);
   NodeAdminServer(const NodeAdminServer&) = delete;
@@ -44,6 +45,8 @@ class NodeAdminServer {
   HttpEdgeStats stats() const { return server_->stats(); }
   // /readyz answers 200 once set.
   void SetReady(bool ready) { server_->SetReady(ready); }
+  // An HTTPS port (options.tls): AdminServer::ReloadTls.
+  Status ReloadTls() { return server_->ReloadTls(); }
   // Stops accepting, finishes requests in progress and joins the threads.
   // Idempotent; the destructor does it too.
   void Shutdown() { server_->Shutdown(); }

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "admin_server/route_table.h"
+
 namespace mooncake_tier::admin {
 namespace {
 
@@ -10,6 +12,32 @@ Status Invalid(std::string message) {
 }
 
 }  // namespace
+
+std::optional<std::map<std::string, std::string>> ParseQuery(
+    std::string_view target) {
+  std::map<std::string, std::string> query;
+  const size_t mark = target.find('?');
+  if (mark == std::string_view::npos) return query;
+  std::string_view rest = target.substr(mark + 1);
+  while (!rest.empty()) {
+    const size_t amp = rest.find('&');
+    std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view()
+                                         : rest.substr(amp + 1);
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    std::string name(pair.substr(0, eq));
+    std::string value(eq == std::string_view::npos ? std::string_view()
+                                                   : pair.substr(eq + 1));
+    std::replace(name.begin(), name.end(), '+', ' ');
+    std::replace(value.begin(), value.end(), '+', ' ');
+    std::optional<std::string> decoded_name = PercentDecode(name);
+    std::optional<std::string> decoded_value = PercentDecode(value);
+    if (!decoded_name || !decoded_value) return std::nullopt;
+    query.emplace(std::move(*decoded_name), std::move(*decoded_value));
+  }
+  return query;
+}
 
 Result<uint64_t> ParseUint(std::string_view text, std::string_view what) {
   uint64_t value = 0;

@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +48,12 @@ namespace mooncake_tier::admin {
 
 inline constexpr size_t kDefaultPageLimit = 100;
 inline constexpr size_t kMaxPageLimit = 1000;
+
+// The query of a request target ("/path?a=1&b=x%20y"): names and values
+// percent-decoded, '+' read as a space; the first value of a repeated name
+// wins; no '?' is an empty query. nullopt for a malformed escape.
+std::optional<std::map<std::string, std::string>> ParseQuery(
+    std::string_view target);
 
 // A decimal unsigned integer, nothing else (no sign, no spaces).
 Result<uint64_t> ParseUint(std::string_view text, std::string_view what);

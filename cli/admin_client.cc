@@ -172,6 +172,9 @@ AdminClient::AdminClient(const GlobalOptions& options, Failure* failure)
   // `top` reads every second: keep the connection.
   http_->set_keep_alive(true);
   if (!options.token.empty()) http_->set_bearer_token_auth(options.token);
+  if (endpoint_->scheme == "https" && !options.tls_ca.empty()) {
+    http_->set_ca_cert_path(options.tls_ca.c_str());
+  }
 }
 
 AdminClient::~AdminClient() = default;
@@ -342,7 +345,13 @@ Status AdminClient::TransportFailure(int error) {
     case httplib::Error::SSLConnection:
     case httplib::Error::SSLLoadingCerts:
     case httplib::Error::SSLServerVerification:
-      failure_->hint = "check the https endpoint and its certificate";
+      failure_->hint =
+          options_.tls_ca.empty()
+              ? "the daemon's certificate must lead to a CA this host "
+                "trusts: give its CA bundle with --tls-ca or "
+                "MOONCAKE_TIER_TLS_CA"
+              : "the daemon's certificate must lead to " + options_.tls_ca +
+                    " and name the endpoint's host";
       return Status(
           ErrorReason::kUnavailable,
           "TLS with " + admin + " failed (" + httplib::to_string(kind) + ")");

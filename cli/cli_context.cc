@@ -56,6 +56,11 @@ void CliContext::RegisterGlobalOptions(CLI::App& app) {
   app.add_option("--token", options_.token,
                  "Bearer token for mutating admin calls")
       ->envname("MOONCAKE_TIER_TOKEN");
+  app.add_option("--tls-ca", options_.tls_ca,
+                 "For an https --endpoint: PEM bundle of the CA certificates "
+                 "its certificate must lead to (default: the system's)")
+      ->type_name("PATH")
+      ->envname("MOONCAKE_TIER_TLS_CA");
   app.add_option("--timeout", options_.timeout_ms,
                  "Deadline of each admin HTTP call; a number is milliseconds, "
                  "or give a unit: 500ms, 2s, 1min")

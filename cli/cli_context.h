@@ -57,6 +57,10 @@ struct GlobalOptions {
   // milliseconds; the command line also takes units ("2s", "500ms"). The kv
   // commands use it unless their own --timeout is given. Default: 5000.
   int64_t timeout_ms = 5000;
+  // PEM bundle of the CA certificates an https --endpoint's certificate
+  // must lead to. Env: MOONCAKE_TIER_TLS_CA (which the kv commands' own
+  // --tls-ca reads too). Default: empty (the system's trusted CAs).
+  std::string tls_ca;
 };
 
 // What a failed command reports beyond its Status. The admin API answers

@@ -123,8 +123,17 @@ Result<std::unique_ptr<DaemonAdmin>> DaemonAdmin::Start(
   server_options.bind_address = bind.host;
   server_options.port = bind.port;
   server_options.token = options.token;
+  if (!options.tls_cert.empty() || !options.tls_key.empty()) {
+    if (options.tls_cert.empty() || options.tls_key.empty()) {
+      return Status(ErrorReason::kInvalidArgument,
+                    "--admin-tls-cert and --admin-tls-key go together");
+    }
+    server_options.tls = admin::HttpEdgeTls{.cert_file = options.tls_cert,
+                                            .key_file = options.tls_key};
+  }
 
   std::unique_ptr<DaemonAdmin> admin(new DaemonAdmin());
+  admin->tls_ = server_options.tls.has_value();
   if (node != nullptr) {
     UcxSegmentExporter* exporter = node->exporter();
     const std::string name = node->options().node.name;
@@ -142,7 +151,8 @@ Result<std::unique_ptr<DaemonAdmin>> DaemonAdmin::Start(
   }
   DaemonAdmin* self = admin.get();
   auto render = [self] { return self->RenderMetrics(); };
-  admin->edge_metrics_ = std::make_unique<metrics::EdgeMetrics>([self] {
+  admin->edge_metrics_ = std::make_unique<metrics::EdgeMetrics>([self, master,
+                                                                 node] {
     admin::HttpEdgeStats stats;
     if (self->edge_stats_ready_.load(std::memory_order_acquire)) {
       stats = self->edge_stats_();
@@ -157,6 +167,21 @@ Result<std::unique_ptr<DaemonAdmin>> DaemonAdmin::Start(
           admin::HttpRefusalName(static_cast<admin::HttpRefusal>(i)),
           stats.refused[i]);
     }
+    // Certificates in use: this port's, the master's gRPC one and the one
+    // a node dials its master with.
+    if (stats.tls_not_after != 0) {
+      sample.tls.push_back({"admin", stats.tls_not_after, 0});
+    }
+    auto grpc = [&sample](const char* plane, const rpc::TlsIdentity* tls) {
+      if (tls == nullptr || !tls->has_identity()) return;
+      sample.tls.push_back({plane,
+                            std::chrono::duration_cast<std::chrono::seconds>(
+                                tls->not_after().time_since_epoch())
+                                .count(),
+                            tls->reload_failures()});
+    };
+    if (master != nullptr) grpc("grpc", master->tls());
+    if (node != nullptr) grpc("grpc_client", node->tls());
     return sample;
   });
   if (master != nullptr) {
@@ -202,7 +227,16 @@ Result<std::unique_ptr<DaemonAdmin>> DaemonAdmin::Start(
   return admin;
 }
 
-std::string DaemonAdmin::url() const { return "http://" + address_; }
+std::string DaemonAdmin::url() const {
+  return (tls_ ? "https://" : "http://") + address_;
+}
+
+Status DaemonAdmin::ReloadTls() {
+  if (!tls_) return Status::Ok();
+  if (server_) return server_->ReloadTls();
+  if (node_server_) return node_server_->ReloadTls();
+  return Status::Ok();
+}
 
 void DaemonAdmin::SetReady(bool ready) {
   if (server_) server_->SetReady(ready);

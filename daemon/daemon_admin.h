@@ -60,6 +60,11 @@ struct AdminOptions {
   // File holding the token (surrounding whitespace trimmed); read by
   // ParseCommandLine into `token`. Excludes `token`. Default: empty.
   std::string token_file;
+  // Serve HTTPS only, with this PEM certificate chain and key
+  // (admin_server/http_edge.h); re-read on SIGHUP. Empty: plain HTTP.
+  // Default: empty.
+  std::string tls_cert;
+  std::string tls_key;
 };
 
 inline constexpr std::string_view kMasterAdminListen = "127.0.0.1:9003";
@@ -95,8 +100,11 @@ class DaemonAdmin {
 
   // "host:port" actually bound (the port is the real one with port 0).
   const std::string& address() const { return address_; }
-  // "http://host:port".
+  // "http://host:port", or "https://..." with TLS.
   std::string url() const;
+  // Reads the TLS files again (SIGHUP); bad ones keep the certificate
+  // served and are the error. OK on a plain HTTP port.
+  Status ReloadTls();
   void SetReady(bool ready);
   // The /metrics body (what a scrape gets).
   std::string RenderMetrics() const;
@@ -107,6 +115,7 @@ class DaemonAdmin {
   DaemonAdmin();
 
   std::string address_;
+  bool tls_ = false;
   std::unique_ptr<rpc::CallRecorder> requests_;
   std::unique_ptr<admin::MasterAdminFacade> facade_;
   std::unique_ptr<metrics::MasterMetrics> master_metrics_;

@@ -382,6 +382,18 @@ void AddAdminOptions(CLI::App* sub, AdminOptions* a, bool node) {
                       "whitespace trimmed). Default: none.")
           ->type_name("PATH");
   token->excludes(file);
+  CLI::Option* cert =
+      sub->add_option("--admin-tls-cert", a->tls_cert,
+                      "Serve the admin port over HTTPS only, with this PEM "
+                      "certificate chain (leaf first). Re-read on SIGHUP. "
+                      "Default: none (plain HTTP).")
+          ->type_name("PATH");
+  CLI::Option* key = sub->add_option("--admin-tls-key", a->tls_key,
+                                     "The PEM private key of "
+                                     "--admin-tls-cert. Default: none.")
+                         ->type_name("PATH");
+  cert->needs(key);
+  key->needs(cert);
 }
 
 void AddNodeOptions(CLI::App* sub, NodeProcessOptions* n, bool with_master) {

@@ -66,7 +66,8 @@ class Roles {
 
   bool Serving() const { return !node_ || node_->registered(); }
 
-  // SIGHUP: the master's token files and every TLS file are read again;
+  // SIGHUP: the master's token files and every TLS file (gRPC, admin) are
+  // read again;
   // whatever is bad keeps what is in use.
   void Reload() {
     auto report = [](std::string_view what, const Status& reloaded) {
@@ -80,6 +81,7 @@ class Roles {
       report("the master's TLS files", master_->ReloadTls());
     }
     if (node_) report("the node's TLS files", node_->ReloadTls());
+    if (admin_) report("the admin port's TLS files", admin_->ReloadTls());
   }
 
   // /readyz follows the ready file: 200 once serving, 503 from the start of

@@ -19,6 +19,12 @@ std::vector<prometheus::MetricFamily> EdgeMetrics::Collect() const {
   for (const auto& [reason, count] : sample.refused) {
     families.Add(M::kAdminRefusedTotal, static_cast<double>(count), {reason});
   }
+  for (const EdgeSample::Tls& tls : sample.tls) {
+    families.Add(M::kTlsCertificateExpiry, static_cast<double>(tls.not_after),
+                 {tls.plane});
+    families.Add(M::kTlsReloadFailuresTotal,
+                 static_cast<double>(tls.reload_failures), {tls.plane});
+  }
   return std::move(families).Take();
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 
 // An admin port's own metrics (the catalog's kEdge scope): connections open
-// and accepted, idle connections closed, refusals by reason. On every
+// and accepted, idle connections closed, refusals by reason; and the
+// process's TLS certificates (expiry, failed reloads). On every
 // Collect() it reads plain figures from a callback, so this library does
 // not depend on the HTTP edge: the daemon adapts admin::HttpEdgeStats with
 // a lambda.
@@ -26,6 +27,14 @@ struct EdgeSample {
   uint64_t idle_evicted = 0;   // closed to make room at the limit
   // Refusals by reason ("unauthenticated", "body_too_large", ...).
   std::vector<std::pair<std::string, uint64_t>> refused;
+  // The certificates the process serves or dials with, by plane ("admin",
+  // "grpc", "grpc_client").
+  struct Tls {
+    std::string plane;
+    int64_t not_after = 0;  // seconds since the epoch
+    uint64_t reload_failures = 0;
+  };
+  std::vector<Tls> tls;
 };
 
 class EdgeMetrics final : public prometheus::Collectable {

@@ -267,7 +267,16 @@ namespace mooncake_tier::metrics {
     "Idle connections the admin port closed: past the idle timeout, or "       \
     "evicted to make room for a new one at the connection limit.")             \
   X(kAdminRefusedTotal, kEdge, kCounter, "admin_refused_total", "reason",      \
-    "Requests and connections the admin port refused, by reason.")
+    "Requests and connections the admin port refused, by reason.")             \
+  X(kTlsCertificateExpiry, kEdge, kGauge,                                      \
+    "tls_certificate_expiry_timestamp_seconds", "plane",                       \
+    "When the certificate in use expires (its notAfter, seconds since the "    \
+    "epoch), by plane: admin (this port), grpc (the master's service), "       \
+    "grpc_client (what a node dials its master with).")                        \
+  X(kTlsReloadFailuresTotal, kEdge, kCounter, "tls_reload_failures_total",     \
+    "plane",                                                                   \
+    "SIGHUP reloads of a plane's TLS files that failed (the certificate in "   \
+    "use stayed); the admin plane's are in the log only.")
 
 enum class MetricId : uint16_t {
 #define MOONCAKE_TIER_METRIC_ENUM(id, scope, type, name, labels, help) id,

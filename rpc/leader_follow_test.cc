@@ -186,7 +186,11 @@ TEST(LeaderFollowTest, OnlyStandbysAnswerUntilTheDeadline) {
   const auto start = std::chrono::steady_clock::now();
   const Status put = Probe(*api);
   const auto took = std::chrono::steady_clock::now() - start;
-  EXPECT_EQ(put.reason(), ErrorReason::kNotLeader) << put.ToString();
+  // The last answer was a standby's refusal, or, on a loaded machine, the
+  // attempt still in flight at the deadline.
+  EXPECT_TRUE(put.reason() == ErrorReason::kNotLeader ||
+              put.reason() == ErrorReason::kTimeout)
+      << put.ToString();
   EXPECT_GE(a.source.refused() + b.source.refused(), 3);
   // Waited for its deadline, not forever.
   EXPECT_LT(took, seconds(3));

@@ -3,18 +3,20 @@
 // `kv put`, driven by every admin command (table, JSON, exit code).
 
 #include <gtest/gtest.h>
-
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "tests/integration/tierctl_test_util.h"
+#include "tests/support/eventually.h"
 #include "tests/support/run_command.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_ca.h"
 
 namespace mooncake_tier::testing {
 namespace {
@@ -139,6 +141,123 @@ TEST(TierctlDaemonTest, EveryCommandAgainstARealDaemon) {
   EXPECT_EQ(top.exit_code, kOk) << top.err;
   (*daemon)->Signal(SIGTERM);
   EXPECT_TRUE((*daemon)->Wait(std::chrono::seconds(20)).has_value());
+}
+// The same daemon with every plane over TLS: gRPC with client certificates
+// required, the admin port over HTTPS; tierctl's kv commands dial with a
+// client certificate and its admin commands trust the CA.
+TEST(TierctlDaemonTest, EveryPlaneOverTls) {
+  TempDir dir;
+  Result<TestCa> ca = TestCa::Make(dir.path() + "/pki");
+  ASSERT_TRUE(ca.ok()) << ca.status().ToString();
+  const std::string ready = dir.path() + "/ready";
+  SubprocessOptions options;
+  options.binary = MT_TIERD_PATH;
+  options.args = {"standalone",
+                  "--listen",
+                  "127.0.0.1:0",
+                  "--admin-listen",
+                  "127.0.0.1:0",
+                  "--admin-token",
+                  kToken,
+                  "--ready-file",
+                  ready,
+                  "--ssd-dir",
+                  dir.path() + "/ssd",
+                  "--dram",
+                  "16MiB",
+                  "--tls-cert",
+                  ca->cert("master"),
+                  "--tls-key",
+                  ca->key("master"),
+                  "--tls-ca",
+                  ca->ca(),
+                  "--admin-tls-cert",
+                  ca->cert("master"),
+                  "--admin-tls-key",
+                  ca->key("master")};
+  options.output_dir = dir.path();
+  Result<std::unique_ptr<Subprocess>> daemon = Subprocess::Start(options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+  ASSERT_TRUE(WaitForFile(ready, std::chrono::seconds(30)))
+      << (*daemon)->OutputTail();
+  const std::string contents = ReadFileOrEmpty(ready);
+  auto field = [&contents](const std::string& name) {
+    const size_t at = contents.find(name + "=");
+    if (at == std::string::npos) return std::string();
+    const size_t from = at + name.size() + 1;
+    return contents.substr(from, contents.find('\n', at) - from);
+  };
+  const std::string master = field("master_address");
+  const std::string endpoint = "https://" + field("admin_address");
+
+  const std::vector<std::string> client = {
+      "--master",         master,      "--tls-ca",       ca->ca(), "--tls-cert",
+      ca->cert("client"), "--tls-key", ca->key("client")};
+  auto kv = [&](std::vector<std::string> args,
+                const std::vector<std::string>& env = {}) {
+    args.insert(args.begin(), "kv");
+    return Tierctl(env, args);
+  };
+  std::vector<std::string> put = {"put", "tls/one", "--value", "hello"};
+  put.insert(put.end(), client.begin(), client.end());
+  EXPECT_EQ(kv(put).exit_code, kOk) << kv(put).err;
+  // The files from the environment.
+  const CommandResult get = kv({"get", "tls/one", "--master", master},
+                               {"MOONCAKE_TIER_TLS_CA=" + ca->ca(),
+                                "MOONCAKE_TIER_TLS_CERT=" + ca->cert("client"),
+                                "MOONCAKE_TIER_TLS_KEY=" + ca->key("client")});
+  EXPECT_EQ(get.exit_code, kOk) << get.err;
+  EXPECT_EQ(get.out, "hello");
+  // No certificate: refused; plaintext: no connection.
+  EXPECT_NE(kv({"get", "tls/one", "--master", master, "--timeout", "2000",
+                "--tls-ca", ca->ca()})
+                .exit_code,
+            kOk);
+  EXPECT_NE(
+      kv({"get", "tls/one", "--master", master, "--timeout", "2000"}).exit_code,
+      kOk);
+
+  // The admin port: HTTPS with the CA; without it, a hint names --tls-ca.
+  const CommandResult status =
+      Tierctl({}, {"--endpoint", endpoint, "--tls-ca", ca->ca(), "status"});
+  EXPECT_EQ(status.exit_code, kOk) << status.err;
+  const CommandResult untrusted =
+      Tierctl({}, {"--endpoint", endpoint, "status"});
+  EXPECT_NE(untrusted.exit_code, kOk);
+  EXPECT_TRUE(Contains(untrusted.err, "--tls-ca")) << untrusted.err;
+  const CommandResult plain =
+      Tierctl({}, {"--endpoint", "http://" + field("admin_address"), "status"});
+  EXPECT_NE(plain.exit_code, kOk);
+
+  // Certificates in use are exported with their expiry.
+  const CommandResult metrics = Tierctl(
+      {"MOONCAKE_TIER_TLS_CA=" + ca->ca()},
+      {"--endpoint", endpoint, "metrics", "--match", "tls_", "-o", "json"});
+  EXPECT_EQ(metrics.exit_code, kOk) << metrics.err;
+  EXPECT_TRUE(Contains(metrics.out,
+                       "mooncake_tls_certificate_expiry_timestamp_seconds"))
+      << metrics.out;
+  EXPECT_TRUE(Contains(metrics.out, "grpc_client")) << metrics.out;
+
+  // SIGHUP with a spoiled admin certificate keeps HTTPS serving.
+  Result<TestCa> other = TestCa::Make(dir.path() + "/other");
+  ASSERT_TRUE(other.ok());
+  std::filesystem::copy_file(other->key("master"), ca->key("master"),
+                             std::filesystem::copy_options::overwrite_existing);
+  ASSERT_TRUE((*daemon)->Signal(SIGHUP));
+  ASSERT_TRUE(Eventually(
+      [&] { return Contains((*daemon)->OutputTail(), "not reloaded"); },
+      std::chrono::seconds(10)))
+      << (*daemon)->OutputTail();
+  EXPECT_EQ(
+      Tierctl({}, {"--endpoint", endpoint, "--tls-ca", ca->ca(), "status"})
+          .exit_code,
+      kOk);
+  EXPECT_EQ(
+      kv({"get", "tls/one", "--master", master, "--tls-ca", ca->ca(),
+          "--tls-cert", ca->cert("client"), "--tls-key", ca->key("client")})
+          .exit_code,
+      kOk);
 }
 #endif  // MT_TIERD_PATH
 

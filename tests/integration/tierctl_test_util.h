@@ -55,9 +55,19 @@ inline std::vector<json> JsonLines(const CommandResult& result) {
 inline CommandResult Tierctl(
     const std::vector<std::string>& env, const std::vector<std::string>& args,
     std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
-  std::vector<std::string> argv = {"/usr/bin/env", "-u",
-                                   "MOONCAKE_TIER_ENDPOINT", "-u",
-                                   "MOONCAKE_TIER_TOKEN"};
+  std::vector<std::string> argv = {"/usr/bin/env",
+                                   "-u",
+                                   "MOONCAKE_TIER_ENDPOINT",
+                                   "-u",
+                                   "MOONCAKE_TIER_TOKEN",
+                                   "-u",
+                                   "MOONCAKE_TIER_TLS_CA",
+                                   "-u",
+                                   "MOONCAKE_TIER_TLS_CERT",
+                                   "-u",
+                                   "MOONCAKE_TIER_TLS_KEY",
+                                   "-u",
+                                   "MOONCAKE_TIER_CLIENT_TOKEN_FILE"};
   argv.insert(argv.end(), env.begin(), env.end());
   argv.push_back(MT_TIERCTL_PATH);
   argv.insert(argv.end(), args.begin(), args.end());
