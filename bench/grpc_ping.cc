@@ -9,8 +9,10 @@
 
 namespace mooncake_tier::bench {
 
-GrpcPing::GrpcPing(const std::string& target)
-    : channel_(grpc::CreateChannel(target, grpc::InsecureChannelCredentials())),
+GrpcPing::GrpcPing(const std::string& target, const rpc::TlsIdentity* tls)
+    : channel_(grpc::CreateChannel(
+          target, tls != nullptr ? rpc::MakeChannelCredentials(*tls)
+                                 : grpc::InsecureChannelCredentials())),
       stub_(channel_) {}
 
 GrpcPing::~GrpcPing() {

@@ -15,13 +15,16 @@
 #include "grpcpp/completion_queue.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "mooncake_tier/status.h"
+#include "rpc/tls_credentials.h"
 
 namespace mooncake_tier::bench {
 
 class GrpcPing {
  public:
-  // A channel to `target` ("host:port"); connects on the first Ping.
-  explicit GrpcPing(const std::string& target);
+  // A channel to `target` ("host:port"); connects on the first Ping. With
+  // `tls`, over TLS as the store's stubs dial (rpc/tls_credentials.h).
+  explicit GrpcPing(const std::string& target,
+                    const rpc::TlsIdentity* tls = nullptr);
   ~GrpcPing();
   GrpcPing(const GrpcPing&) = delete;
   GrpcPing& operator=(const GrpcPing&) = delete;

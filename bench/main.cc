@@ -23,6 +23,7 @@
 #include "bench/result_sink.h"
 #include "bench/spawned_store.h"
 #include "bench/sustained_scenario.h"
+#include "bench/tls_compare.h"
 #include "bench/trace_scenario.h"
 #ifdef MOONCAKE_TIER_BENCH_HAVE_SSD
 #include "bench/ssd_scenario.h"
@@ -95,6 +96,15 @@ void AddRemoteOptions(CLI::App& scenario, Flags& flags) {
                                  "give --master HOST:PORT or --spawn");
     }
   });
+}
+
+// --tls on the scenarios that compare plaintext and TLS stores.
+void AddTlsCompareOption(CLI::App& scenario, Flags& flags) {
+  scenario.add_flag(
+      "--tls", flags.remote.tls_compare,
+      "run twice, on a spawned plaintext store and on one serving mutual "
+      "TLS, and print TLS/plaintext ratios (bench/tls_compare.h; needs "
+      "--spawn)");
 }
 
 // Turns one of `names` into its enum value (CLI11 reads an enum as its
@@ -297,9 +307,11 @@ Scenarios DefineCli(CLI::App& app, Flags& flags) {
       "client put/get GB/s and latency over UCX, DRAM and SSD tiers, vs "
       "memcpy");
   AddRemoteOptions(*s.datapath, flags);
+  AddTlsCompareOption(*s.datapath, flags);
   s.metadata = app.add_subcommand(
       "metadata", "exists and get_replica_list ops/s over gRPC");
   AddRemoteOptions(*s.metadata, flags);
+  AddTlsCompareOption(*s.metadata, flags);
   s.groups_remote = app.add_subcommand(
       "groups_remote",
       "put and exists ops/s with and without groups, through the remote "
@@ -372,10 +384,20 @@ int RunSelected(const Scenarios& s, const Flags& flags) {
     return mooncake_tier::bench::RunPromotionScenario(flags.common, sink);
   }
   if (s.datapath->parsed()) {
+    if (flags.remote.tls_compare) {
+      return mooncake_tier::bench::RunWithAndWithoutTls(
+          "datapath", mooncake_tier::bench::RunDatapathScenario, flags.common,
+          flags.remote, sink);
+    }
     return mooncake_tier::bench::RunDatapathScenario(flags.common, flags.remote,
                                                      sink);
   }
   if (s.metadata->parsed()) {
+    if (flags.remote.tls_compare) {
+      return mooncake_tier::bench::RunWithAndWithoutTls(
+          "metadata", mooncake_tier::bench::RunMetadataScenario, flags.common,
+          flags.remote, sink);
+    }
     return mooncake_tier::bench::RunMetadataScenario(flags.common, flags.remote,
                                                      sink);
   }

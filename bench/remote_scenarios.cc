@@ -599,7 +599,8 @@ int RunMetadataScenario(const CommonOptions& common,
           // The first master of a list (a cluster's): any of them answers.
           if (name == "grpc_ping") {
             ping = std::make_unique<GrpcPing>(
-                c->store.master.substr(0, c->store.master.find(',')));
+                c->store.master.substr(0, c->store.master.find(',')),
+                c->store.tls.get());
           }
           const auto until =
               SteadyClock::now() + duration<double>(seconds_per_op);

@@ -37,6 +37,7 @@
 // Thread safety: runs on the calling thread (and threads of its own).
 
 #include <string>
+#include <vector>
 
 #include "bench/result_sink.h"
 
@@ -56,6 +57,16 @@ struct RemoteOptions {
   // The master's UCX control lane for the hot calls
   // (RemoteClientOptions::control_lane); metadata measures both either way.
   bool control_lane = true;
+  // TLS to the store (set by RunWithAndWithoutTls): the files the client
+  // and the metadata stubs dial with, and the flags a spawned store serves
+  // them with. Empty ca: plaintext.
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  std::vector<std::string> tls_spawn_flags;
+  // Run the scenario twice, on a plaintext store and on one serving mutual
+  // TLS, and compare (bench/tls_compare.h). Needs spawn.
+  bool tls_compare = false;
 };
 
 int RunDatapathScenario(const CommonOptions& common,

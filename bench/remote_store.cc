@@ -21,6 +21,9 @@ RemoteClientOptions BenchClientOptions(const RemoteOptions& remote,
   options.location_cache = remote.location_cache;
   options.shared_memory = remote.shared_memory;
   options.control_lane = remote.control_lane;
+  options.tls_ca = remote.tls_ca;
+  options.tls_cert = remote.tls_cert;
+  options.tls_key = remote.tls_key;
   return options;
 }
 
@@ -32,6 +35,8 @@ Result<RemoteStore> OpenRemoteStore(const CommonOptions& common,
   store.master = remote.master;
   if (remote.spawn) {
     if (!remote.shared_memory) spawn_flags.push_back("--no-shared-memory");
+    spawn_flags.insert(spawn_flags.end(), remote.tls_spawn_flags.begin(),
+                       remote.tls_spawn_flags.end());
     std::string line = "starting " + remote.tierd_path + " standalone";
     for (const std::string& flag : spawn_flags) line += " " + flag;
     sink.Progress(line);
@@ -56,6 +61,16 @@ Result<RemoteStore> OpenRemoteStore(const CommonOptions& common,
   store.client = std::move(client).value();
   rpc::GrpcChannelOptions channel;
   channel.target = store.master;
+  if (!remote.tls_ca.empty()) {
+    MT_ASSIGN_OR_RETURN(
+        store.tls,
+        rpc::TlsIdentity::Create(
+            {.cert = remote.tls_cert,
+             .key = remote.tls_key,
+             .ca = remote.tls_ca},
+            rpc::kTlsClient, {rpc::TlsRole::kClient, rpc::TlsRole::kAdmin}));
+    channel.tls = store.tls;
+  }
   MT_ASSIGN_OR_RETURN(store.api, rpc::GrpcMasterApi::Create(channel));
   MT_ASSIGN_OR_RETURN(
       store.lane_api,

@@ -21,6 +21,7 @@
 #include "mooncake_tier/client.h"
 #include "mooncake_tier/remote_client.h"
 #include "rpc/grpc_master_api.h"
+#include "rpc/tls_credentials.h"
 
 namespace mooncake_tier::bench {
 
@@ -33,6 +34,8 @@ struct RemoteStore {
   // The same calls, the hot ones over the master's control lane (when
   // --no-control-lane is not given).
   std::unique_ptr<rpc::GrpcMasterApi> lane_api;
+  // What the stubs dial with over TLS; null: plaintext.
+  std::shared_ptr<const rpc::TlsIdentity> tls;
 };
 
 // With remote.spawn, starts `mooncake-tierd standalone <spawn_flags>`

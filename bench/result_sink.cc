@@ -4,7 +4,18 @@
 
 namespace mooncake_tier::bench {
 
-void ResultSink::Emit(const nlohmann::ordered_json& result) {
+void ResultSink::SetTag(const std::string& key, nlohmann::ordered_json value) {
+  if (value.is_null()) {
+    tags_.erase(key);
+  } else {
+    tags_[key] = std::move(value);
+  }
+}
+
+void ResultSink::Emit(const nlohmann::ordered_json& tagless) {
+  nlohmann::ordered_json result = tagless;
+  for (const auto& [key, value] : tags_.items()) result[key] = value;
+  emitted_.push_back(result);
   if (json_) {
     out_ << result.dump() << '\n';
   } else {
