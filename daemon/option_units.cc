@@ -51,6 +51,11 @@ CLI::Validator DurationUnits() {
   return units;
 }
 
+// The longest duration a flag takes, ~69 years (as the admin API's config
+// PATCH): far beyond any timeout, and far below where milliseconds
+// overflow the engine's nanosecond Duration (or a deadline now + it).
+constexpr int64_t kMaxDurationMs = int64_t{1} << 41;
+
 CLI::Option* AddMillisecondsOption(CLI::App* app, const std::string& name,
                                    std::function<void(int64_t)> store,
                                    const std::string& description,
@@ -60,8 +65,13 @@ CLI::Option* AddMillisecondsOption(CLI::App* app, const std::string& name,
   option->transform(DurationUnits())
       ->transform(UnitGiven())
       ->check([](const std::string& ms) {
-        return std::stoll(ms) > 0 ? std::string()
-                                  : std::string("must be positive");
+        const long long value = std::stoll(ms);
+        if (value <= 0) return std::string("must be positive");
+        if (value > kMaxDurationMs) {
+          return "must be at most " + std::to_string(kMaxDurationMs) +
+                 "ms (about 69 years)";
+        }
+        return std::string();
       })
       ->type_name("DURATION")
       ->default_str(default_text);

@@ -64,6 +64,20 @@ TEST(OptionUnitsTest, DurationsNeedAUnit) {
             std::string::npos);
 }
 
+TEST(OptionUnitsTest, DurationsBeyondTheirRangeAreRefused) {
+  // Caught by fuzz/config_fuzz (UBSAN): a value whose nanoseconds overflow
+  // int64 was converted anyway (a negative duration in practice).
+  for (const char* bad : {"10000000000000ms", "3000000000h",
+                          "9223372036854775807ms", "2199023255553ms"}) {
+    const Parsed p = Parse({"--wait", bad});
+    EXPECT_NE(p.error.find("must be at most"), std::string::npos)
+        << bad << ": " << p.error;
+    EXPECT_EQ(p.duration, std::chrono::seconds(3)) << bad;
+  }
+  EXPECT_EQ(Parse({"--wait", "2199023255552ms"}).duration,
+            std::chrono::milliseconds(int64_t{1} << 41));
+}
+
 TEST(OptionUnitsTest, DefaultsAreShownAsFlagsTakeThem) {
   CLI::App app("test");
   uint64_t size = uint64_t{8} << 30;

@@ -150,6 +150,13 @@ Status SsdStore::RecoverFile(uint32_t number, ScanMap& scan,
         break;
     }
   }
+  if (size % SsdRecord::kAlignment != 0) {
+    // The file ends inside the padding after its last record (cut there,
+    // or copied so): make it whole blocks again, as reads expect.
+    const uint64_t whole = AlignUp(size, SsdRecord::kAlignment);
+    MT_RETURN_IF_ERROR(data.file->Truncate(whole));
+    size = whole;
+  }
   if (size == 0) {
     data.file.reset();
     const Status removed = device_->Remove(name);
