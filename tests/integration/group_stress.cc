@@ -80,13 +80,15 @@ void GroupStress::NodeLoop() {
 // Heartbeats every node; 90% of offloads are reported done at once, 4%
 // failed, the rest held back some rounds (maybe past the offload timeout).
 // Promotions (reads of SSD-only groups) are run as a node runs them.
-void GroupStress::NodeStep(Rng& rng, bool drain) {
+size_t GroupStress::NodeStep(Rng& rng, bool drain) {
+  size_t handed_out = 0;
   for (NodeId node : node_ids_) {
     Status alive = master().Heartbeat(node);
     Result<NodeTasks> reply =
         alive.ok() ? master().PullTasks(node) : Result<NodeTasks>(alive);
     violations_.Check(reply.ok(), "Heartbeat: " + Show(reply.status()));
     if (!reply.ok()) continue;
+    handed_out += reply->promotions.size() + reply->offloads.size();
     for (const Task& task : reply->promotions) {
       Promote(node, task, drain ? 0 : Uniform(rng, 0, 99));
     }
@@ -121,6 +123,7 @@ void GroupStress::NodeStep(Rng& rng, bool drain) {
                       "late offload report: " + Show(s));
     held_.erase(held_.begin() + i);
   }
+  return handed_out;
 }
 
 // A promotion as a node runs it: stage DRAM, write, report, all in the

@@ -129,7 +129,9 @@ class GroupStress {
                    const std::string& via);
   void RemoveSome(Rng& rng, GroupPlan& plan);
   void NodeLoop();
-  void NodeStep(Rng& rng, bool drain);
+  // One round of every node: heartbeat, pull, run or report what was handed
+  // out. Returns how many tasks the pulls handed out.
+  size_t NodeStep(Rng& rng, bool drain);
   // `pick` in 0..99 chooses the outcome (0: success).
   void Promote(NodeId node, const Task& task, int pick);
   void DriverLoop();
