@@ -1,12 +1,16 @@
 #include "rpc/rpc_server.h"
 
 #include <chrono>
+#include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
+#include "grpcpp/support/server_interceptor.h"
 #include "rpc/grpc_channel_options.h"
 
 namespace mooncake_tier::rpc {
@@ -20,6 +24,53 @@ std::string WithPort(const std::string& address, int port) {
       colon == std::string::npos ? address : address.substr(0, colon);
   return host + ":" + std::to_string(port);
 }
+
+// gRPC answers a request body that does not parse as the method's message
+// with INTERNAL, which says "the server is broken" to callers, retry loops
+// and dashboards alike. The caller sent garbage: this turns that answer, and
+// only that one, into INVALID_ARGUMENT. The handler never ran, so nothing
+// changed.
+class MalformedRequestInterceptor final
+    : public grpc::experimental::Interceptor {
+ public:
+  explicit MalformedRequestInterceptor(const char* method)
+      : method_(method ? method : "?") {}
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* batch) override {
+    using grpc::experimental::InterceptionHookPoints;
+    if (batch->QueryInterceptionHookPoint(
+            InterceptionHookPoints::POST_RECV_MESSAGE) &&
+        batch->GetRecvMessage() == nullptr) {
+      unparsed_ = true;
+    }
+    if (unparsed_ && batch->QueryInterceptionHookPoint(
+                         InterceptionHookPoints::PRE_SEND_STATUS)) {
+      const grpc::Status sent = batch->GetSendStatus();
+      if (sent.error_code() == grpc::StatusCode::INTERNAL) {
+        batch->ModifySendStatus(grpc::Status(
+            grpc::StatusCode::INVALID_ARGUMENT,
+            std::string("the request is not a valid message for ") + method_ +
+                (sent.error_message().empty()
+                     ? ""
+                     : " (" + sent.error_message() + ")")));
+      }
+    }
+    batch->Proceed();
+  }
+
+ private:
+  const char* const method_;
+  bool unparsed_ = false;
+};
+
+class MalformedRequestInterceptorFactory final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new MalformedRequestInterceptor(info->method());
+  }
+};
 
 }  // namespace
 
@@ -75,6 +126,12 @@ Result<std::unique_ptr<RpcServer>> RpcServer::Start(
                               options.min_pollers);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
                               options.max_pollers);
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(
+      std::make_unique<MalformedRequestInterceptorFactory>());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   for (grpc::Service* service : services) builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {

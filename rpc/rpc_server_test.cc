@@ -1,5 +1,6 @@
 // RpcServer: shutdown stops serving (and may be repeated), bad or taken
-// addresses are refused.
+// addresses are refused, a request that is not the method's message is the
+// caller's mistake.
 
 #include "rpc/rpc_server.h"
 
@@ -8,12 +9,16 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "grpcpp/create_channel.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/security/credentials.h"
 #include "rpc/grpc_master_api.h"
 #include "rpc/master_service.h"
 #include "tests/support/master_harness.h"
@@ -112,6 +117,64 @@ TEST(RpcServerTest, CallsAreServedByLastingThreadsNotOneThreadEach) {
   // hundreds.
   EXPECT_LE(started, static_cast<size_t>(server_options.max_pollers) + 40)
       << started << " threads started during 1800 calls";
+}
+
+// Sends `body` as the request of `method` and returns the status.
+grpc::Status CallWithBody(const std::string& target, const std::string& method,
+                          const std::string& body) {
+  grpc::GenericStub stub(
+      grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  grpc::Slice slice(body);
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer reply;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(5));
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &reply,
+                 [&done](grpc::Status s) { done.set_value(std::move(s)); });
+  return done.get_future().get();
+}
+
+TEST(RpcServerTest, GarbageRequestsAreInvalidArgumentAndChangeNothing) {
+  // gRPC itself answers INTERNAL ("the server is broken") when the body does
+  // not parse; the caller is at fault and must hear so.
+  MasterHarness harness;
+  MasterService service(&harness.api(), &harness.link(),
+                        {.clock = &harness.clock()});
+  std::unique_ptr<RpcServer> server = std::move(
+      *RpcServer::Start(RpcServerOptions(), {service.grpc_service()}));
+  // A field tag with no value, an unterminated varint, a length past the
+  // end.
+  for (const std::string& garbage :
+       {std::string("\x0a", 1), std::string("\xff\xff\xff\xff", 4),
+        std::string("\x0a\x7f"
+                    "abc",
+                    5)}) {
+    for (const char* method : {"/mooncake_tier.proto.MasterService/Exists",
+                               "/mooncake_tier.proto.MasterService/Remove",
+                               "/mooncake_tier.proto.MasterService/"
+                               "RegisterNode"}) {
+      const grpc::Status s = CallWithBody(server->address(), method, garbage);
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+          << method << ": " << s.error_message();
+      EXPECT_NE(s.error_message().find(method), std::string::npos)
+          << s.error_message();
+    }
+  }
+  EXPECT_TRUE(harness.master().ListNodes().empty());
+  // An empty body is a valid (all-default) message and reaches the handler;
+  // the answer is then the service's own.
+  EXPECT_TRUE(CallWithBody(server->address(),
+                           "/mooncake_tier.proto.MasterService/Exists", "")
+                  .ok());
+  // Well-formed calls are untouched.
+  GrpcChannelOptions options;
+  options.target = server->address();
+  std::unique_ptr<GrpcMasterApi> api =
+      std::move(*GrpcMasterApi::Create(options));
+  const std::string k = "k";
+  EXPECT_TRUE(api->Exists({&k, 1})[0].ok());
 }
 
 TEST(RpcServerTest, PollerLimitsAreChecked) {
