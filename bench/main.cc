@@ -90,7 +90,29 @@ void AddRemoteOptions(CLI::App& scenario, Flags& flags) {
       .add_option("--tierd", flags.remote.tierd_path,
                   "the mooncake-tierd binary --spawn starts")
       ->capture_default_str();
+  // A --master store that serves TLS: the same flags as mooncake-tierctl
+  // kv (not its environment variables: they would turn a --spawn run into
+  // an error).
+  CLI::Option* ca = scenario.add_option(
+      "--tls-ca", flags.remote.tls_ca,
+      "with --master: CA bundle the master's certificate must chain to (TLS "
+      "on)");
+  scenario
+      .add_option("--tls-cert", flags.remote.tls_cert,
+                  "with --tls-ca: this client's certificate chain (a client "
+                  "role), when the master asks for one")
+      ->needs(ca);
+  scenario
+      .add_option("--tls-key", flags.remote.tls_key,
+                  "with --tls-cert: its private key")
+      ->needs(ca);
   scenario.callback([&scenario, &flags] {
+    if (flags.remote.spawn && !flags.remote.tls_ca.empty()) {
+      throw CLI::ValidationError(
+          scenario.get_name(),
+          "--tls-ca connects to a --master store; with --spawn, --tls runs "
+          "the scenario on a TLS store of its own");
+    }
     if (flags.remote.master.empty() && !flags.remote.spawn) {
       throw CLI::ValidationError(scenario.get_name(),
                                  "give --master HOST:PORT or --spawn");
@@ -102,9 +124,15 @@ void AddRemoteOptions(CLI::App& scenario, Flags& flags) {
 void AddTlsCompareOption(CLI::App& scenario, Flags& flags) {
   scenario.add_flag(
       "--tls", flags.remote.tls_compare,
-      "run twice, on a spawned plaintext store and on one serving mutual "
-      "TLS, and print TLS/plaintext ratios (bench/tls_compare.h; needs "
-      "--spawn)");
+      "run on a spawned plaintext store and on one serving mutual TLS, "
+      "in --tls-rounds pairs, and print TLS/plaintext ratios "
+      "(bench/tls_compare.h; needs --spawn)");
+  scenario
+      .add_option("--tls-rounds", flags.remote.tls_rounds,
+                  "with --tls: plaintext/TLS pairs of runs; the ratio is "
+                  "their median")
+      ->check(CLI::Range(1, 20))
+      ->capture_default_str();
 }
 
 // Turns one of `names` into its enum value (CLI11 reads an enum as its

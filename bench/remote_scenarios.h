@@ -67,6 +67,9 @@ struct RemoteOptions {
   // Run the scenario twice, on a plaintext store and on one serving mutual
   // TLS, and compare (bench/tls_compare.h). Needs spawn.
   bool tls_compare = false;
+  // Plaintext/TLS pairs of runs in a tls_compare; the ratio printed is the
+  // median of the pairs' ratios.
+  int tls_rounds = 3;
 };
 
 int RunDatapathScenario(const CommonOptions& common,

@@ -72,9 +72,10 @@ Result<RemoteStore> OpenRemoteStore(const CommonOptions& common,
     channel.tls = store.tls;
   }
   MT_ASSIGN_OR_RETURN(store.api, rpc::GrpcMasterApi::Create(channel));
-  MT_ASSIGN_OR_RETURN(
-      store.lane_api,
-      rpc::GrpcMasterApi::Create(channel, {.enabled = remote.control_lane}));
+  rpc::ControlLaneOptions lane;
+  lane.enabled = remote.control_lane;
+  MT_ASSIGN_OR_RETURN(store.lane_api,
+                      rpc::GrpcMasterApi::Create(channel, lane));
   return store;
 }
 
