@@ -1,10 +1,9 @@
 #include "daemon/daemon_admin.h"
 
-#include <cctype>
 #include <charconv>
-#include <fstream>
-#include <sstream>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "admin_server/admin_server.h"
 #include "admin_server/master_admin_facade.h"
@@ -17,6 +16,7 @@
 #include "metrics/master_metrics.h"
 #include "metrics/node_metrics.h"
 #include "metrics/text_exposition.h"
+#include "rpc/call_authorizer.h"
 #include "rpc/call_recorder.h"
 #include "transport/ucx_segment_exporter.h"
 
@@ -58,26 +58,18 @@ std::string JoinHostPort(const std::string& host, uint16_t port) {
 }
 
 Result<std::string> ReadTokenFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  Result<std::vector<std::string>> tokens = rpc::ReadTokenLines(path);
+  if (!tokens.ok()) {
     return Status(ErrorReason::kInvalidArgument,
-                  "--admin-token-file: cannot read '" + path + "'");
+                  "--admin-token-file: " + tokens.status().message());
   }
-  std::ostringstream content;
-  content << in.rdbuf();
-  std::string token = content.str();
-  auto space = [](char c) {
-    return std::isspace(static_cast<unsigned char>(c));
-  };
-  while (!token.empty() && space(token.back())) token.pop_back();
-  size_t first = 0;
-  while (first < token.size() && space(token[first])) ++first;
-  token.erase(0, first);
-  if (token.empty()) {
+  if (tokens->size() != 1) {
     return Status(ErrorReason::kInvalidArgument,
-                  "--admin-token-file: '" + path + "' is empty");
+                  "--admin-token-file: '" + path + "' holds " +
+                      std::to_string(tokens->size()) +
+                      " tokens; the admin API takes one");
   }
-  return token;
+  return std::move(tokens->front());
 }
 
 namespace {

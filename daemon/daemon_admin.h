@@ -80,8 +80,10 @@ Result<HostPort> SplitHostPort(std::string_view text);
 // "host:port", with brackets around an IPv6 host.
 std::string JoinHostPort(const std::string& host, uint16_t port);
 
-// Reads a token file: its content with surrounding whitespace trimmed.
-// INVALID_ARGUMENT when it cannot be read or is empty.
+// Reads the admin token file as rpc::ReadTokenLines reads the gRPC token
+// files (blank and '#' lines skipped, whitespace trimmed); it must hold
+// exactly one token. INVALID_ARGUMENT when it cannot be read, holds none
+// or holds more than one.
 Result<std::string> ReadTokenFile(const std::string& path);
 
 class DaemonAdmin {

@@ -378,8 +378,9 @@ void AddAdminOptions(CLI::App* sub, AdminOptions* a, bool node) {
           ->type_name("TOKEN");
   CLI::Option* file =
       sub->add_option("--admin-token-file", a->token_file,
-                      "Read the admin token from FILE (surrounding "
-                      "whitespace trimmed). Default: none.")
+                      "Read the admin token from FILE: one line, surrounding "
+                      "whitespace trimmed; blank and '#' lines skipped. "
+                      "Default: none.")
           ->type_name("PATH");
   token->excludes(file);
   CLI::Option* cert =

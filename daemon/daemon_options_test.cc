@@ -370,7 +370,7 @@ TEST(DaemonOptionsTest, AdminFlagsMapToTheRoleRunning) {
 TEST(DaemonOptionsTest, AdminTokenFileIsReadAndTrimmed) {
   testing::TempDir dir;
   const std::string file = dir.path() + "/token";
-  std::ofstream(file) << "\n  abc def \t\n";
+  std::ofstream(file) << "# the admin token\n\n  abc def \t\n";
   const CommandLine parsed = Parse({"master", "--admin-token-file", file});
   ASSERT_TRUE(parsed.options) << parsed.output;
   EXPECT_EQ(parsed.options->admin().token, "abc def");
@@ -460,6 +460,8 @@ TEST(DaemonOptionsTest, BadAdminValuesAreUsageErrors) {
   testing::TempDir dir;
   const std::string empty = dir.path() + "/empty";
   std::ofstream(empty) << "  \n";
+  const std::string two = dir.path() + "/two";
+  std::ofstream(two) << "first-token\nsecond-token\n";
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"master", "--admin-listen", "9003"}, "--admin-listen"},
       {{"master", "--admin-listen", "host:port"}, "0 to 65535"},
@@ -469,7 +471,8 @@ TEST(DaemonOptionsTest, BadAdminValuesAreUsageErrors) {
       {{"standalone", "--admin-listen", "0.0.0.0:9003"}, "--admin-token"},
       {{"master", "--admin-token", "a", "--admin-token-file", empty},
        "excludes"},
-      {{"master", "--admin-token-file", empty}, "is empty"},
+      {{"master", "--admin-token-file", empty}, "holds no token"},
+      {{"master", "--admin-token-file", two}, "holds 2 tokens"},
       {{"node", "--admin-token-file", dir.path() + "/none"}, "cannot read"}};
   for (const auto& [args, message] : cases) {
     const CommandLine parsed = Parse(args);

@@ -335,7 +335,7 @@ TEST(TierdAdminTest, BadAdminFlagsAreUsageErrors) {
        "excludes"},
       {{"standalone", "--admin-token-file", dir.path() + "/absent"},
        "cannot read"},
-      {{"master", "--admin-token-file", empty_file}, "is empty"}};
+      {{"master", "--admin-token-file", empty_file}, "holds no token"}};
   for (const auto& [args, message] : cases) {
     const auto [code, err] = ExitOf("bad", dir.path(), args);
     EXPECT_EQ(code, 2) << args[1] << " " << args[2] << ": " << err;

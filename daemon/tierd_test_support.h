@@ -17,6 +17,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/tierd_process.h"
 
 namespace mooncake_tier::daemon_test {
 
@@ -43,16 +44,7 @@ inline std::unique_ptr<testing::Subprocess> StartTierd(
   return started.ok() ? std::move(*started) : nullptr;
 }
 
-inline std::map<std::string, std::string> ReadyFields(const std::string& path) {
-  std::map<std::string, std::string> fields;
-  std::istringstream lines(testing::ReadFileOrEmpty(path));
-  for (std::string line; std::getline(lines, line);) {
-    const size_t eq = line.find('=');
-    if (eq != std::string::npos)
-      fields[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return fields;
-}
+using testing::ReadyFields;
 
 inline std::string Loopback(int port) {
   return "127.0.0.1:" + std::to_string(port);

@@ -24,17 +24,8 @@ namespace {
 
 using testing::MasterHarness;
 
-constexpr uint64_t kMiB = 1 << 20;
 const std::string kNodeToken(40, 'n');
 const std::string kClientToken(40, 'c');
-
-NodeSpec Spec(const std::string& name) {
-  NodeSpec spec;
-  spec.name = name;
-  spec.dram_size = 4 * kMiB;
-  spec.ssd_capacity = 64 * kMiB;
-  return spec;
-}
 
 TEST(CallAuthorizerTest, ShortSharedOrMissingTokensAreRefused) {
   EXPECT_EQ(CallAuthorizer::Create({{"short"}, {}}).status().reason(),
@@ -121,7 +112,8 @@ class MasterServiceAuthTest : public ::testing::Test {
   // the client's.
   NodeId RegisterWithAnObject() {
     auto link = *GrpcMasterLink::Create(Channel(kNodeToken));
-    Result<NodeId> node = link->RegisterNode(Spec("a"), {}, {});
+    Result<NodeId> node =
+        link->RegisterNode(MasterHarness::SmallNodeSpec("a"), {}, {});
     EXPECT_TRUE(node.ok()) << node.status().ToString();
     auto api = *GrpcMasterApi::Create(Channel(kClientToken));
     PutStartRequest request{"k", 1024, {}, "client"};
@@ -181,11 +173,16 @@ TEST_F(MasterServiceAuthTest,
        NodeCallsNeedANodeTokenAndClientCallsAClientToken) {
   // A client cannot register a fake node or heartbeat as one.
   auto client_link = *GrpcMasterLink::Create(Channel(kClientToken));
-  EXPECT_EQ(client_link->RegisterNode(Spec("fake"), {}, {}).status().reason(),
-            ErrorReason::kUnauthenticated);
+  EXPECT_EQ(
+      client_link->RegisterNode(MasterHarness::SmallNodeSpec("fake"), {}, {})
+          .status()
+          .reason(),
+      ErrorReason::kUnauthenticated);
   auto anonymous_link = *GrpcMasterLink::Create(Channel(""));
   EXPECT_EQ(
-      anonymous_link->RegisterNode(Spec("fake"), {}, {}).status().reason(),
+      anonymous_link->RegisterNode(MasterHarness::SmallNodeSpec("fake"), {}, {})
+          .status()
+          .reason(),
       ErrorReason::kUnauthenticated);
   EXPECT_EQ(harness_.master().GetStats().nodes_registered, 0u);
 

@@ -21,16 +21,6 @@ namespace {
 
 using testing::MasterHarness;
 
-constexpr uint64_t kMiB = 1 << 20;
-
-NodeSpec Spec(const std::string& name) {
-  NodeSpec spec;
-  spec.name = name;
-  spec.dram_size = 4 * kMiB;
-  spec.ssd_capacity = 64 * kMiB;
-  return spec;
-}
-
 class MasterServiceNodesTest : public ::testing::Test {
  protected:
   MasterServiceNodesTest()
@@ -50,7 +40,8 @@ class MasterServiceNodesTest : public ::testing::Test {
 
   NodeId Register(const std::string& name,
                   std::vector<SsdInventoryEntry> inventory = {}) {
-    Result<NodeId> id = link_->RegisterNode(Spec(name), inventory, {});
+    Result<NodeId> id =
+        link_->RegisterNode(MasterHarness::SmallNodeSpec(name), inventory, {});
     EXPECT_TRUE(id.ok()) << id.status().ToString();
     return id.ok() ? *id : kNoNode;
   }

@@ -33,16 +33,7 @@ namespace {
 using testing::MasterHarness;
 using testing::TestCa;
 
-constexpr uint64_t kMiB = 1 << 20;
 constexpr auto kShortDeadline = std::chrono::milliseconds(1500);
-
-NodeSpec Spec(const std::string& name) {
-  NodeSpec spec;
-  spec.name = name;
-  spec.dram_size = 4 * kMiB;
-  spec.ssd_capacity = 64 * kMiB;
-  return spec;
-}
 
 // Two unrelated CAs, made once for the whole file (each takes ~0.1 s).
 class Cas {
@@ -198,12 +189,15 @@ TEST_F(TlsPlaneTest, EachCertificateMayMakeItsRolesCallsOnly) {
   const TestCa& ca = Cas::Get().first();
   Serve(Files(ca, "master"), TlsRole::kMaster);
   auto node_link = *GrpcMasterLink::Create(Channel(Files(ca, "node")));
-  Result<NodeId> node = node_link->RegisterNode(Spec("a"), {}, {});
+  Result<NodeId> node =
+      node_link->RegisterNode(MasterHarness::SmallNodeSpec("a"), {}, {});
   ASSERT_TRUE(node.ok()) << node.status().ToString();
 
   // A client's certificate: client calls, no node calls.
   auto client_link = *GrpcMasterLink::Create(Channel(Files(ca, "client")));
-  const Status fake = client_link->RegisterNode(Spec("fake"), {}, {}).status();
+  const Status fake =
+      client_link->RegisterNode(MasterHarness::SmallNodeSpec("fake"), {}, {})
+          .status();
   EXPECT_EQ(fake.reason(), ErrorReason::kUnauthenticated);
   EXPECT_NE(fake.message().find("client's"), std::string::npos)
       << fake.message();
@@ -250,7 +244,9 @@ TEST_F(TlsPlaneTest, CallersWithoutAChainFromTheCaNeverGetIn) {
   strangers.push_back(plain);
   for (const GrpcChannelOptions& options : strangers) {
     auto link = *GrpcMasterLink::Create(options);
-    const Status refused = link->RegisterNode(Spec("fake"), {}, {}).status();
+    const Status refused =
+        link->RegisterNode(MasterHarness::SmallNodeSpec("fake"), {}, {})
+            .status();
     EXPECT_FALSE(refused.ok());
   }
   EXPECT_EQ(harness_.master().GetStats().nodes_registered, 0u);
@@ -262,7 +258,8 @@ TEST_F(TlsPlaneTest, AStubDialsOnlyAServerWhoseCertificateNamesTheMaster) {
   // not the master's.
   Serve(Files(ca, "node"), TlsRole::kNode);
   auto link = *GrpcMasterLink::Create(Channel(Files(ca, "node")));
-  const Status refused = link->RegisterNode(Spec("a"), {}, {}).status();
+  const Status refused =
+      link->RegisterNode(MasterHarness::SmallNodeSpec("a"), {}, {}).status();
   EXPECT_EQ(refused.reason(), ErrorReason::kUnavailable) << refused.ToString();
   EXPECT_EQ(harness_.master().GetStats().nodes_registered, 0u);
 }
@@ -272,12 +269,14 @@ TEST_F(TlsPlaneTest, TheNameCheckedCanBeSetAndAWrongOneFails) {
   Serve(Files(ca, "master"), TlsRole::kMaster);
   GrpcChannelOptions named = Channel(Files(ca, "node"));
   named.tls_server_name = "localhost";
-  EXPECT_TRUE(
-      (*GrpcMasterLink::Create(named))->RegisterNode(Spec("a"), {}, {}).ok());
+  EXPECT_TRUE((*GrpcMasterLink::Create(named))
+                  ->RegisterNode(MasterHarness::SmallNodeSpec("a"), {}, {})
+                  .ok());
   GrpcChannelOptions wrong = Channel(Files(ca, "node"));
   wrong.tls_server_name = "master.example";
-  EXPECT_FALSE(
-      (*GrpcMasterLink::Create(wrong))->RegisterNode(Spec("b"), {}, {}).ok());
+  EXPECT_FALSE((*GrpcMasterLink::Create(wrong))
+                   ->RegisterNode(MasterHarness::SmallNodeSpec("b"), {}, {})
+                   .ok());
 }
 
 TEST_F(TlsPlaneTest, ABadReloadKeepsTheIdentityAndAGoodOneIsServedSoon) {
@@ -293,7 +292,7 @@ TEST_F(TlsPlaneTest, ABadReloadKeepsTheIdentityAndAGoodOneIsServedSoon) {
   Serve(served, TlsRole::kMaster);
   auto registers = [this](const TestCa& ca, const std::string& name) {
     return (*GrpcMasterLink::Create(Channel(Files(ca, "node"))))
-        ->RegisterNode(Spec(name), {}, {})
+        ->RegisterNode(MasterHarness::SmallNodeSpec(name), {}, {})
         .ok();
   };
   EXPECT_TRUE(registers(first, "a"));

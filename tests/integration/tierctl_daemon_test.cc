@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_ca.h"
+#include "tests/support/tierd_process.h"
 
 namespace mooncake_tier::testing {
 namespace {
@@ -47,17 +49,11 @@ TEST(TierctlDaemonTest, EveryCommandAgainstARealDaemon) {
   ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
   ASSERT_TRUE(WaitForFile(ready, std::chrono::seconds(30)))
       << (*daemon)->OutputTail();
-  const std::string contents = ReadFileOrEmpty(ready);
-  const size_t at = contents.find("admin_address=");
-  ASSERT_NE(at, std::string::npos) << contents;
-  const std::string address =
-      contents.substr(at + 14, contents.find('\n', at) - at - 14);
-  const std::string endpoint = "http://" + address;
-
-  const size_t master_at = contents.find("master_address=");
-  ASSERT_NE(master_at, std::string::npos) << contents;
-  const std::string master = contents.substr(
-      master_at + 15, contents.find('\n', master_at) - master_at - 15);
+  std::map<std::string, std::string> fields = ReadyFields(ready);
+  ASSERT_TRUE(fields.count("admin_address") && fields.count("master_address"))
+      << ReadFileOrEmpty(ready);
+  const std::string endpoint = "http://" + fields["admin_address"];
+  const std::string master = fields["master_address"];
 
   // Data through the data path: one ungrouped object, a complete group of
   // two and a group still filling.
@@ -180,15 +176,9 @@ TEST(TierctlDaemonTest, EveryPlaneOverTls) {
   ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
   ASSERT_TRUE(WaitForFile(ready, std::chrono::seconds(30)))
       << (*daemon)->OutputTail();
-  const std::string contents = ReadFileOrEmpty(ready);
-  auto field = [&contents](const std::string& name) {
-    const size_t at = contents.find(name + "=");
-    if (at == std::string::npos) return std::string();
-    const size_t from = at + name.size() + 1;
-    return contents.substr(from, contents.find('\n', at) - from);
-  };
-  const std::string master = field("master_address");
-  const std::string endpoint = "https://" + field("admin_address");
+  std::map<std::string, std::string> fields = ReadyFields(ready);
+  const std::string master = fields["master_address"];
+  const std::string endpoint = "https://" + fields["admin_address"];
 
   const std::vector<std::string> client = {
       "--master",         master,      "--tls-ca",       ca->ca(), "--tls-cert",
@@ -225,8 +215,8 @@ TEST(TierctlDaemonTest, EveryPlaneOverTls) {
       Tierctl({}, {"--endpoint", endpoint, "status"});
   EXPECT_NE(untrusted.exit_code, kOk);
   EXPECT_TRUE(Contains(untrusted.err, "--tls-ca")) << untrusted.err;
-  const CommandResult plain =
-      Tierctl({}, {"--endpoint", "http://" + field("admin_address"), "status"});
+  const CommandResult plain = Tierctl(
+      {}, {"--endpoint", "http://" + fields["admin_address"], "status"});
   EXPECT_NE(plain.exit_code, kOk);
 
   // Certificates in use are exported with their expiry.

@@ -3,6 +3,7 @@
 // A Master on a ManualClock with helpers to add nodes and complete puts, so
 // engine tests read as scenarios. Test-only; production never links it.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,16 @@ class MasterHarness {
   std::vector<Tier> Tiers(const std::string& key);
 
   static const ClientId kClient;
+
+  // What a node registering over the wire sends in the service tests:
+  // 4 MiB of DRAM and 64 MiB of SSD, no address.
+  static NodeSpec SmallNodeSpec(const std::string& name) {
+    NodeSpec spec;
+    spec.name = name;
+    spec.dram_size = uint64_t{4} << 20;
+    spec.ssd_capacity = uint64_t{64} << 20;
+    return spec;
+  }
 
  private:
   ManualClock clock_;

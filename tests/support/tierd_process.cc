@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <utility>
 
 namespace mooncake_tier::testing {
@@ -18,6 +19,18 @@ std::unique_ptr<Subprocess> StartTierd(const std::string& binary,
   Result<std::unique_ptr<Subprocess>> process = Subprocess::Start(options);
   EXPECT_TRUE(process.ok()) << process.status().ToString();
   return process.ok() ? std::move(*process) : nullptr;
+}
+
+std::map<std::string, std::string> ReadyFields(const std::string& path) {
+  std::map<std::string, std::string> fields;
+  std::istringstream lines(ReadFileOrEmpty(path));
+  for (std::string line; std::getline(lines, line);) {
+    const size_t eq = line.find('=');
+    if (eq != std::string::npos) {
+      fields[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+  }
+  return fields;
 }
 
 }  // namespace mooncake_tier::testing

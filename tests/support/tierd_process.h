@@ -7,6 +7,7 @@
 // Thread safety: a free function; call it from the thread that outlives the
 // child (see Subprocess: it is killed when the starting thread exits).
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,5 +26,9 @@ std::unique_ptr<Subprocess> StartTierd(const std::string& binary,
                                        const std::string& output_dir,
                                        const std::string& name,
                                        std::vector<std::string> args);
+
+// The name=value lines of the ready file at `path` (daemon/ready_file.h),
+// e.g. "master_address" and "admin_address"; empty while it is absent.
+std::map<std::string, std::string> ReadyFields(const std::string& path);
 
 }  // namespace mooncake_tier::testing
