@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "daemon/daemon_options.h"
 #include "daemon/daemon_runner.h"
 #include "daemon/shutdown_signal.h"
@@ -15,6 +16,11 @@ int main(int argc, char** argv) {
   using namespace mooncake_tier::daemon;
   // Before anything can start a thread: every thread inherits the mask.
   ShutdownSignal::Block();
+  // Debian's Abseil is built without NDEBUG, so absl::Mutex (gRPC's lock)
+  // runs its deadlock detector on every acquisition: a process-wide graph
+  // behind one global lock. Our own locks are checked by clang's analysis
+  // and TSAN instead; the daemon does not pay for it on every call.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   CommandLine command =
       ParseCommandLine(std::vector<std::string>(argv, argv + argc));
   if (!command.options) {
