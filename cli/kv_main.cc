@@ -6,14 +6,19 @@
 
 #include <unistd.h>
 
-#include <iostream>
-
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "cli/cli_context.h"
 #include "cli/kv_commands.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
 
 int main(int argc, char** argv) {
+  // A command's standard output is its result (`kv get KEY > FILE`): the
+  // client library's log lines go to standard error (UCX's are routed
+  // there by the transport).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("mooncake-tierctl"));
   CLI::App app("mooncake-tierctl: operator CLI of the mooncake-tier store",
                "mooncake-tierctl");
   mooncake_tier::cli::CliContext context;

@@ -1,11 +1,51 @@
 #include "transport/ucx_context.h"
 
+#include <ucs/debug/log_def.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <string>
 
 #include "transport/ucx_status.h"
 
 namespace mooncake_tier {
+
+namespace {
+
+ucs_log_func_rc_t UcxLogToStderr(const char* file, unsigned line,
+                                 const char* function, ucs_log_level_t level,
+                                 const ucs_log_component_config_t* component,
+                                 const char* format, va_list ap) {
+  // UCX has filtered by level before dispatching. One write per line, so
+  // lines of different threads do not interleave.
+  char message[1024];
+  std::vsnprintf(message, sizeof(message), format, ap);
+  const char* base = std::strrchr(file, '/');
+  char out[1280];
+  const int n = std::snprintf(out, sizeof(out), "%s %-5s %s:%u %s\n",
+                              component != nullptr ? component->name : "UCX",
+                              ucs_log_level_names[level],
+                              base != nullptr ? base + 1 : file, line, message);
+  if (n > 0) {
+    std::fwrite(out, 1, std::min(static_cast<size_t>(n), sizeof(out) - 1),
+                stderr);
+  }
+  return UCS_LOG_FUNC_RC_STOP;
+}
+
+}  // namespace
+
+void RouteUcxLogToStderr() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (std::getenv("UCX_LOG_FILE") != nullptr) return;
+    ucs_log_push_handler(&UcxLogToStderr);
+  });
+}
 
 Status ApplyUcxTunedSettings(ucp_config_t* config) {
   for (const UcxTunedSetting& tuned : kUcxTunedSettings) {
@@ -23,6 +63,7 @@ Status ApplyUcxTunedSettings(ucp_config_t* config) {
 
 Result<std::unique_ptr<UcxContext>> UcxContext::Create(
     const std::string& transports) {
+  RouteUcxLogToStderr();
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
   if (status != UCS_OK) return UcxError(status, "reading UCX configuration");

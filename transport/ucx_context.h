@@ -35,6 +35,15 @@ inline constexpr UcxTunedSetting kUcxTunedSettings[] = {
 // Applies kUcxTunedSettings to `config`, each unless its variable is set.
 Status ApplyUcxTunedSettings(ucp_config_t* config);
 
+// UCX prints its log to standard output unless UCX_LOG_FILE says
+// otherwise, which mixes it into a command's result (`mooncake-tierctl kv
+// get KEY > FILE`). Unless UCX_LOG_FILE is set, this routes every UCX log
+// line to standard error instead, in UCX's own layout. Idempotent and
+// thread-safe; UcxContext::Create calls it before UCX starts, so lines
+// printed while libucs loads (none at the default level) still go to
+// standard output.
+void RouteUcxLogToStderr();
+
 class UcxContext {
  public:
   // `transports` as UCX_TLS spells it; empty keeps UCX's configuration.

@@ -15,6 +15,8 @@
 #include "mooncake_tier/types.h"
 #include "python/src/py_store.h"
 #include "python/src/status_error.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
 
 namespace py = pybind11;
 
@@ -526,6 +528,13 @@ store does not answer.
 }  // namespace mooncake_tier::python
 
 PYBIND11_MODULE(_native, m) {
+  // The engine's standard output is its own: the client library logs to
+  // standard error, unless the process configured spdlog's default logger
+  // already (a named one). UCX's log goes there too (transport).
+  if (spdlog::default_logger()->name().empty() &&
+      spdlog::get("mooncake_tier") == nullptr) {
+    spdlog::set_default_logger(spdlog::stderr_color_mt("mooncake_tier"));
+  }
   m.doc() =
       "Compiled half of the mooncake_tier package; import mooncake_tier "
       "instead.";

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -105,6 +106,24 @@ TEST_F(TierctlKvTest, PutValueThenGetReturnsTheBytes) {
   CommandResult get = Kv({"get", "greeting"});
   ASSERT_EQ(get.exit_code, kOk) << get.err;
   EXPECT_EQ(get.out, "hello, tier");
+}
+
+TEST_F(TierctlKvTest, GetToStdoutCarriesOnlyTheValueWithUcxLoggingUp) {
+  // `kv get KEY > FILE`: UCX prints its log to stdout unless told
+  // otherwise, which put log lines into the file with the value.
+  const std::string value("line one\nline two\n\0\xff", 20);
+  const std::string in_path = dir_.path() + "/value.bin";
+  std::ofstream(in_path, std::ios::binary) << value;
+  ASSERT_EQ(Kv({"put", "logged", "--file", in_path}).exit_code, kOk);
+  ASSERT_EQ(::setenv("UCX_LOG_LEVEL", "info", 1), 0);
+  CommandResult get = Kv({"get", "logged"});
+  ::unsetenv("UCX_LOG_LEVEL");
+  ASSERT_EQ(get.exit_code, kOk) << get.err;
+  EXPECT_TRUE(get.out == value)
+      << "stdout held " << get.out.size() << " bytes:\n"
+      << get.out;
+  // The log was on, and went to stderr.
+  EXPECT_NE(get.err.find("UCX INFO"), std::string::npos) << get.err;
 }
 
 TEST_F(TierctlKvTest, PutFileAndGetOutRoundTripOneMebibyte) {
