@@ -38,7 +38,8 @@ Status ForcedEvictor::ForcedEvictable(std::string_view name,
   }
   if (meta.Leased(now)) {
     return Status(ErrorReason::kObjectLeased,
-                  "a reader holds a lease on '" + key + "'; retry later");
+                  "a reader holds a lease on '" + key + "'" +
+                      meta.LeaseEndsNote(now) + "; retry then");
   }
   return Status::Ok();
 }

@@ -107,7 +107,17 @@ TEST(ForcedEvictionTest, RefusalsNameTheReasonAndChangeNothing) {
             ErrorReason::kObjectBusy);
   const Result<ForcedEviction> leased = h.master().EvictObject("leased");
   EXPECT_EQ(leased.status().reason(), ErrorReason::kObjectLeased);
-  EXPECT_FALSE(leased.status().message().empty());
+  // It says when the lease ends: lease_ttl after the read, 1 s ago.
+  const std::string when =
+      "the lease ends within " +
+      std::to_string(
+          std::chrono::duration_cast<std::chrono::milliseconds>(
+              h.master().config().lease_ttl - std::chrono::seconds(1))
+              .count() /
+          1000) +
+      ".0 s";
+  EXPECT_NE(leased.status().message().find(when), std::string::npos)
+      << leased.status().message() << " lacks " << when;
 
   EXPECT_EQ(h.Tiers("pinned"), kBoth);
   EXPECT_EQ(h.Tiers("leased"), kBoth);

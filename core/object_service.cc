@@ -276,10 +276,11 @@ Status ObjectService::RemoveObject(const std::string& key,
                         "a put of this key is in flight; revoke it or wait for "
                         "the put timeout");
         }
-        if (!options.force && meta.Leased(s_.clock->Now())) {
+        const TimePoint now = s_.clock->Now();
+        if (!options.force && meta.Leased(now)) {
           return Status(ErrorReason::kObjectLeased,
-                        "a reader holds a lease on this object; retry later or "
-                        "force");
+                        "a reader holds a lease on this object" +
+                            meta.LeaseEndsNote(now) + "; retry then or force");
         }
         s_.DropObjectLocked(object);
         s_.counters.removes.fetch_add(1, std::memory_order_relaxed);

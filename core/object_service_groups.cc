@@ -25,7 +25,8 @@ Status ObjectService::RemoveMembersLocked(GroupSlot& group, bool force) {
     } else if (!force && member->Leased(now)) {
       blocked = Status(ErrorReason::kObjectLeased,
                        "a reader holds a lease on member '" +
-                           std::string(member.key()) + "'");
+                           std::string(member.key()) + "'" +
+                           member->LeaseEndsNote(now));
     }
   });
   if (!blocked.ok()) return blocked;

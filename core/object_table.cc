@@ -1,5 +1,9 @@
 #include "core/object_table.h"
 
+#include <algorithm>
+#include <chrono>
+#include <string>
+
 #include "absl/hash/hash.h"
 
 namespace mooncake_tier {
@@ -41,6 +45,17 @@ bool ObjectMeta::HasComplete() const {
   return false;
 }
 
+std::string ObjectMeta::LeaseEndsNote(TimePoint now) const {
+  const int64_t ms = std::max<int64_t>(
+      0, std::chrono::duration_cast<std::chrono::milliseconds>(lease_deadline -
+                                                               now)
+             .count());
+  // Tenths of a second: leases last seconds.
+  const int64_t tenths = (ms + 99) / 100;
+  return "; the lease ends within " + std::to_string(tenths / 10) + "." +
+         std::to_string(tenths % 10) +
+         " s at the latest (sooner when the reader releases it)";
+}
 
 bool ObjectMeta::AnyPinned() const {
   for (const Replica& r : replicas) {

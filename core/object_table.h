@@ -88,6 +88,9 @@ struct ObjectMeta {
   bool Leased(TimePoint now) const {
     return leases > 0 && lease_deadline > now;
   }
+  // For a refusal because of a lease: "; the lease ends within 9.8 s at the
+  // latest (sooner when the reader releases it)". REQUIRES: Leased(now).
+  std::string LeaseEndsNote(TimePoint now) const;
   // Removes a replica by id; returns it if it was there.
   std::optional<Replica> Erase(ReplicaId id);
 };
