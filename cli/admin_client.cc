@@ -303,8 +303,8 @@ Status AdminClient::HttpFailure(Method method, const std::string& path,
     hint = "check the group id; 'mooncake-tierctl groups list' lists them";
   } else if (reason == "OBJECT_LEASED") {
     hint =
-        "a reader's lease ends on its own, 10 s by default; retry then, "
-        "or add --force";
+        "retry when the lease ends (the message says when); 'objects rm' "
+        "and 'groups rm' can --force";
   } else if (reason == "OBJECT_BUSY") {
     hint =
         "a put or a task is in flight for it; see 'mooncake-tierctl "

@@ -105,18 +105,28 @@ Status FinishEvict(Result<AdminReply> reply, const ActionTarget& target,
   // error saying nothing changed.
   if (!reply.ok()) return Refused(reply, target, failure);
   PrintDocument(out, reply->body, [&] {
-    std::string line =
-        "evicted " + target.label + " from DRAM: freed " +
-        HumanBytes(static_cast<uint64_t>(Number(reply->body, "bytes_freed")));
+    const uint64_t freed =
+        static_cast<uint64_t>(Number(reply->body, "bytes_freed"));
     const nlohmann::json& offloads = Field(reply->body, "offloads");
-    if (offloads.is_array() && !offloads.empty()) {
-      line += "; offloads queued first (HTTP " +
-              std::to_string(reply->http_status) +
-              "): " + (target.group ? "tasks " : "task ") +
-              JoinCells(offloads, "none") + " (the DRAM " +
-              (target.group ? "copies go" : "copy goes") +
-              " once they finish; 'mooncake-tierctl offloads list')";
+    const size_t queued = offloads.is_array() ? offloads.size() : 0;
+    if (queued == 0) {
+      out.PrintLine("evicted " + target.label + " from DRAM: freed " +
+                    HumanBytes(freed));
+      return;
     }
+    // Without an SSD copy the DRAM copy cannot go yet: the master queued
+    // the offloads and drops the DRAM copies as each lands. Say so, not
+    // "evicted".
+    const bool many = queued > 1;
+    std::string line =
+        std::string(freed > 0 ? "freed " + HumanBytes(freed) + " of DRAM; "
+                              : "") +
+        "queued " + std::to_string(queued) + (many ? " offloads" : " offload") +
+        " of " + target.label + " (" + (many ? "tasks " : "task ") +
+        JoinCells(offloads, "none") + "); " +
+        (many ? "the DRAM copies go when they land"
+              : "the DRAM copy goes when it lands") +
+        " ('mooncake-tierctl offloads list')";
     out.PrintLine(line);
   });
   return Status();

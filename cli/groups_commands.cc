@@ -18,13 +18,14 @@ struct GroupFlags {
   bool force = false;  // rm
 };
 
-void PrintGroups(const json& list, Output& out) {
+void PrintGroups(const json& list, const std::string& state, Output& out) {
   Table table({"GROUP", "STATE", "PRESENT/EXPECTED"});
   for (const json& group : Field(list, "groups")) {
     table.AddRow({Cell(group, "id"), Cell(group, "state"),
                   Cell(group, "present") + "/" + Cell(group, "expected")});
   }
-  out.PrintTable(table);
+  out.PrintList(table,
+                state.empty() ? "no groups" : "no groups in state " + state);
   NoteMorePages(list, "groups list", out);
 }
 
@@ -86,8 +87,9 @@ void RegisterList(CLI::App& groups, CliContext& context) {
   OnAdminCommand(list, context,
                  [query](AdminClient& client, Output& out, Failure*) -> Status {
                    MT_ASSIGN_OR_RETURN(json groups, client.ListGroups(*query));
-                   PrintDocument(out, groups,
-                                 [&] { PrintGroups(groups, out); });
+                   PrintDocument(out, groups, [&] {
+                     PrintGroups(groups, query->state, out);
+                   });
                    return Status();
                  });
 }

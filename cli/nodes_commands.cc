@@ -24,7 +24,7 @@ void PrintNodes(const json& list, Output& out) {
          TierUse(Field(node, "dram")), TierUse(Field(node, "ssd")),
          Cell(node, "pending_tasks"), Cell(node, "rpc_address")});
   }
-  out.PrintTable(table);
+  out.PrintList(table, "no storage nodes registered");
   NoteMorePages(list, "nodes list", out);
 }
 

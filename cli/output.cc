@@ -30,6 +30,14 @@ void Output::PrintTable(const Table& table) {
   out_.flush();
 }
 
+void Output::PrintList(const Table& table, std::string_view when_empty) {
+  if (table.rows() == 0) {
+    PrintLine(when_empty);
+    return;
+  }
+  PrintTable(table);
+}
+
 void Output::PrintRaw(std::span<const std::byte> bytes) {
   out_.write(reinterpret_cast<const char*>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));

@@ -46,6 +46,9 @@ class Output {
   // One human line (table format).
   void PrintLine(std::string_view line);
   void PrintTable(const Table& table);
+  // A list: the table, or `when_empty` ("no groups") alone when it has no
+  // rows, rather than a bare header.
+  void PrintList(const Table& table, std::string_view when_empty);
   // Bytes exactly as given (a value written to a pipe).
   void PrintRaw(std::span<const std::byte> bytes);
   // A note for people that must not mix with the data on stdout.

@@ -35,7 +35,8 @@ void PrintTasks(TaskKind kind, const json& list, const std::string& command,
     if (kind == TaskKind::kPromotion) row.push_back(Cell(task, "forced"));
     table.AddRow(std::move(row));
   }
-  out.PrintTable(table);
+  out.PrintList(table, kind == TaskKind::kPromotion ? "no promotions in flight"
+                                                    : "no offloads in flight");
   NoteMorePages(list, command, out);
 }
 

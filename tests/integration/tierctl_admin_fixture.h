@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "admin_server/admin_server.h"
@@ -42,8 +43,8 @@ class TierctlAdminTest : public ::testing::Test {
     return c;
   }
 
-  TierctlAdminTest()
-      : h_(Config()),
+  explicit TierctlAdminTest(MasterConfig config = Config())
+      : h_(std::move(config)),
         facade_(&h_.master(), &h_.clock()),
         requests_(admin::AdminServer::RouteNames()),
         metrics_(&h_.master(), &h_.clock(), nullptr, &requests_) {}

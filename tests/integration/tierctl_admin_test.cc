@@ -147,6 +147,7 @@ TEST_F(TierctlAdminTest, ObjectsRmNeedsTheTokenAndHonoursLeases) {
   CommandResult leased = Admin({"objects", "rm", "k"});
   EXPECT_EQ(leased.exit_code, kError);
   EXPECT_TRUE(Contains(leased.err, "OBJECT_LEASED")) << leased.err;
+  EXPECT_TRUE(Contains(leased.err, "the lease ends within")) << leased.err;
   EXPECT_TRUE(Contains(leased.err, "--force")) << leased.err;
 
   CommandResult removed = Admin({"objects", "rm", "k", "--force"});
@@ -235,6 +236,60 @@ TEST_F(TierctlAdminTest, EvictObjectsAndGroups) {
   EXPECT_EQ(Ctl({"objects", "evict", "blk/2/0"}).exit_code, kError);  // token
   EXPECT_EQ(h_.Tiers("blk/2/0"),
             (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
+}
+
+// The daemon's default: offload when evicting.
+class TierctlAdminOnEvictTest : public TierctlAdminTest {
+ protected:
+  static MasterConfig OnEvict() {
+    MasterConfig c = Config();
+    c.offload_mode = OffloadMode::kOnEvict;
+    return c;
+  }
+  TierctlAdminOnEvictTest() : TierctlAdminTest(OnEvict()) {}
+};
+
+// Without an SSD copy an eviction only queues the offloads; the CLI says
+// that, not "evicted ... freed 0 B".
+TEST_F(TierctlAdminOnEvictTest, EvictWithoutAnSsdCopySaysItQueuedTheOffloads) {
+  h_.AddNode("n1", kMiB, 64 * kMiB);
+  ASSERT_TRUE(h_.Put("q", kObj).ok());
+  LoadGroups();
+
+  CommandResult object = Admin({"objects", "evict", "q"});
+  ASSERT_EQ(object.exit_code, kOk) << object.err;
+  EXPECT_TRUE(Contains(object.out, "queued 1 offload of 'q' (task "))
+      << object.out;
+  EXPECT_TRUE(Contains(object.out, "the DRAM copy goes when it lands"))
+      << object.out;
+  EXPECT_FALSE(Contains(object.out, "evicted")) << object.out;
+
+  CommandResult group = Admin({"groups", "evict", "blk/1"});
+  ASSERT_EQ(group.exit_code, kOk) << group.err;
+  EXPECT_TRUE(Contains(group.out, "queued 2 offloads of group 'blk/1'"))
+      << group.out;
+  EXPECT_TRUE(Contains(group.out, "the DRAM copies go when they land"))
+      << group.out;
+  EXPECT_EQ(h_.Tiers("q"), std::vector<Tier>{Tier::kMemory});
+}
+
+// An empty list says so instead of printing a bare header.
+TEST_F(TierctlAdminOnEvictTest, EmptyListsSaySo) {
+  // No offload mode that queues at put, no node, no group yet.
+  for (const auto& [args, note] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"nodes", "list"}, "no storage nodes registered"},
+           {{"groups", "list"}, "no groups"},
+           {{"groups", "list", "--state", "broken"},
+            "no groups in state broken"},
+           {{"promotions", "list"}, "no promotions in flight"},
+           {{"offloads", "list"}, "no offloads in flight"}}) {
+    CommandResult list = Ctl(args);
+    EXPECT_EQ(list.exit_code, kOk) << list.err;
+    EXPECT_EQ(list.out, note + "\n") << args[0];
+  }
+  // -o json keeps the empty array for scripts.
+  EXPECT_TRUE(Json(Ctl({"groups", "list", "-o", "json"}))["groups"].empty());
 }
 
 TEST_F(TierctlAdminTest, GroupsListGetPromoteAndRemove) {
