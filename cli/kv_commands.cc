@@ -191,7 +191,7 @@ std::string KvHint(const Status& status, const std::string& key,
       return "remove it first with 'mooncake-tierctl kv rm " + key + "'";
     }
     case ErrorReason::kObjectLeased:
-      return "a lease ends on its own (10 s by default); retry then, or use "
+      return "retry when the lease ends (the message says when), or use "
              "'kv rm " +
              key + " --force'";
     case ErrorReason::kObjectBusy:
@@ -206,7 +206,10 @@ std::string KvHint(const Status& status, const std::string& key,
              std::to_string(connection.timeout_ms) +
              " ms; raise it or check the master and nodes";
     case ErrorReason::kUnavailable:
-      return "a storage node may be down; check the nodes";
+      return "the master or a storage node could not be reached from here "
+             "for the reason above; check that they run ('mooncake-tierctl "
+             "nodes list') and what this host can reach (UCX_TLS, "
+             "interfaces)";
     case ErrorReason::kUnauthenticated:
       return "the master authenticates calls: give its client token with "
              "--token-file or MOONCAKE_TIER_CLIENT_TOKEN_FILE, or a client "

@@ -34,6 +34,9 @@ ucs_log_func_rc_t UcxLogToStderr(const char* file, unsigned line,
     std::fwrite(out, 1, std::min(static_cast<size_t>(n), sizeof(out) - 1),
                 stderr);
   }
+  // A warning or an error often says why the call that logged it fails:
+  // the error made from its status carries it on.
+  if (level <= UCS_LOG_LEVEL_WARN) NoteUcxProblem(message);
   return UCS_LOG_FUNC_RC_STOP;
 }
 

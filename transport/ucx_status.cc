@@ -1,8 +1,24 @@
 #include "transport/ucx_status.h"
 
+#include <chrono>
 #include <string>
 
 namespace mooncake_tier {
+
+namespace {
+
+struct UcxProblem {
+  std::string line;
+  std::chrono::steady_clock::time_point when;
+};
+thread_local UcxProblem t_problem;
+
+}  // namespace
+
+void NoteUcxProblem(std::string_view line) {
+  t_problem.line.assign(line.substr(0, 400));
+  t_problem.when = std::chrono::steady_clock::now();
+}
 
 Status UcxError(ucs_status_t status, std::string_view what) {
   ErrorReason reason = ErrorReason::kInternal;
@@ -32,6 +48,13 @@ Status UcxError(ucs_status_t status, std::string_view what) {
   std::string message(what);
   message += ": ";
   message += ucs_status_string(status);
+  if (!t_problem.line.empty()) {
+    if (std::chrono::steady_clock::now() - t_problem.when <
+        std::chrono::seconds(1)) {
+      message += " (UCX: " + t_problem.line + ")";
+    }
+    t_problem.line.clear();
+  }
   return Status(reason, std::move(message));
 }
 

@@ -14,6 +14,13 @@
 namespace mooncake_tier {
 
 // REQUIRES: status != UCS_OK. `what` says what failed ("reading from node").
+// When UCX logged a warning or an error on this thread within the last
+// second (it often says why: "no ... transport to ...", an interface it
+// could not use), the message ends with it, and it is consumed.
 Status UcxError(ucs_status_t status, std::string_view what);
+
+// Keeps `line`, UCX's last warning or error on this thread, for UcxError
+// (the log handler of ucx_context.cc calls it).
+void NoteUcxProblem(std::string_view line);
 
 }  // namespace mooncake_tier
