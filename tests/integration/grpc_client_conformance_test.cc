@@ -92,7 +92,10 @@ TEST(RemoteClientTest, AProbeAndFirstContactCostNoExtraCalls) {
     values.emplace_back(4096, std::byte(i + 1));
   }
   for (size_t i = 0; i < keys.size(); ++i) {
-    items.push_back(PutItem{keys[i], values[i]});
+    PutItem item;
+    item.key = keys[i];
+    item.value = values[i];
+    items.push_back(std::move(item));
   }
   for (const Status& s : (*writer)->PutBatch(items)) {
     ASSERT_TRUE(s.ok()) << s.ToString();
