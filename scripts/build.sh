@@ -2,7 +2,8 @@
 # Configures and builds mooncake-tier.
 #   scripts/build.sh [BUILD_DIR] [extra cmake args...]
 # Defaults: build/ with RelWithDebInfo. Uses 2 jobs (the project's machines
-# have 2 cores); override with JOBS=N. Generates for Ninja, which starts a
+# have 2 cores); override with JOBS=N. BUILD_TARGETS="a b" builds only
+# those targets (and what they link). Generates for Ninja, which starts a
 # target's compiles while the libraries it links are still being built
 # (Make waits for them and leaves a core idle).
 set -euo pipefail
@@ -18,4 +19,6 @@ if [[ -f $cache ]] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$cache"; the
   rm -rf "$build_dir"
 fi
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
-cmake --build "$build_dir" -j "$jobs"
+targets=()
+for t in ${BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build_dir" -j "$jobs" "${targets[@]}"
