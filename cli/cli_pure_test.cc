@@ -240,5 +240,47 @@ TEST(MetricsFilterTest, KeepsMatchingSamplesWithTheirHelpAndType) {
   EXPECT_EQ(sample["value"], 3);
 }
 
+TEST(MetricsFilterTest, HistogramsCollapseToQuantilesSumAndCount) {
+  // 10 observations: 4 up to 0.1 s, 5 more up to 1 s, 1 above.
+  const std::string text =
+      "# HELP mooncake_put_seconds Put latency.\n"
+      "# TYPE mooncake_put_seconds histogram\n"
+      "mooncake_put_seconds_bucket{tier=\"memory\",le=\"0.1\"} 4\n"
+      "mooncake_put_seconds_bucket{tier=\"memory\",le=\"1\"} 9\n"
+      "mooncake_put_seconds_bucket{tier=\"memory\",le=\"+Inf\"} 10\n"
+      "mooncake_put_seconds_sum{tier=\"memory\"} 6.5\n"
+      "mooncake_put_seconds_count{tier=\"memory\"} 10\n"
+      "mooncake_put_seconds_bucket{tier=\"disk\",le=\"0.1\"} 0\n"
+      "mooncake_put_seconds_bucket{tier=\"disk\",le=\"1\"} 0\n"
+      "mooncake_put_seconds_bucket{tier=\"disk\",le=\"+Inf\"} 0\n"
+      "mooncake_put_seconds_sum{tier=\"disk\"} 0\n"
+      "mooncake_put_seconds_count{tier=\"disk\"} 0\n"
+      "# HELP mooncake_gets_total Gets.\n"
+      "# TYPE mooncake_gets_total counter\n"
+      "mooncake_gets_total 7\n";
+  const std::vector<MetricFamily> collapsed =
+      CollapseHistograms(ParseExposition(text));
+  // p50: rank 5 falls in (0.1, 1] holding 5: 0.1 + 0.9 * 1/5 = 0.28.
+  // p99: rank 9.9 falls in +Inf: the highest finite bound, 1.
+  EXPECT_EQ(RenderExposition(collapsed),
+            "# HELP mooncake_put_seconds Put latency.\n"
+            "# TYPE mooncake_put_seconds summary\n"
+            "mooncake_put_seconds{tier=\"memory\",quantile=\"0.5\"} 0.28\n"
+            "mooncake_put_seconds{tier=\"memory\",quantile=\"0.99\"} 1\n"
+            "mooncake_put_seconds_sum{tier=\"memory\"} 6.5\n"
+            "mooncake_put_seconds_count{tier=\"memory\"} 10\n"
+            "mooncake_put_seconds{tier=\"disk\",quantile=\"0.5\"} NaN\n"
+            "mooncake_put_seconds{tier=\"disk\",quantile=\"0.99\"} NaN\n"
+            "mooncake_put_seconds_sum{tier=\"disk\"} 0\n"
+            "mooncake_put_seconds_count{tier=\"disk\"} 0\n"
+            "# HELP mooncake_gets_total Gets.\n"
+            "# TYPE mooncake_gets_total counter\n"
+            "mooncake_gets_total 7\n");
+  // What --match sees afterwards: the summary lines.
+  EXPECT_EQ(FilterFamilies(collapsed, std::regex("quantile=\"0.99\""))[0]
+                .samples.size(),
+            2u);
+}
+
 }  // namespace
 }  // namespace mooncake_tier::cli

@@ -13,6 +13,7 @@ namespace {
 
 struct MetricsFlags {
   std::string match;
+  bool raw = false;
   std::regex pattern;  // compiled by the parse callback
 };
 
@@ -20,6 +21,11 @@ Status RunMetrics(const MetricsFlags& flags, AdminClient& client, Output& out,
                   Failure* failure) {
   MT_ASSIGN_OR_RETURN(const std::string text, client.Metrics());
   std::vector<MetricFamily> families = ParseExposition(text);
+  // People read p50 and p99, not dozens of bucket lines; scripts (json)
+  // and --raw get the exposition as served.
+  if (!flags.raw && !out.json()) {
+    families = CollapseHistograms(std::move(families));
+  }
   if (!flags.match.empty()) {
     families = FilterFamilies(std::move(families), flags.pattern);
   }
@@ -48,9 +54,15 @@ void RegisterMetricsCommands(CLI::App& app, CliContext& context) {
                   "syntax, searched anywhere in the line: name, labels, "
                   "value), with the HELP and TYPE lines of their families")
       ->type_name("RE");
+  metrics.add_flag("--raw", flags->raw,
+                   "Histograms as served (every _bucket line), not collapsed "
+                   "to count, sum, p50 and p99");
   metrics.footer(
-      "Prints the text exposition. No match is not an error (exit 0). With "
-      "-o json: {\"families\":[{\"name\",\"type\",\"help\",\"samples\":"
+      "Prints the text exposition, each histogram collapsed to a summary "
+      "(quantile=\"0.5\" and \"0.99\" estimated from its buckets, _sum, "
+      "_count) unless --raw; --match applies after that. No match is not an "
+      "error (exit 0). With -o json (as served, never collapsed): "
+      "{\"families\":[{\"name\",\"type\",\"help\",\"samples\":"
       "[{\"name\",\"labels\",\"value\"}]}]}.");
   metrics.callback([&context, flags] {
     if (!flags->match.empty()) {

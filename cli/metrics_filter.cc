@@ -1,6 +1,8 @@
 #include "cli/metrics_filter.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 
@@ -87,7 +89,141 @@ json SampleJson(std::string_view line) {
   return sample;
 }
 
+// `value` as an exposition number: shortest round-tripping form; NaN and
+// infinities as Prometheus spells them.
+std::string FormatValue(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.6g", value);
+  return text;
+}
+
+// {a="x",b="y"} from `labels` (in their order) plus `extra`, escaped.
+std::string RenderLabels(const json& labels, const std::string& extra_name,
+                         const std::string& extra_value) {
+  std::string out;
+  auto add = [&out](const std::string& name, const std::string& value) {
+    out += out.empty() ? "{" : ",";
+    out += name + "=\"";
+    for (char c : value) {
+      if (c == '\\' || c == '"') {
+        out += '\\';
+        out += c;
+      } else if (c == '\n') {
+        out += "\\n";
+      } else {
+        out += c;
+      }
+    }
+    out += '"';
+  };
+  for (const auto& [name, value] : labels.items()) {
+    add(name, value.get<std::string>());
+  }
+  if (!extra_name.empty()) add(extra_name, extra_value);
+  return out.empty() ? "" : out + "}";
+}
+
+double Number(const json& sample) {
+  const json& value = sample["value"];
+  if (value.is_number()) return value.get<double>();
+  const std::string text = value.get<std::string>();
+  if (text == "+Inf" || text == "Inf") return INFINITY;
+  if (text == "-Inf") return -INFINITY;
+  return NAN;
+}
+
+// One histogram series: cumulative bucket counts by upper bound.
+struct Series {
+  json labels;                                     // without le
+  std::vector<std::pair<double, double>> buckets;  // (le, cumulative count)
+  double sum = NAN;
+  double count = NAN;
+};
+
+// histogram_quantile's estimate for `q` over `buckets` (sorted by bound).
+double Quantile(double q, std::vector<std::pair<double, double>> buckets) {
+  std::sort(buckets.begin(), buckets.end());
+  if (buckets.empty() || !std::isinf(buckets.back().first)) return NAN;
+  const double total = buckets.back().second;
+  if (!(total > 0)) return NAN;
+  const double rank = q * total;
+  double lower = 0, below = 0;
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    const auto [bound, cumulative] = buckets[i];
+    if (cumulative >= rank) {
+      if (std::isinf(bound)) {
+        return i > 0 ? buckets[i - 1].first : NAN;
+      }
+      if (i == 0 && bound <= 0) return bound;
+      const double in_bucket = cumulative - below;
+      return in_bucket > 0
+                 ? lower + (bound - lower) * (rank - below) / in_bucket
+                 : bound;
+    }
+    lower = bound;
+    below = cumulative;
+  }
+  return NAN;
+}
+
 }  // namespace
+
+std::vector<MetricFamily> CollapseHistograms(
+    std::vector<MetricFamily> families) {
+  for (MetricFamily& family : families) {
+    if (family.type != "histogram") continue;
+    std::vector<Series> series;
+    auto series_of = [&series](const json& labels) -> Series& {
+      for (Series& s : series) {
+        if (s.labels == labels) return s;
+      }
+      series.push_back(Series{labels, {}, NAN, NAN});
+      return series.back();
+    };
+    for (const std::string& line : family.samples) {
+      json sample = SampleJson(line);
+      const std::string name = sample["name"].get<std::string>();
+      json labels = sample["labels"];
+      if (name == family.name + "_bucket" && labels.contains("le")) {
+        const std::string le = labels["le"].get<std::string>();
+        labels.erase("le");
+        const double bound =
+            le == "+Inf" ? INFINITY : std::strtod(le.c_str(), nullptr);
+        series_of(labels).buckets.emplace_back(bound, Number(sample));
+      } else if (name == family.name + "_sum") {
+        series_of(labels).sum = Number(sample);
+      } else if (name == family.name + "_count") {
+        series_of(labels).count = Number(sample);
+      }
+    }
+    std::vector<std::string> samples;
+    for (const Series& s : series) {
+      for (const auto& [q, text] :
+           {std::pair<double, const char*>{0.5, "0.5"}, {0.99, "0.99"}}) {
+        samples.push_back(family.name +
+                          RenderLabels(s.labels, "quantile", text) + " " +
+                          FormatValue(Quantile(q, s.buckets)));
+      }
+      samples.push_back(family.name + "_sum" + RenderLabels(s.labels, "", "") +
+                        " " + FormatValue(s.sum));
+      samples.push_back(family.name + "_count" +
+                        RenderLabels(s.labels, "", "") + " " +
+                        FormatValue(s.count));
+    }
+    std::vector<std::string> comments;
+    for (const std::string& comment : family.comments) {
+      comments.push_back(comment.find("# TYPE ") == 0
+                             ? "# TYPE " + family.name + " summary"
+                             : comment);
+    }
+    family.type = "summary";
+    family.comments = std::move(comments);
+    family.samples = std::move(samples);
+  }
+  return families;
+}
 
 std::vector<MetricFamily> ParseExposition(std::string_view text) {
   std::vector<MetricFamily> families;

@@ -35,6 +35,17 @@ std::vector<MetricFamily> ParseExposition(std::string_view text);
 std::vector<MetricFamily> FilterFamilies(std::vector<MetricFamily> families,
                                          const std::regex& pattern);
 
+// Each histogram family as a summary, per label set (`le` aside): the
+// series' _count and _sum, and its 0.5 and 0.99 quantiles estimated from
+// the buckets as Prometheus's histogram_quantile does (linear within the
+// bucket; the highest finite bound when it falls in +Inf; NaN with no
+// observations):
+//   name{l="v",quantile="0.5"} X / name{l="v",quantile="0.99"} Y /
+//   name_sum{l="v"} S / name_count{l="v"} N
+// The HELP line is kept, TYPE becomes summary. Other families unchanged.
+std::vector<MetricFamily> CollapseHistograms(
+    std::vector<MetricFamily> families);
+
 // The families as exposition text (comments, then samples).
 std::string RenderExposition(const std::vector<MetricFamily>& families);
 

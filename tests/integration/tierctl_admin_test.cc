@@ -465,6 +465,17 @@ TEST_F(TierctlAdminTest, MetricsFiltersFamiliesByRegex) {
   CommandResult none = Ctl({"metrics", "--match", "^no_such_metric"});
   EXPECT_EQ(none.exit_code, kOk);
   EXPECT_TRUE(none.out.empty()) << none.out;
+
+  // Histograms read as p50/p99, sum and count; --raw keeps the buckets.
+  CommandResult rpc = Ctl({"metrics", "--match", "mooncake_admin_request"});
+  ASSERT_EQ(rpc.exit_code, kOk) << rpc.err;
+  EXPECT_TRUE(Contains(rpc.out, "quantile=\"0.99\"")) << rpc.out;
+  EXPECT_FALSE(Contains(rpc.out, "_bucket")) << rpc.out;
+  CommandResult raw =
+      Ctl({"metrics", "--match", "mooncake_admin_request", "--raw"});
+  ASSERT_EQ(raw.exit_code, kOk) << raw.err;
+  EXPECT_TRUE(Contains(raw.out, "_bucket{")) << raw.out;
+  EXPECT_FALSE(Contains(raw.out, "quantile=")) << raw.out;
 }
 
 }  // namespace
