@@ -341,30 +341,9 @@ TEST_F(MasterServiceTest, MalformedRequestsAreRefusedAndServingGoesOn) {
     EXPECT_EQ(resp.results(1).reason(), "TASK_NOT_FOUND");
   }
   {  // Bytes that are no request at all.
-    grpc::GenericStub generic(grpc::CreateChannel(
-        server_->address(), grpc::InsecureChannelCredentials()));
-    const std::string junk = "\xff\xff\xff\xff not a proto";
-    grpc::Slice slice(junk);
-    grpc::ByteBuffer request(&slice, 1);
-    grpc::ByteBuffer response;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + seconds(5));
-    // Completion-queue form, drained on this thread: the callback form
-    // would finish on a gRPC thread that TSAN cannot follow.
-    grpc::CompletionQueue cq;
-    std::unique_ptr<grpc::GenericClientAsyncResponseReader> call =
-        generic.PrepareUnaryCall(
-            &ctx, "/mooncake_tier.proto.MasterService/PutStart", request, &cq);
-    call->StartCall();
-    grpc::Status s;
-    call->Finish(&response, &s, &s);
-    void* tag = nullptr;
-    bool ok = false;
-    ASSERT_TRUE(cq.Next(&tag, &ok));
-    EXPECT_EQ(tag, &s);
-    cq.Shutdown();
-    while (cq.Next(&tag, &ok)) {
-    }
+    const grpc::Status s = CallWithBody(
+        server_->address(), "/mooncake_tier.proto.MasterService/PutStart",
+        "\xff\xff\xff\xff not a proto");
     EXPECT_FALSE(s.ok());
     EXPECT_NE(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   }

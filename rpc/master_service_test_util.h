@@ -18,7 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "grpcpp/completion_queue.h"
 #include "grpcpp/create_channel.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/security/credentials.h"
 #include "rpc/grpc_master_api.h"
 #include "rpc/grpc_master_link.h"
@@ -28,6 +30,37 @@
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier::rpc::service_test {
+
+// Sends `body` as the raw request of `method` (a full "/pkg.Service/Method"
+// name) to `target` and returns the call's status. Completion-queue form,
+// drained on this thread: the callback form finishes on a gRPC thread whose
+// synchronization TSAN cannot follow.
+inline grpc::Status CallWithBody(const std::string& target,
+                                 const std::string& method,
+                                 const std::string& body) {
+  grpc::GenericStub stub(
+      grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  grpc::Slice slice(body);
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer reply;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(5));
+  grpc::CompletionQueue queue;
+  std::unique_ptr<grpc::GenericClientAsyncResponseReader> call =
+      stub.PrepareUnaryCall(&context, method, request, &queue);
+  call->StartCall();
+  grpc::Status status;
+  call->Finish(&reply, &status, &status);
+  void* tag = nullptr;
+  bool ok = false;
+  EXPECT_TRUE(queue.Next(&tag, &ok));
+  EXPECT_EQ(tag, &status);
+  queue.Shutdown();
+  while (queue.Next(&tag, &ok)) {
+  }
+  return status;
+}
 
 // Single-task forms of the link's batch reports.
 inline Status OffloadSuccess(MasterLink& link, NodeId node, TaskId task) {

@@ -15,17 +15,15 @@
 #include <thread>
 #include <vector>
 
-#include "grpcpp/completion_queue.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/generic/generic_stub.h"
-#include "grpcpp/security/credentials.h"
 #include "rpc/grpc_master_api.h"
 #include "rpc/master_service.h"
+#include "rpc/master_service_test_util.h"
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier::rpc {
 namespace {
 
+using service_test::CallWithBody;
 using std::chrono::milliseconds;
 using testing::MasterHarness;
 
@@ -117,36 +115,6 @@ TEST(RpcServerTest, CallsAreServedByLastingThreadsNotOneThreadEach) {
   // hundreds.
   EXPECT_LE(started, static_cast<size_t>(server_options.max_pollers) + 40)
       << started << " threads started during 1800 calls";
-}
-
-// Sends `body` as the request of `method` and returns the status.
-grpc::Status CallWithBody(const std::string& target, const std::string& method,
-                          const std::string& body) {
-  grpc::GenericStub stub(
-      grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
-  grpc::Slice slice(body);
-  grpc::ByteBuffer request(&slice, 1);
-  grpc::ByteBuffer reply;
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(5));
-  // A completion queue, not the callback API: the latter hands the result
-  // over on a thread of gRPC's whose synchronization TSAN cannot see.
-  grpc::CompletionQueue queue;
-  std::unique_ptr<grpc::GenericClientAsyncResponseReader> call =
-      stub.PrepareUnaryCall(&context, method, request, &queue);
-  call->StartCall();
-  grpc::Status status;
-  int tag = 0;
-  call->Finish(&reply, &status, &tag);
-  void* got = nullptr;
-  bool ok = false;
-  EXPECT_TRUE(queue.Next(&got, &ok));
-  EXPECT_EQ(got, &tag);
-  queue.Shutdown();
-  while (queue.Next(&got, &ok)) {
-  }
-  return status;
 }
 
 TEST(RpcServerTest, GarbageRequestsAreInvalidArgumentAndChangeNothing) {
