@@ -253,7 +253,6 @@ class TaskLifecycle {
   // Book-keeping of a task leaving the table (the gate's slot).
   void Left(const Task& task);
 
-  const Clock* const clock_;
   ObjectIndex* const index_;
   NodeRegistry* const nodes_;
   TaskPolicy* policies_[2] = {nullptr, nullptr};  // by TaskKind

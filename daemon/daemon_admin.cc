@@ -24,9 +24,9 @@ namespace mooncake_tier::daemon {
 namespace {
 
 Status BadAddress(std::string_view text, std::string_view why) {
-  return Status(ErrorReason::kInvalidArgument, "'" + std::string(text) +
-                                                   "' is not HOST:PORT (" +
-                                                   std::string(why) + ")");
+  std::string message = "'";
+  message.append(text).append("' is not HOST:PORT (").append(why).append(")");
+  return Status(ErrorReason::kInvalidArgument, std::move(message));
 }
 
 }  // namespace

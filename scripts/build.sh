@@ -18,7 +18,11 @@ if [[ -f $cache ]] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$cache"; the
   echo "[build] $build_dir was generated for another build tool; regenerating"
   rm -rf "$build_dir"
 fi
+began=$SECONDS
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+echo "[build] configure took $((SECONDS - began)) s"
+began=$SECONDS
 targets=()
 for t in ${BUILD_TARGETS:-}; do targets+=(--target "$t"); done
 cmake --build "$build_dir" -j "$jobs" "${targets[@]}"
+echo "[build] build took $((SECONDS - began)) s"
