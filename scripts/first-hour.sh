@@ -110,7 +110,7 @@ trap cleanup EXIT
 echo "[first-hour] root $root, archive $mirror, log $log"
 if ! command -v debootstrap >/dev/null; then
   echo "[first-hour] installing debootstrap on this machine"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >>"$log" 2>&1 ||
+  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap; } >>"$log" 2>&1 ||
     die "could not install debootstrap (see $log)"
 fi
 
