@@ -579,6 +579,12 @@ bool StorageNode::BackOff(const Status& failed, LogLimiter& log,
   // A master that is down or forgot the node is expected (the heartbeat
   // registers again): not worth a line.
   constexpr Duration kMaxBackoff = std::chrono::seconds(1);
+  {
+    // Stop cancels the calls in flight: that failure is the node's own
+    // doing, not worth a warning at every clean shutdown.
+    MutexLock lock(&mu_);
+    if (stopping_) return true;
+  }
   uint64_t held_back = 0;
   if (failed.reason() != ErrorReason::kNodeNotFound &&
       failed.reason() != ErrorReason::kUnavailable && log.Allow(&held_back)) {

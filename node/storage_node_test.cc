@@ -1,10 +1,17 @@
 #include "node/storage_node.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "core/local_master.h"
 #include "core/master.h"
@@ -16,11 +23,11 @@ namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
 
-// A link to the master whose DeregisterNode never gets through, as when
-// the master is down or silent past the RPC deadline.
-class UnansweredDeregisterLink final : public MasterLink {
+// A link to the master that passes every call on to `inner`; the links
+// below change one call each.
+class ForwardingLink : public MasterLink {
  public:
-  explicit UnansweredDeregisterLink(MasterLink* inner) : inner_(inner) {}
+  explicit ForwardingLink(MasterLink* inner) : inner_(inner) {}
   Result<NodeId> RegisterNode(const NodeSpec& spec,
                               std::span<const SsdInventoryEntry> inventory,
                               std::span<const DramEntry> dram) override {
@@ -38,10 +45,10 @@ class UnansweredDeregisterLink final : public MasterLink {
                               Duration wait) override {
     return inner_->PullTasks(node, max_tasks, wait);
   }
-  Status DeregisterNode(NodeId) override {
-    ++deregister_calls;
-    return Status(ErrorReason::kTimeout, "the master did not answer");
+  Status DeregisterNode(NodeId node) override {
+    return inner_->DeregisterNode(node);
   }
+  void InterruptPull(NodeId node) override { inner_->InterruptPull(node); }
   std::vector<Status> NotifyOffloadSuccess(
       NodeId node, std::span<const TaskId> tasks) override {
     return inner_->NotifyOffloadSuccess(node, tasks);
@@ -70,10 +77,67 @@ class UnansweredDeregisterLink final : public MasterLink {
     return inner_->GetNode(node);
   }
 
-  std::atomic<int> deregister_calls{0};
-
  private:
   MasterLink* const inner_;
+};
+
+// A link to the master whose DeregisterNode never gets through, as when
+// the master is down or silent past the RPC deadline.
+class UnansweredDeregisterLink final : public ForwardingLink {
+ public:
+  using ForwardingLink::ForwardingLink;
+  Status DeregisterNode(NodeId) override {
+    ++deregister_calls;
+    return Status(ErrorReason::kTimeout, "the master did not answer");
+  }
+
+  std::atomic<int> deregister_calls{0};
+};
+
+// A link whose PullTasks waits at the master until interrupted and then
+// fails as a cancelled gRPC call does (ABORTED).
+class CancelledPullLink final : public ForwardingLink {
+ public:
+  using ForwardingLink::ForwardingLink;
+  Result<NodeTasks> PullTasks(NodeId, uint32_t, Duration) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    waiting_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return interrupted_; });
+    interrupted_ = false;
+    return Status(ErrorReason::kAborted, "PullTasks: call cancelled");
+  }
+  void InterruptPull(NodeId) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    interrupted_ = true;
+    cv_.notify_all();
+  }
+  void AwaitPull() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return waiting_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool waiting_ = false;
+  bool interrupted_ = false;
+};
+
+// Routes spdlog's default logger into a ring buffer while it lives.
+class CapturedLog {
+ public:
+  CapturedLog()
+      : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64)),
+        previous_(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink_));
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  std::vector<std::string> Lines() { return sink_->last_formatted(); }
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+  std::shared_ptr<spdlog::logger> previous_;
 };
 
 class StorageNodeTest : public ::testing::Test {
@@ -247,6 +311,19 @@ TEST_F(StorageNodeTest, StopFinishesWhenTheMasterDoesNotAnswer) {
   clock_.Advance(master_.config().node_ttl);
   EXPECT_EQ(master_.ExpireNodes(), 1u);
   EXPECT_EQ(master_.GetStats().nodes_deregistered, 0u);
+}
+
+TEST_F(StorageNodeTest, StopCancellingItsOwnPullLogsNoWarning) {
+  CancelledPullLink link(&link_);
+  std::unique_ptr<StorageNode> node = MakeNode(/*with_ssd=*/true, &link);
+  CapturedLog log;
+  node->Start();
+  link.AwaitPull();
+  node->Stop();
+  for (const std::string& line : log.Lines()) {
+    EXPECT_EQ(line.find("[warning]"), std::string::npos) << line;
+  }
+  EXPECT_EQ(master_.GetStats().nodes_deregistered, 1u);
 }
 
 TEST_F(StorageNodeTest, NodeDrivenByHandIsLeftToNodeTtl) {
