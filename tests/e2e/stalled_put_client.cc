@@ -28,8 +28,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", api.status().ToString().c_str());
     return 1;
   }
-  PutStartRequest request{argv[2], std::strtoull(argv[3], nullptr, 10), {},
-                          "stalled-client"};
+  PutStartRequest request;
+  request.key = argv[2];
+  request.size = std::strtoull(argv[3], nullptr, 10);
+  request.client = "stalled-client";
   std::vector<Result<ReplicaDescriptor>> placed =
       (*api)->PutStart({&request, 1});
   if (!placed[0].ok()) {
