@@ -50,16 +50,23 @@ export DEBIAN_FRONTEND=noninteractive
 # while these packages install, no service may start (policy-rc.d answering
 # 101 is Debian's switch for that, honoured by invoke-rc.d and
 # deb-systemd-invoke), unless the machine already has a policy of its own.
+# A policy this script left behind when it was killed (SIGKILL runs no
+# trap) carries its marker and is taken over, and removed at the end.
 policy=/usr/sbin/policy-rc.d
+marker="# mooncake-tier install-deps.sh: no service starts while it installs"
 own_policy=0
-if [[ ! -e $policy ]]; then
-  printf '#!/bin/sh\n# mooncake-tier install-deps.sh: no service starts while it installs\nexit 101\n' >"$policy"
+if [[ ! -e $policy ]] || grep -qxF "$marker" "$policy"; then
+  printf '#!/bin/sh\n%s\nexit 101\n' "$marker" >"$policy"
   chmod 755 "$policy"
   own_policy=1
 fi
 cleanup() { if ((own_policy)); then rm -f "$policy"; fi; }
 trap cleanup EXIT
 
+# An install interrupted earlier (Ctrl-C, a lost shell) leaves dpkg half
+# done, and apt refuses to go on until this runs; on a clean machine it
+# does nothing.
+dpkg --configure -a
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
 
