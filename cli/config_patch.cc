@@ -17,9 +17,7 @@ Status Invalid(std::string message) {
   return Status(ErrorReason::kInvalidArgument, std::move(message));
 }
 
-// "'TEXT'" and then WHY. Appends rather than `"'" + std::string(text)`:
-// GCC 12 at -O3 reports a false -Wrestrict for a literal prepended to a
-// temporary string.
+// "'TEXT'" and then WHY: the shape of every refusal of a user's text here.
 Status InvalidText(std::string_view text, std::string_view why) {
   std::string message = "'";
   message.append(text).append("'").append(why);

@@ -576,8 +576,6 @@ void StorageNode::DirectoryLoop() {
 
 bool StorageNode::BackOff(const Status& failed, LogLimiter& log,
                           std::string_view what, Duration* backoff) {
-  // A master that is down or forgot the node is expected (the heartbeat
-  // registers again): not worth a line.
   constexpr Duration kMaxBackoff = std::chrono::seconds(1);
   {
     // Stop cancels the calls in flight: that failure is the node's own
@@ -585,6 +583,8 @@ bool StorageNode::BackOff(const Status& failed, LogLimiter& log,
     MutexLock lock(&mu_);
     if (stopping_) return true;
   }
+  // A master that is down or forgot the node is expected (the heartbeat
+  // registers again): not worth a line.
   uint64_t held_back = 0;
   if (failed.reason() != ErrorReason::kNodeNotFound &&
       failed.reason() != ErrorReason::kUnavailable && log.Allow(&held_back)) {
