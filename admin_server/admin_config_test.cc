@@ -66,6 +66,10 @@ TEST_F(AdminServerTest, PatchRejectsMalformedInputAndChangesNothing) {
       "INVALID_ARGUMENT");
   ExpectError(Call("PATCH", path, R"({"promotion": {"policy": "lru"}})"), 400,
               "INVALID_ARGUMENT");
+  ExpectError(Call("PATCH", path, R"({"ssd_eviction_policy": "lfu"})"), 400,
+              "INVALID_ARGUMENT");
+  ExpectError(Call("PATCH", path, R"({"ssd_eviction_policy": 1})"), 400,
+              "INVALID_ARGUMENT");
   ExpectError(Call("PATCH", path, R"({"shard_count": 8})"), 400,
               "NOT_RUNTIME_TUNABLE");
   // A bad field anywhere means nothing changes.
@@ -81,6 +85,7 @@ TEST_F(AdminServerTest, PatchChangesRuntimeKnobsAndShowsThem) {
                       {"eviction_ratio", 0.1},
                       {"ssd_high_watermark", 0.7},
                       {"ssd_eviction_ratio", 0.2},
+                      {"ssd_eviction_policy", "lru"},
                       {"group_fill_timeout_ms", 1000},
                       {"group_broken_ttl_ms", 2000},
                       {"offload_max_per_pull", 4},
@@ -102,6 +107,7 @@ TEST_F(AdminServerTest, PatchChangesRuntimeKnobsAndShowsThem) {
   EXPECT_EQ(c.eviction_ratio, 0.1);
   EXPECT_EQ(c.ssd_high_watermark, 0.7);
   EXPECT_EQ(c.ssd_eviction_ratio, 0.2);
+  EXPECT_EQ(c.ssd_eviction_policy, EvictionPolicyKind::kLru);
   EXPECT_EQ(c.group_fill_timeout, std::chrono::seconds(1));
   EXPECT_EQ(c.group_broken_ttl, std::chrono::seconds(2));
   EXPECT_EQ(c.offload_max_per_pull, 4u);

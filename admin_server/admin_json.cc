@@ -60,7 +60,8 @@ json NodeJson(const NodeView& node, TimePoint now, uint64_t pending_tasks,
                     {"capacity_bytes", r.capacity_bytes},
                     {"live_value_bytes", r.live_value_bytes},
                     {"live_record_bytes", r.live_record_bytes},
-                    {"no_space_refusals", r.no_space_refusals}};
+                    {"no_space_refusals", r.no_space_refusals},
+                    {"device_bytes_written", r.device_bytes_written}};
   }
   const Duration paused = node.offloads_paused_until - now;
   ssd["offloads_paused_ms"] = paused > Duration::zero() ? Millis(paused) : 0;
@@ -158,6 +159,7 @@ json ConfigJson(const MasterConfig& c) {
           {"eviction_ratio", c.eviction_ratio},
           {"ssd_high_watermark", c.ssd_high_watermark},
           {"ssd_eviction_ratio", c.ssd_eviction_ratio},
+          {"ssd_eviction_policy", EvictionPolicyName(c.ssd_eviction_policy)},
           {"writeback_watermark", c.writeback_watermark},
           {"put_wait_timeout_ms", Millis(c.put_wait_timeout)},
           {"offload_mode", OffloadModeName(c.offload_mode)},
@@ -191,10 +193,28 @@ json ClusterRoleJson(const ClusterRole& role) {
 }
 
 json StatusJson(const MasterStats& s) {
+  json memory = TierJson(s.memory);
+  memory["configured_bytes"] = s.memory.capacity;
+  memory["live_ratio"] = s.memory.ratio();
+  // The SSD's capacity_bytes is what the stores can hold after their
+  // overhead; live_ratio is over what operators configured.
+  json disk = TierJson(s.local_disk);
+  disk["configured_bytes"] = s.ssd_configured_bytes;
+  disk["live_ratio"] =
+      TierUsage{s.ssd_configured_bytes, s.local_disk.used}.ratio();
+  json forecast = json::array();
+  for (const MasterStats::ForecastPoint& p : s.hit_ratio_forecast) {
+    forecast.push_back({{"scale", p.scale},
+                        {"capacity_bytes", p.capacity_bytes},
+                        {"hit_ratio", p.hit_ratio},
+                        {"sampled_references", p.sampled_references}});
+  }
   return {
       {"tiers",
-       {{"memory", TierJson(s.memory)},
-        {"local_disk", TierJson(s.local_disk)}}},
+       {{"memory", std::move(memory)}, {"local_disk", std::move(disk)}}},
+      {"hit_ratio_forecast",
+       {{"sampling_rate", s.forecast_sampling_rate},
+        {"points", std::move(forecast)}}},
       {"objects", s.objects},
       {"pending_puts", s.pending_puts},
       {"groups",

@@ -100,9 +100,10 @@ Status PatchPromotion(const json& patch, PromotionOptions& o) {
 
 // The top-level knobs other than promotion's that may change at run time.
 constexpr std::string_view kRuntimeKnobs[] = {
-    "eviction_high_watermark", "eviction_ratio",       "ssd_high_watermark",
-    "ssd_eviction_ratio",      "writeback_watermark",  "group_fill_timeout_ms",
-    "group_broken_ttl_ms",     "offload_max_per_pull", "offload_queue_limit"};
+    "eviction_high_watermark", "eviction_ratio",      "ssd_high_watermark",
+    "ssd_eviction_ratio",      "ssd_eviction_policy", "writeback_watermark",
+    "group_fill_timeout_ms",   "group_broken_ttl_ms", "offload_max_per_pull",
+    "offload_queue_limit"};
 
 bool IsRuntimeKnob(std::string_view name) {
   return std::find(std::begin(kRuntimeKnobs), std::end(kRuntimeKnobs), name) !=
@@ -121,6 +122,14 @@ Status PatchRuntimeKnob(const std::string& name, const json& value,
     MT_ASSIGN_OR_RETURN(change.ssd_high_watermark, DoubleField(value, name));
   } else if (name == "ssd_eviction_ratio") {
     MT_ASSIGN_OR_RETURN(change.ssd_eviction_ratio, DoubleField(value, name));
+  } else if (name == "ssd_eviction_policy") {
+    if (value.is_string()) {
+      change.ssd_eviction_policy =
+          ParseEvictionPolicy(value.get<std::string>());
+    }
+    if (!change.ssd_eviction_policy) {
+      return Invalid(name + " must be clock or lru");
+    }
   } else if (name == "writeback_watermark") {
     MT_ASSIGN_OR_RETURN(change.writeback_watermark, DoubleField(value, name));
   } else if (name == "group_fill_timeout_ms") {

@@ -1,5 +1,6 @@
 // mooncake-tierctl status: GET /api/v1/status at a glance.
 
+#include <cstdio>
 #include <string>
 
 #include "cli/admin_commands.h"
@@ -44,6 +45,24 @@ bool PrintRole(const json& s, Output& out) {
   return true;  // a standby has nothing else to show
 }
 
+// "if sized: 0.5x (640 MiB) 31.2%, 1x (1.3 GiB) 40.5%, ..." from the
+// store's online estimate; nothing until it has sampled a reference.
+void PrintForecast(const json& forecast, Output& out) {
+  if (!forecast.is_object() || !forecast.contains("points")) return;
+  std::string line;
+  for (const json& p : forecast["points"]) {
+    if (p.value("sampled_references", uint64_t{0}) == 0) return;
+    char scale[32];
+    std::snprintf(scale, sizeof(scale), "%gx", p.value("scale", 0.0));
+    line += std::string(line.empty() ? "" : ", ") + scale + " (" +
+            HumanBytes(p.value("capacity_bytes", uint64_t{0})) + ") " +
+            Percent(p.value("hit_ratio", 0.0));
+  }
+  if (line.empty()) return;
+  out.PrintLine("if sized:    " + line + " (hit ratio estimated from " +
+                Percent(forecast.value("sampling_rate", 0.0)) + " of objects)");
+}
+
 void PrintStatus(const json& s, Output& out) {
   if (PrintRole(s, out)) return;
   PrintTierTable(Field(s, "tiers"), out);
@@ -79,6 +98,7 @@ void PrintStatus(const json& s, Output& out) {
                 (total > 0 ? Percent(Number(gets, "memory_hit") / total)
                            : std::string("-")) +
                 ")");
+  PrintForecast(Field(s, "hit_ratio_forecast"), out);
 }
 
 }  // namespace

@@ -166,16 +166,17 @@ class GroupTable {
 
 // Counters of group lifecycle events. The list is declared once; the live
 // atomics, the snapshot and its visitor are generated from it.
-#define MOONCAKE_TIER_GROUP_COUNTERS(X)                                  \
-  X(groups_created)          /* first reservation of a new group */      \
-  X(groups_completed)        /* filling -> complete */                   \
-  X(groups_broken_removed)   /* broken by a member's removal */          \
-  X(groups_broken_node_lost) /* broken by a member lost with its node */ \
-  X(groups_broken_corrupt)   /* broken by a corrupt SSD member */        \
-  X(groups_expired)          /* filling past group_fill_timeout */       \
-  X(groups_collected)        /* dropped from the table */                \
-  X(groups_evicted_memory)   /* evicted from DRAM as one unit */         \
-  X(groups_evicted_disk)     /* evicted from SSD as one unit */         \
+#define MOONCAKE_TIER_GROUP_COUNTERS(X)                                      \
+  X(groups_created)              /* first reservation of a new group */      \
+  X(groups_completed)            /* filling -> complete */                   \
+  X(groups_broken_removed)       /* broken by a member's removal */          \
+  X(groups_broken_node_lost)     /* broken by a member lost with its node */ \
+  X(groups_broken_corrupt)       /* broken by a corrupt SSD member */        \
+  X(groups_expired)              /* filling past group_fill_timeout */       \
+  X(groups_collected)            /* dropped from the table */                \
+  X(groups_evicted_memory)       /* evicted from DRAM as one unit */         \
+  X(groups_evicted_disk)         /* evicted from SSD as one unit */          \
+  X(groups_reinserted_disk)      /* given another turn by clock eviction */  \
   X(groups_refused_filling_full) /* new groups refused: filling cap */
 
 // A point-in-time copy of GroupCounters.

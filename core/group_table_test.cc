@@ -320,7 +320,7 @@ TEST(GroupCountersTest, SnapshotAndVisitorCoverEveryCounter) {
     sum += value;
   });
   EXPECT_EQ(sum, 10u);
-  ASSERT_EQ(names.size(), 10u);
+  ASSERT_EQ(names.size(), 11u);
   EXPECT_EQ(names.front(), "groups_created");
   EXPECT_EQ(names[6], "groups_collected");
 }

@@ -59,7 +59,39 @@ Status Master::SetPromotionOptions(const PromotionOptions& options) {
       .status();
 }
 
+std::vector<Result<ReplicaDescriptor>> Master::PutStart(
+    std::span<const PutStartRequest> requests, TimePoint wait_until) {
+  std::vector<HitRatioForecast::Reference> seen;
+  seen.reserve(requests.size());
+  for (const PutStartRequest& r : requests) seen.push_back({r.key, r.size});
+  forecast_.Note(seen);
+  return puts_.PutStart(requests, wait_until);
+}
+
+std::vector<Result<ObjectReplicas>> Master::GetReplicaList(
+    std::span<const std::string> keys) {
+  std::vector<Result<ObjectReplicas>> out =
+      object_service_.GetReplicaList(keys);
+  std::vector<HitRatioForecast::Reference> hits;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (out[i].ok()) hits.push_back({keys[i], out[i]->size});
+  }
+  forecast_.Note(hits);
+  return out;
+}
+
+std::vector<Status> Master::Remove(std::span<const std::string> keys,
+                                   RemoveOptions options) {
+  std::vector<Status> out = object_service_.Remove(keys, options);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (out[i].ok()) forecast_.Forget(keys[i]);
+  }
+  return out;
+}
+
 void Master::Tick() {
+  forecast_.SetCapacity(s_.nodes.MemoryUsage().capacity +
+                        s_.nodes.SsdUsage().capacity);
   ReleaseHeldMemory();
   ExpireNodes();
   ReapStalledPuts();

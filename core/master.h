@@ -34,6 +34,7 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "core/forced_evictor.h"
+#include "core/hit_ratio_forecast.h"
 #include "core/master_admin.h"
 #include "core/master_config.h"
 #include "core/master_state.h"
@@ -104,9 +105,7 @@ class Master final : public MasterAdmin {
   // never longer in real time than `wait_until` is ahead of clock().
   std::vector<Result<ReplicaDescriptor>> PutStart(
       std::span<const PutStartRequest> requests,
-      TimePoint wait_until = TimePoint::min()) {
-    return puts_.PutStart(requests, wait_until);
-  }
+      TimePoint wait_until = TimePoint::min());
   // Makes each object visible. OBJECT_NOT_FOUND when no put is in flight
   // (revoked or timed out); OK again for an already completed put.
   std::vector<Status> PutEnd(const ClientId& client,
@@ -124,9 +123,7 @@ class Master final : public MasterAdmin {
   // range stays this object's bytes that long, docs/design/location-cache.md).
   // OBJECT_NOT_FOUND when absent, OBJECT_NOT_READY while only processing.
   std::vector<Result<ObjectReplicas>> GetReplicaList(
-      std::span<const std::string> keys) {
-    return object_service_.GetReplicaList(keys);
-  }
+      std::span<const std::string> keys);
   // Readers are done copying: each ends its share of the lease it was
   // granted. A release whose lease already ended (expired, or another
   // period's id), or of an object gone since, changes nothing. A release
@@ -152,9 +149,7 @@ class Master final : public MasterAdmin {
   // the whole group goes (kGroup), or the member goes and its group turns
   // broken (kMember).
   std::vector<Status> Remove(std::span<const std::string> keys,
-                             RemoveOptions options) override {
-    return object_service_.Remove(keys, options);
-  }
+                             RemoveOptions options) override;
 
   // Groups by id: state, counts and members. GROUP_NOT_FOUND when unknown.
   std::vector<Result<GroupDescription>> GetGroup(
@@ -400,6 +395,9 @@ class Master final : public MasterAdmin {
   ObjectService object_service_{&s_, &promoter_};
   Puts puts_{&s_, &tiering_, &offloader_};
   NodeService node_service_{&s_, &object_service_, &tiering_, &offloader_};
+  // What the store's hit ratio would be at other sizes: fed by reads that
+  // hit and by puts here, sized every tick.
+  HitRatioForecast forecast_;
   // Serializes run-time configuration changes (knobs and promotion
   // options), so a partial change is applied over the one before it.
   Mutex config_update_mu_;

@@ -67,8 +67,9 @@ Duration MasterConfig::EffectiveLocationGrant() const {
 
 bool RuntimeConfigChange::empty() const {
   return !eviction_high_watermark && !eviction_ratio && !ssd_high_watermark &&
-         !ssd_eviction_ratio && !writeback_watermark && !group_fill_timeout &&
-         !group_broken_ttl && !offload_max_per_pull && !offload_queue_limit;
+         !ssd_eviction_ratio && !ssd_eviction_policy && !writeback_watermark &&
+         !group_fill_timeout && !group_broken_ttl && !offload_max_per_pull &&
+         !offload_queue_limit;
 }
 
 void RuntimeConfigChange::ApplyTo(MasterConfig& config) const {
@@ -78,6 +79,7 @@ void RuntimeConfigChange::ApplyTo(MasterConfig& config) const {
   if (eviction_ratio) config.eviction_ratio = *eviction_ratio;
   if (ssd_high_watermark) config.ssd_high_watermark = *ssd_high_watermark;
   if (ssd_eviction_ratio) config.ssd_eviction_ratio = *ssd_eviction_ratio;
+  if (ssd_eviction_policy) config.ssd_eviction_policy = *ssd_eviction_policy;
   if (writeback_watermark) config.writeback_watermark = *writeback_watermark;
   if (group_fill_timeout) config.group_fill_timeout = *group_fill_timeout;
   if (group_broken_ttl) config.group_broken_ttl = *group_broken_ttl;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/clock.h"
+#include "core/eviction_policy_kind.h"
 #include "core/promotion_options.h"
 #include "protocol/types.h"
 
@@ -78,10 +79,16 @@ struct MasterConfig {
   // Run-time tunable (both).
   double eviction_high_watermark = 0.90;
   double eviction_ratio = 0.05;
-  // The same for each node's SSD tier. Default: 0.90 and 0.05. Run-time
-  // tunable (both).
-  double ssd_high_watermark = 0.90;
-  double ssd_eviction_ratio = 0.05;
+  // The same for each node's SSD tier, where eviction runs just below the
+  // limit in small batches: the SSD's capacity is the tier's hit ratio,
+  // and it needs no room for puts (offloads in flight count as used, so
+  // room for them is made ahead). Default: 0.99 and 0.01. Run-time tunable
+  // (both).
+  double ssd_high_watermark = 0.99;
+  double ssd_eviction_ratio = 0.01;
+  // The order in which each node's SSD tier gives up units
+  // (core/eviction_policy.h). Default: kClock. Run-time tunable.
+  EvictionPolicyKind ssd_eviction_policy = EvictionPolicyKind::kClock;
 
   // Writeback (offload on_evict): on each node, while the DRAM bytes of
   // units with no whole SSD copy are above this share of its DRAM, the
@@ -164,6 +171,7 @@ struct RuntimeConfigChange {
   std::optional<double> eviction_ratio;
   std::optional<double> ssd_high_watermark;
   std::optional<double> ssd_eviction_ratio;
+  std::optional<EvictionPolicyKind> ssd_eviction_policy;
   std::optional<double> writeback_watermark;
   std::optional<Duration> group_fill_timeout;
   std::optional<Duration> group_broken_ttl;

@@ -28,6 +28,48 @@ void Fill(MasterHarness& h, int count) {
   }
 }
 
+// On-evict offload and the SSD tier evicting by `policy`, from 90 % of its
+// capacity down to 85 %.
+MasterConfig SsdPolicy(EvictionPolicyKind policy) {
+  MasterConfig config = WithMode(OffloadMode::kOnEvict);
+  config.ssd_eviction_policy = policy;
+  config.ssd_high_watermark = 0.9;
+  config.ssd_eviction_ratio = 0.05;
+  return config;
+}
+
+// Puts `key` and moves it to SSD (offloaded, DRAM copy dropped): it enters
+// the SSD tier now.
+void PutOnSsdOnly(MasterHarness& h, NodeId node, const std::string& key,
+                  PutOptions options = {}) {
+  ASSERT_TRUE(h.Put(key, kObj, std::move(options)).ok()) << key;
+  ASSERT_TRUE(h.master().EvictObject(key).ok()) << key;
+  ASSERT_EQ(h.CompleteOffloads(node), 1u) << key;
+  ASSERT_EQ(h.Tiers(key), std::vector<Tier>{Tier::kLocalDisk}) << key;
+}
+
+// k0 enters the SSD and is read once; then nine blocks pass through that
+// are never read again, and the SSD (room for ten) must give up two.
+// Returns whether k0 survived, and checks that exactly two left.
+bool ReReadBlockSurvivesOneTimeBlocks(EvictionPolicyKind policy) {
+  MasterHarness h(SsdPolicy(policy));
+  const NodeId node = h.AddNode("n", kDram, 10 * kObj);
+  PutOnSsdOnly(h, node, Key(0));
+  h.clock().Advance(kSec);
+  EXPECT_TRUE(h.Get(Key(0)).ok());
+  h.clock().Advance(h.master().config().lease_ttl);
+  for (int i = 1; i < 10; ++i) {
+    PutOnSsdOnly(h, node, Key(i));
+    h.clock().Advance(kSec);
+  }
+  EXPECT_EQ(h.master().EvictSsd(), 2 * kObj);
+  int left = 0;
+  for (int i = 0; i < 10; ++i) left += h.Exists(Key(i))->exists ? 1 : 0;
+  EXPECT_EQ(left, 8);
+  EXPECT_TRUE(h.master().Audit().consistent());
+  return h.Exists(Key(0))->exists;
+}
+
 TEST(MasterEvictionTest, NothingHappensBelowTheHighWatermark) {
   MasterHarness h;
   h.AddNode("n", kDram);
@@ -141,7 +183,7 @@ TEST(MasterEvictionTest, WriteThroughOffloadsAtPutEnd) {
 }
 
 TEST(MasterEvictionTest, SsdTierEvictsItsLeastRecentAndTellsTheNode) {
-  MasterHarness h(WithMode(OffloadMode::kOnEvict));
+  MasterHarness h(SsdPolicy(EvictionPolicyKind::kLru));
   const NodeId node = h.AddNode("n", kDram, 20 * kObj);
   Fill(h, 95);
   h.master().EvictMemory();  // k0..k9 offloaded
@@ -159,6 +201,74 @@ TEST(MasterEvictionTest, SsdTierEvictsItsLeastRecentAndTellsTheNode) {
   Result<NodeTasks> reply = h.master().PullTasks(node);
   ASSERT_TRUE(reply.ok());
   EXPECT_EQ(reply->ssd_deletes.size(), 3u);
+  EXPECT_TRUE(h.master().Audit().consistent());
+}
+
+TEST(MasterEvictionTest, ClockKeepsABlockReadSinceItEnteredOverOneTimeBlocks) {
+  EXPECT_TRUE(ReReadBlockSurvivesOneTimeBlocks(EvictionPolicyKind::kClock));
+}
+
+TEST(MasterEvictionTest, LruEvictsAReReadBlockOnceItIsTheLeastRecent) {
+  // The baseline: k0's read is older than the one-time blocks' puts.
+  EXPECT_FALSE(ReReadBlockSurvivesOneTimeBlocks(EvictionPolicyKind::kLru));
+}
+
+TEST(MasterEvictionTest, ClockReinsertsOnceThenEvictsABlockNotReadAgain) {
+  MasterHarness h(SsdPolicy(EvictionPolicyKind::kClock));
+  const NodeId node = h.AddNode("n", kDram, 10 * kObj);
+  PutOnSsdOnly(h, node, Key(0));
+  h.clock().Advance(kSec);
+  ASSERT_TRUE(h.Get(Key(0)).ok());
+  h.clock().Advance(h.master().config().lease_ttl);
+  for (int i = 1; i < 10; ++i) {
+    PutOnSsdOnly(h, node, Key(i));
+    h.clock().Advance(kSec);
+  }
+  ASSERT_EQ(h.master().EvictSsd(), 2 * kObj);  // k1, k2; k0 another turn
+  EXPECT_EQ(h.master().GetStats().ssd_reinserted_objects, 1u);
+  // k0 now entered after k9: seven more blocks later it is the oldest
+  // unread unit and goes first.
+  for (int i = 10; i < 12; ++i) {
+    PutOnSsdOnly(h, node, Key(i));
+    h.clock().Advance(kSec);
+  }
+  ASSERT_EQ(h.master().EvictSsd(), 2 * kObj);  // k3, k4
+  EXPECT_TRUE(h.Exists(Key(0))->exists);
+  for (int i = 12; i < 20; ++i) {
+    PutOnSsdOnly(h, node, Key(i));
+    h.clock().Advance(kSec);
+    h.master().EvictSsd();
+  }
+  EXPECT_FALSE(h.Exists(Key(0))->exists);
+  EXPECT_EQ(h.master().GetStats().ssd_reinserted_objects, 1u);
+  EXPECT_TRUE(h.master().Audit().consistent());
+}
+
+TEST(MasterEvictionTest, ClockGivesAGroupAnotherTurnWhole) {
+  MasterHarness h(SsdPolicy(EvictionPolicyKind::kClock));
+  const NodeId node = h.AddNode("n", kDram, 10 * kObj);
+  // Group g of two members enters first; one member is read.
+  for (uint32_t m = 0; m < 2; ++m) {
+    PutOptions member;
+    member.group = GroupSpec{"g", 2, m};
+    ASSERT_TRUE(h.Put("g/" + std::to_string(m), kObj, member).ok());
+  }
+  ASSERT_TRUE(h.master().EvictGroup("g").ok());
+  ASSERT_EQ(h.CompleteOffloads(node), 2u);
+  h.clock().Advance(kSec);
+  ASSERT_TRUE(h.Get("g/1").ok());
+  h.clock().Advance(h.master().config().lease_ttl);
+  for (int i = 0; i < 8; ++i) {
+    PutOnSsdOnly(h, node, Key(i));
+    h.clock().Advance(kSec);
+  }
+  ASSERT_EQ(h.master().EvictSsd(), 2 * kObj);
+  // The group stays whole: neither member went, k0 and k1 did.
+  EXPECT_EQ(h.Tiers("g/0"), std::vector<Tier>{Tier::kLocalDisk});
+  EXPECT_EQ(h.Tiers("g/1"), std::vector<Tier>{Tier::kLocalDisk});
+  EXPECT_FALSE(h.Exists(Key(0))->exists);
+  EXPECT_FALSE(h.Exists(Key(1))->exists);
+  EXPECT_EQ(h.master().GetStats().group_counters.groups_reinserted_disk, 1u);
   EXPECT_TRUE(h.master().Audit().consistent());
 }
 

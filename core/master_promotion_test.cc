@@ -103,6 +103,20 @@ TEST_F(PromotionTest, RepeatedReadsPromoteAndTheNextReadGetsDram) {
   ExpectNoPins();
 }
 
+TEST_F(PromotionTest, APromotionIsUsefulOnceItsCopyIsReadFromDram) {
+  const NodeId node = AddNode("n", {OnSsd("read"), OnSsd("unread")});
+  Read("read", 2);
+  Read("unread", 2);
+  ASSERT_EQ(Run(node), 2u);
+  EXPECT_EQ(Stats().promotion_completed, 2u);
+  EXPECT_EQ(Stats().promotion_useful, 0u);
+  // The first read from DRAM counts; later ones do not count again.
+  ASSERT_TRUE(h_.Get("read").ok());
+  ASSERT_TRUE(h_.Get("read").ok());
+  EXPECT_EQ(Stats().promotion_useful, 1u);
+  ExpectNoPins();
+}
+
 TEST_F(PromotionTest, LatencyIsBucketedFromQueuedToCommitted) {
   const NodeId node = AddNode("n", {OnSsd("a"), OnSsd("b")});
   Read("a", 2);

@@ -22,9 +22,16 @@ MasterStats Master::GetStats() const {
   stats.nodes_dead = s_.nodes.DeadCount();
   stats.memory = s_.nodes.MemoryUsage();
   stats.local_disk = s_.nodes.SsdUsage();
+  const HitRatioForecast::View forecast = forecast_.Snapshot();
+  stats.forecast_sampling_rate = forecast.sampling_rate;
+  for (const HitRatioEstimator::Point& p : forecast.points) {
+    stats.hit_ratio_forecast.push_back(
+        {p.scale, p.capacity_bytes, p.hit_ratio, p.sampled_references});
+  }
   for (const NodeView& node : s_.nodes.List()) {
     (node.state == NodeState::kAlive ? stats.nodes_alive
                                      : stats.nodes_suspect)++;
+    stats.ssd_configured_bytes += node.spec.ssd_capacity;
   }
   const TaskCounts offloads = s_.lifecycle.Counts(TaskKind::kOffload);
   stats.offload_tasks_queued = offloads.queued;

@@ -26,6 +26,7 @@ TEST(RuntimeConfigTest, ValidChangeIsSeenByConfig) {
   change.eviction_ratio = 0.2;
   change.ssd_high_watermark = 0.7;
   change.ssd_eviction_ratio = 0.1;
+  change.ssd_eviction_policy = EvictionPolicyKind::kLru;
   change.group_fill_timeout = seconds(5);
   change.group_broken_ttl = seconds(7);
   change.offload_max_per_pull = 3;
@@ -39,6 +40,8 @@ TEST(RuntimeConfigTest, ValidChangeIsSeenByConfig) {
   EXPECT_EQ(c.eviction_ratio, 0.2);
   EXPECT_EQ(c.ssd_high_watermark, 0.7);
   EXPECT_EQ(c.ssd_eviction_ratio, 0.1);
+  EXPECT_EQ(update->before.ssd_eviction_policy, EvictionPolicyKind::kClock);
+  EXPECT_EQ(c.ssd_eviction_policy, EvictionPolicyKind::kLru);
   EXPECT_EQ(c.group_fill_timeout, seconds(5));
   EXPECT_EQ(c.group_broken_ttl, seconds(7));
   EXPECT_EQ(c.offload_max_per_pull, 3u);

@@ -64,6 +64,7 @@ void MasterState::AddDiskReplica(ObjectMeta& meta, NodeId node) {
   disk.node = node;
   disk.size = meta.size;
   meta.replicas.push_back(Replica{disk, 0});
+  meta.disk_since = clock->Now();
   nodes.AddSsdUsed(node, static_cast<int64_t>(meta.size));
 }
 

@@ -80,7 +80,7 @@ struct MasterState {
                             const Replica& replica, bool node_alive)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   // Records a complete local_disk replica of `meta` on `node` and its SSD
-  // use.
+  // use; the object enters the SSD tier's eviction order now.
   void AddDiskReplica(ObjectMeta& meta, NodeId node)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   // Removes an object and releases all its replicas.

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "base/clock.h"
 #include "core/dram_pressure.h"
@@ -49,7 +50,9 @@ namespace mooncake_tier {
   X(evicted_memory_bytes)                                                     \
   X(evicted_disk_objects) /* SSD replicas dropped by eviction */              \
   X(evicted_disk_bytes)                                                       \
-  X(objects_evicted) /* objects gone from the store by eviction */            \
+  X(ssd_reinserted_objects) /* SSD objects the clock eviction gave another    \
+                               turn (read since they entered) */              \
+  X(objects_evicted)        /* objects gone from the store by eviction */     \
   X(offload_queued)                                                           \
   X(offload_completed)                                                        \
   X(offload_bytes)       /* bytes committed to SSD by offload */              \
@@ -71,6 +74,8 @@ namespace mooncake_tier {
   X(promotion_attempts)        /* reads that found a unit only on SSD */      \
   X(promotion_queued)          /* promotion tasks queued */                   \
   X(promotion_completed)       /* DRAM copies committed */                    \
+  X(promotion_useful)          /* of them: read from DRAM afterwards (counted \
+                                  at the first DRAM read) */                  \
   X(promotion_deduped)         /* already queued: not a failure */            \
   X(promotion_admission_gated) /* sketch estimate too low */                  \
   X(promotion_watermark_gated) /* DRAM at the high watermark */               \
@@ -138,6 +143,22 @@ struct MasterStats {
   uint64_t pending_puts = 0;
   TierUsage memory;
   TierUsage local_disk;
+  // The SSD bytes operators gave the nodes (--ssd-capacity), alive and
+  // suspect: local_disk.used over it is how much of what was configured
+  // holds readable objects (local_disk.capacity is what the stores can
+  // hold after their overhead and the file system's room).
+  uint64_t ssd_configured_bytes = 0;
+  // The object hit ratio the store would have at multiples of its object
+  // capacity (DRAM plus SSD), estimated from a sample of what it serves
+  // (HitRatioForecast; by scale, ascending).
+  struct ForecastPoint {
+    double scale = 0;
+    uint64_t capacity_bytes = 0;
+    double hit_ratio = 0;
+    uint64_t sampled_references = 0;
+  };
+  std::vector<ForecastPoint> hit_ratio_forecast;
+  double forecast_sampling_rate = 0;
   uint64_t nodes_alive = 0;
   uint64_t nodes_suspect = 0;
   uint64_t nodes_dead = 0;  // declared dead and not registered again since

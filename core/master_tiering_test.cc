@@ -381,8 +381,8 @@ TEST(MasterTieringTest, TheSsdCapacityIsWhatTheNodesStoreCanHold) {
   report.live_value_bytes = 400 * kObj;   // 16 KiB values in
   report.live_record_bytes = 500 * kObj;  // 20 KiB records: 0.8
   ASSERT_TRUE(h.master().Heartbeat(node, report).ok());
-  // 1000 KiB x 0.9 (room for dead records) x 0.8 (record overhead).
-  EXPECT_EQ(h.master().GetNode(node)->ssd_capacity, 720 * kObj);
+  // 1000 KiB x 0.98 (room for dead records) x 0.8 (record overhead).
+  EXPECT_EQ(h.master().GetNode(node)->ssd_capacity, 784 * kObj);
   // A report of refused writes pauses offloads there.
   report.no_space_refusals = 3;
   ASSERT_TRUE(h.master().Heartbeat(node, report).ok());
@@ -426,28 +426,33 @@ TEST(MasterTieringTest, AnOffloadPauseEndsWhenTheNodeReportsRoom) {
 }
 
 TEST(MasterTieringTest, DeadRecordsBeyondTheAllowanceAreEvictedFor) {
-  MasterHarness h(OnEvict());
+  // LRU from 90 % down to 85 %, so that the coldest go first.
+  MasterConfig config = OnEvict();
+  config.ssd_eviction_policy = EvictionPolicyKind::kLru;
+  config.ssd_high_watermark = 0.9;
+  config.ssd_eviction_ratio = 0.05;
+  MasterHarness h(config);
   const NodeId node = h.AddNode("n", kDram, kSsd);
   Fill(h, 0, 40);
   for (int i = 0; i < 40; ++i) ASSERT_TRUE(h.master().EvictObject(Key(i)).ok());
   ASSERT_EQ(CompleteAll(h, node), 40u);  // 40 objects on SSD only
   SsdReport report;
   report.capacity_bytes = 200 * kObj;
-  report.put_limit_bytes = 100 * kObj;  // capacity: 90 objects
+  report.put_limit_bytes = 100 * kObj;  // capacity: 98 objects
   report.live_value_bytes = 40 * kObj;
   report.live_record_bytes = 40 * kObj;
-  report.file_bytes = 50 * kObj;  // dead: 10, all within the allowance
+  report.file_bytes = 50 * kObj;  // dead: 10, 8 beyond the allowance
   ASSERT_TRUE(h.master().Heartbeat(node, report).ok());
-  ASSERT_EQ(h.master().GetNode(node)->ssd_capacity, 90 * kObj);
-  EXPECT_EQ(h.master().EvictSsd(), 0u);  // 40 of 90
-  // Compaction fell behind: 52 dead, 42 beyond the allowance, but room
+  ASSERT_EQ(h.master().GetNode(node)->ssd_capacity, 98 * kObj);
+  EXPECT_EQ(h.master().EvictSsd(), 0u);  // 40 of 98: room, nothing counted
+  // Compaction fell behind: 52 dead, 50 beyond the allowance, but room
   // for 8 more: compaction may catch up, nothing goes for them.
   report.file_bytes = 92 * kObj;
   ASSERT_TRUE(h.master().Heartbeat(node, report).ok());
   EXPECT_EQ(h.master().EvictSsd(), 0u);
   // About to refuse writes (room for 2, less than 1/32 of the limit): 58
-  // dead, 48 beyond the allowance, so the store is as full as 88 objects
-  // would make it (over 0.9 x 90): the coldest go until 0.85 of it (76.5).
+  // dead, 56 beyond the allowance, so the store is as full as 96 objects
+  // would make it (over 0.9 x 98): the coldest go until 0.85 of it (83.3).
   report.file_bytes = 98 * kObj;
   ASSERT_TRUE(h.master().Heartbeat(node, report).ok());
   const uint64_t evicted = h.master().EvictSsd();

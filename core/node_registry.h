@@ -35,11 +35,13 @@
 
 namespace mooncake_tier {
 
-
-
 // The share of a node's SSD put limit its object capacity leaves for
-// records deleted but not yet compacted away.
-inline constexpr double kSsdDeadAllowance = 0.1;
+// records deleted but not yet compacted away. Small because the SSD tier
+// evicts in log order (clock: eviction-policy.md): the records it evicts
+// are those of the oldest files, which die whole and are deleted without
+// copying; dead records elsewhere (removals, and LRU's scattered victims)
+// are the exception, and count as used when the store runs short of room.
+inline constexpr double kSsdDeadAllowance = 0.02;
 
 // What the node's store holds dead beyond that allowance, in object bytes:
 // room its objects cannot have until compaction reclaims it.

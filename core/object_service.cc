@@ -119,12 +119,19 @@ Result<ObjectReplicas> ObjectService::ReadReplicas(
         }
         (ssd_only ? s_.counters.get_local_disk_hit : s_.counters.get_memory_hit)
             .fetch_add(1, std::memory_order_relaxed);
+        if (!ssd_only) NotePromotionReadLocked(meta);
         if (ssd_only) {
           candidate->emplace(PromotionCandidate{
               key, meta.group_spec(), meta.size, out.replicas.front().node});
         }
         return out;
       });
+}
+
+void ObjectService::NotePromotionReadLocked(ObjectMeta& meta) {
+  if (!meta.promoted_unread) return;
+  meta.promoted_unread = false;
+  s_.counters.promotion_useful.fetch_add(1, std::memory_order_relaxed);
 }
 
 void ObjectService::GrantLeaseLocked(ObjectMeta& meta, TimePoint now) {
@@ -176,6 +183,7 @@ bool ObjectService::NoteCachedRead(const std::string& key, TimePoint now) {
     if (!object) return false;
     // Reported a moment after the read: never older than a real access.
     object->last_access = std::max(object->last_access, now);
+    NotePromotionReadLocked(*object);  // cached locations are DRAM's
     group = object->group_spec();
     return true;
   });

@@ -62,6 +62,8 @@ class ObjectService {
   // A reader's share of the object's lease (a new lease period if the
   // last one ended).
   void GrantLeaseLocked(ObjectMeta& meta, TimePoint now);
+  // A read from DRAM: the first after a promotion counts it useful.
+  void NotePromotionReadLocked(ObjectMeta& meta);
   // The read itself, under the key's stripe; an SSD-only hit sets
   // *candidate.
   Result<ObjectReplicas> ReadReplicas(

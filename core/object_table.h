@@ -51,7 +51,13 @@ struct ObjectMeta {
   // released before then keeps its range out of use until then.
   TimePoint read_grant_until;
   TimePoint last_access;  // recency for eviction
+  // When its SSD copy was written, or last given another turn by the SSD
+  // tier's eviction (EvictionUnit::inserted).
+  TimePoint disk_since;
   bool hard_pin = false;
+  // A promotion's DRAM copy was committed and nobody has read the object
+  // from DRAM since: its first DRAM read counts the promotion useful.
+  bool promoted_unread = false;
 
   // The membership as a value (null: not a member).
   std::optional<GroupSpec> group_spec() const;

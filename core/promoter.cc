@@ -391,6 +391,7 @@ void Promoter::Tasks::Commit(ObjectSlot& object, const Task& task) {
   }
   ObjectMeta& meta = *object;
   target->desc.state = ReplicaState::kComplete;
+  meta.promoted_unread = true;
   // Its node lists the copy (nothing waits for that: no caller was
   // promised it; a copy lost with the master is read from SSD again).
   const ReplicaDescriptor& d = target->desc;

@@ -21,6 +21,7 @@ void RuntimeKnobs::Store(const MasterConfig& c) {
   eviction_ratio_.store(c.eviction_ratio, std::memory_order_relaxed);
   ssd_high_watermark_.store(c.ssd_high_watermark, std::memory_order_relaxed);
   ssd_eviction_ratio_.store(c.ssd_eviction_ratio, std::memory_order_relaxed);
+  ssd_eviction_policy_.store(c.ssd_eviction_policy, std::memory_order_relaxed);
   writeback_watermark_.store(c.writeback_watermark, std::memory_order_relaxed);
   group_fill_timeout_.store(c.group_fill_timeout, std::memory_order_relaxed);
   group_broken_ttl_.store(c.group_broken_ttl, std::memory_order_relaxed);
@@ -36,6 +37,7 @@ void RuntimeKnobs::CopyTo(MasterConfig& c) const {
   c.eviction_ratio = eviction_ratio_.load(std::memory_order_relaxed);
   c.ssd_high_watermark = ssd_high_watermark_.load(std::memory_order_relaxed);
   c.ssd_eviction_ratio = ssd_eviction_ratio_.load(std::memory_order_relaxed);
+  c.ssd_eviction_policy = ssd_eviction_policy_.load(std::memory_order_relaxed);
   c.writeback_watermark = writeback_watermark_.load(std::memory_order_relaxed);
   c.group_fill_timeout = group_fill_timeout_.load(std::memory_order_relaxed);
   c.group_broken_ttl = group_broken_ttl_.load(std::memory_order_relaxed);

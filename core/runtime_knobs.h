@@ -37,6 +37,9 @@ class RuntimeKnobs {
   Watermarks memory() const;
   Watermarks ssd() const;
 
+  EvictionPolicyKind ssd_eviction_policy() const {
+    return ssd_eviction_policy_.load(std::memory_order_relaxed);
+  }
   double writeback_watermark() const {
     return writeback_watermark_.load(std::memory_order_relaxed);
   }
@@ -70,6 +73,8 @@ class RuntimeKnobs {
   std::atomic<double> eviction_ratio_{0};
   std::atomic<double> ssd_high_watermark_{0};
   std::atomic<double> ssd_eviction_ratio_{0};
+  std::atomic<EvictionPolicyKind> ssd_eviction_policy_{
+      EvictionPolicyKind::kLru};
   std::atomic<double> writeback_watermark_{0};
   std::atomic<Duration> group_fill_timeout_{Duration::zero()};
   std::atomic<Duration> group_broken_ttl_{Duration::zero()};

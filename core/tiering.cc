@@ -34,7 +34,10 @@ constexpr int kMaxDropsPerAttempt = 256;
 }  // namespace
 
 Tiering::Tiering(MasterState* state, Offloader* offloader)
-    : s_(*state), offloader_(*offloader) {}
+    : s_(*state),
+      offloader_(*offloader),
+      ssd_policies_{MakeEvictionPolicy(EvictionPolicyKind::kLru),
+                    MakeEvictionPolicy(EvictionPolicyKind::kClock)} {}
 
 void Tiering::Round() {
   MemoryRound round;

@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "core/eviction_planner.h"
+#include "core/eviction_policy.h"
 #include "core/master_state.h"
 #include "core/master_views.h"
 #include "core/offloader.h"
@@ -80,6 +81,7 @@ class Tiering {
     uint64_t members = 0;
     uint64_t bytes = 0;  // of the members with a copy in the tier at hand
     TimePoint last_access;
+    TimePoint disk_since;  // the newest member's ObjectMeta::disk_since
     bool all_on_disk = true;
     bool all_in_memory = true;
     // Why it is not evictable (any member).
@@ -149,14 +151,23 @@ class Tiering {
   uint64_t EvictMemoryLocked(ObjectSlot& object)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   uint64_t EvictSsdOf(NodeId node, TierUsage usage);
-  // Groups, pass 1: every evictable group as one candidate.
-  void PlanGroups(EvictionPlanner& planner, Tier tier, NodeId node);
-  // Pass 2: evicts groups not used after `cutoff` until `need` bytes.
-  uint64_t EvictGroups(Tier tier, NodeId node, TimePoint cutoff, uint64_t need);
+  // The SSD tier's eviction order in force (a run-time knob).
+  const EvictionPolicy& SsdPolicy() const;
+  // SSD groups, pass 1: every evictable group on `node` as one candidate,
+  // ranked by `policy`.
+  void PlanGroups(EvictionPlanner& planner, const EvictionPolicy& policy,
+                  NodeId node);
+  // Pass 2: sweeps groups up to `cutoff` as `policy` says, evicting each
+  // whole until `need` bytes are evicted (0: none) and reinserting each
+  // whole that the policy gives another turn.
+  uint64_t EvictGroups(const EvictionPolicy& policy, NodeId node,
+                       TimePoint cutoff, uint64_t need);
   void CountEviction(Tier tier, uint64_t bytes);
 
   MasterState& s_;
   Offloader& offloader_;
+  // One of each policy, by EvictionPolicyKind.
+  const std::unique_ptr<EvictionPolicy> ssd_policies_[2];
   // One eviction round at a time (the tick, a waiting put and a node's pull
   // may each start one); taken before any stripe lock.
   Mutex eviction_mu_;

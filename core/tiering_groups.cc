@@ -5,6 +5,7 @@
 // store whole.
 
 #include "core/eviction_planner.h"
+#include "core/eviction_policy.h"
 #include "core/tiering.h"
 
 namespace mooncake_tier {
@@ -31,6 +32,7 @@ Tiering::GroupUnit Tiering::InspectGroupLocked(const GroupSlot& entry,
     const ObjectMeta& meta = *member;
     ++unit.members;
     unit.last_access = std::max(unit.last_access, meta.last_access);
+    unit.disk_since = std::max(unit.disk_since, meta.disk_since);
     unit.hard_pinned |= meta.hard_pin;
     unit.in_flight |= meta.PutInFlight();
     unit.pinned |= meta.AnyPinned();
@@ -59,26 +61,48 @@ Tiering::GroupUnit Tiering::InspectGroupLocked(const GroupSlot& entry,
   return unit;
 }
 
-void Tiering::PlanGroups(EvictionPlanner& planner, Tier tier, NodeId node) {
+void Tiering::PlanGroups(EvictionPlanner& planner, const EvictionPolicy& policy,
+                         NodeId node) {
   const TimePoint now = s_.clock->Now();
   s_.index.ForEachGroup(
       [&](GroupSlot& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role) {
-        const GroupUnit unit = InspectGroupLocked(group, tier, node, now);
-        if (unit.evictable) planner.Add(unit.last_access, unit.bytes);
+        const GroupUnit unit =
+            InspectGroupLocked(group, Tier::kLocalDisk, node, now);
+        if (unit.evictable) {
+          planner.Add(policy.Rank({unit.last_access, unit.disk_since}, now),
+                      unit.bytes);
+        }
       });
 }
 
-uint64_t Tiering::EvictGroups(Tier tier, NodeId node, TimePoint cutoff,
-                              uint64_t need) {
+uint64_t Tiering::EvictGroups(const EvictionPolicy& policy, NodeId node,
+                              TimePoint cutoff, uint64_t need) {
   const TimePoint now = s_.clock->Now();
   uint64_t freed = 0;
   s_.index.ForEachGroup(
       [&](GroupSlot& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role) {
-        if (freed >= need) return false;
-        const GroupUnit unit = InspectGroupLocked(group, tier, node, now);
-        if (!unit.evictable || unit.last_access > cutoff) return true;
+        if (freed >= need && !policy.reinserts()) return false;
+        const GroupUnit unit =
+            InspectGroupLocked(group, Tier::kLocalDisk, node, now);
+        if (!unit.evictable) return true;
+        switch (policy.Sweep({unit.last_access, unit.disk_since}, cutoff)) {
+          case SweepAction::kKeep:
+            return true;
+          case SweepAction::kReinsert:
+            // The whole group takes another turn: every member enters
+            // the order again together.
+            group.ForEachMember(
+                [&](ObjectSlot& member) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                    object_stripe_role) { member->disk_since = now; });
+            s_.group_counters.groups_reinserted_disk.fetch_add(
+                1, std::memory_order_relaxed);
+            return true;
+          case SweepAction::kEvict:
+            if (freed >= need) return true;  // enough: the hand goes on
+            break;
+        }
         freed += unit.bytes;
-        if (EvictGroupLocked(group, tier, unit)) {
+        if (EvictGroupLocked(group, Tier::kLocalDisk, unit)) {
           group.Erase();  // the group left the store whole
         }
         return true;

@@ -3,10 +3,15 @@
 #include <algorithm>
 
 #include "core/eviction_planner.h"
+#include "core/eviction_policy.h"
 #include "core/memory_round.h"
 #include "core/tiering.h"
 
 namespace mooncake_tier {
+
+const EvictionPolicy& Tiering::SsdPolicy() const {
+  return *ssd_policies_[static_cast<size_t>(s_.knobs.ssd_eviction_policy())];
+}
 
 uint64_t Tiering::EvictSsd() {
   MutexLock round(&eviction_mu_);
@@ -45,6 +50,7 @@ uint64_t Tiering::EvictSsdOf(NodeId node, TierUsage usage) {
       std::max(BytesOverTarget(usage, marks.high, marks.ratio, 0), owed);
   if (need == 0) return 0;
   const TimePoint now = s_.clock->Now();
+  const EvictionPolicy& policy = SsdPolicy();
   const auto evictable = [&](ObjectMeta& meta) -> Replica* {
     Replica* disk = meta.FindDisk(node);
     if (meta.group || disk == nullptr || disk->refcnt > 0 || meta.Leased(now)) {
@@ -52,24 +58,38 @@ uint64_t Tiering::EvictSsdOf(NodeId node, TierUsage usage) {
     }
     return disk;
   };
+  const auto unit_of = [](const ObjectMeta& meta) {
+    return EvictionUnit{meta.last_access, meta.disk_since};
+  };
 
   EvictionPlanner planner;
   s_.index.ForEachObject([&](ObjectSlot& object) {
     if (evictable(*object) != nullptr) {
-      planner.Add(object->last_access, object->size);
+      planner.Add(policy.Rank(unit_of(*object), now), object->size);
     }
   });
-  PlanGroups(planner, Tier::kLocalDisk, node);
+  PlanGroups(planner, policy, node);
   const TimePoint cutoff = planner.Cutoff(need);
 
   uint64_t dropped = 0;
   s_.index.ForEachObject([&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
                              object_stripe_role) {
-    if (dropped >= need) return false;
+    if (dropped >= need && !policy.reinserts()) return false;
     ObjectMeta& meta = *object;
-    if (meta.last_access > cutoff) return true;
     Replica* disk = evictable(meta);
     if (disk == nullptr) return true;
+    switch (policy.Sweep(unit_of(meta), cutoff)) {
+      case SweepAction::kKeep:
+        return true;
+      case SweepAction::kReinsert:
+        meta.disk_since = now;
+        s_.counters.ssd_reinserted_objects.fetch_add(1,
+                                                     std::memory_order_relaxed);
+        return true;
+      case SweepAction::kEvict:
+        if (dropped >= need) return true;  // enough: the hand goes on
+        break;
+    }
     const Replica replica = *disk;
     meta.Erase(replica.desc.id);
     s_.ReleaseReplicaLocked(meta, object.key(), replica,
@@ -84,8 +104,9 @@ uint64_t Tiering::EvictSsdOf(NodeId node, TierUsage usage) {
     object.EraseIfEmpty();
     return true;
   });
-  if (dropped < need) {
-    dropped += EvictGroups(Tier::kLocalDisk, node, cutoff, need - dropped);
+  if (dropped < need || policy.reinserts()) {
+    dropped +=
+        EvictGroups(policy, node, cutoff, need - std::min(need, dropped));
   }
   return dropped;
 }

@@ -134,6 +134,11 @@ void AddEngineOptions(CLI::App* sub, MasterConfig* c) {
            "Per-node SSD eviction starts at this used/capacity ratio.");
   AddValue(sub, "--ssd-eviction-ratio", &c->ssd_eviction_ratio,
            "SSD eviction frees down to its high watermark minus this ratio.");
+  AddEnumOption(sub, "--ssd-eviction-policy", &c->ssd_eviction_policy,
+                {"clock", "lru"}, &ParseEvictionPolicy, &EvictionPolicyName,
+                "Order in which the SSD tier gives up units: in the order "
+                "they entered, units read meanwhile kept for another turn "
+                "(clock), or least recently used first (lru).");
   AddDurationOption(sub, "--lease-ttl", &c->lease_ttl,
                     "How long a read protects an object from eviction.");
   AddDurationOption(sub, "--put-timeout", &c->put_timeout,

@@ -97,6 +97,8 @@ TEST(DaemonOptionsTest, MasterFlagsMapToTheConfig) {
                                       "0.7",
                                       "--ssd-eviction-ratio",
                                       "0.2",
+                                      "--ssd-eviction-policy",
+                                      "lru",
                                       "--lease-ttl",
                                       "5s",
                                       "--put-timeout",
@@ -159,6 +161,7 @@ TEST(DaemonOptionsTest, MasterFlagsMapToTheConfig) {
   EXPECT_DOUBLE_EQ(c.eviction_ratio, 0.1);
   EXPECT_DOUBLE_EQ(c.ssd_high_watermark, 0.7);
   EXPECT_DOUBLE_EQ(c.ssd_eviction_ratio, 0.2);
+  EXPECT_EQ(c.ssd_eviction_policy, EvictionPolicyKind::kLru);
   EXPECT_EQ(c.lease_ttl, seconds(5));
   EXPECT_EQ(c.put_timeout, seconds(60));
   EXPECT_EQ(c.node_ttl, seconds(3));

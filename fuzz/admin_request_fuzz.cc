@@ -61,7 +61,9 @@ class FixedFacade final : public AdminFacade {
       n.dram_used = id << 10;
       n.registered_at = Now() - std::chrono::seconds(id);
       n.last_heartbeat = Now();
-      if (id == 2) n.ssd_report = SsdReport{1 << 30, 1 << 29, 4096, 1, 2, 3};
+      if (id == 2) {
+        n.ssd_report = SsdReport{1 << 30, 1 << 29, 4096, 1, 2, 3, 8192};
+      }
       nodes.push_back(std::move(n));
     }
     return nodes;

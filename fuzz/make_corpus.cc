@@ -408,7 +408,7 @@ void ProtoSeeds(Corpus& corpus) {
   corpus.Add(h, "register-node-request", Typed(M::kRegisterNodeRequest, reg));
   proto::HeartbeatRequest heartbeat;
   heartbeat.set_node_id(3);
-  ToProto(SsdReport{1 << 30, 1 << 29, 1 << 20, 1000, 4096, 2},
+  ToProto(SsdReport{1 << 30, 1 << 29, 1 << 20, 1000, 4096, 2, 1 << 21},
           heartbeat.mutable_ssd());
   corpus.Add(h, "heartbeat-request", Typed(M::kHeartbeatRequest, heartbeat));
   proto::NotifyOffloadFailureRequest offload_failure;

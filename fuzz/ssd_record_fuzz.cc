@@ -165,8 +165,10 @@ void CheckDecode(std::span<const std::byte> bytes) {
              "a value starts after its header");
   FUZZ_CHECK(record->size() >= record->value_offset() + record->value_len(),
              "a record holds its value");
-  FUZZ_CHECK(record->size() % (record->block_aligned() ? kBlock : kSector) == 0,
-             "a record is whole sectors or blocks");
+  FUZZ_CHECK(
+      record->size() % (record->block_aligned() ? kBlock : record->granule()) ==
+          0,
+      "a record is whole granules or blocks");
   if (!record->tombstone_list() || record->size() > bytes.size()) return;
   Result<std::vector<SsdRecord::Removal>> removed = record->Removals(
       bytes.subspan(record->value_offset(), record->value_len()));

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <string_view>
 
 #include "metrics/family_set.h"
@@ -19,6 +20,19 @@ void AddStore(const MasterStats& s, FamilySet& f) {
     f.Add(M::kTierCapacityBytes, usage.capacity, {TierName(tier)});
     f.Add(M::kTierUsedBytes, usage.used, {TierName(tier)});
   }
+  const auto share = [](uint64_t used, uint64_t of) {
+    return of == 0 ? 0.0 : static_cast<double>(used) / static_cast<double>(of);
+  };
+  f.Add(M::kTierLiveRatio, share(s.memory.used, s.memory.capacity),
+        {TierName(Tier::kMemory)});
+  f.Add(M::kTierLiveRatio, share(s.local_disk.used, s.ssd_configured_bytes),
+        {TierName(Tier::kLocalDisk)});
+  for (const MasterStats::ForecastPoint& p : s.hit_ratio_forecast) {
+    char scale[32];
+    std::snprintf(scale, sizeof(scale), "%g", p.scale);
+    f.Add(M::kHitRatioForecast, p.hit_ratio, {scale});
+  }
+  f.Add(M::kHitRatioForecastSampling, s.forecast_sampling_rate);
   f.Add(M::kObjects, s.objects);
   f.Add(M::kPutsPending, s.pending_puts);
   // Dead: declared dead by silence or by leaving, and not registered again
@@ -61,6 +75,9 @@ void AddDataPath(const MasterStats& s, FamilySet& f) {
   f.Add(M::kEvictedBytesTotal, s.evicted_memory_bytes, {"memory"});
   f.Add(M::kEvictedBytesTotal, s.evicted_disk_bytes, {"local_disk"});
   f.Add(M::kObjectsEvictedTotal, s.objects_evicted);
+  f.Add(M::kSsdReinsertedTotal, s.ssd_reinserted_objects, {"object"});
+  f.Add(M::kSsdReinsertedTotal, s.group_counters.groups_reinserted_disk,
+        {"group"});
 }
 
 void AddOffload(const MasterStats& s, FamilySet& f) {
@@ -136,6 +153,7 @@ void AddPromotion(const MasterStats& s, FamilySet& f) {
   f.Add(M::kPromotionAttemptsTotal, s.promotion_attempts);
   f.Add(M::kPromotionQueuedTotal, s.promotion_queued);
   f.Add(M::kPromotionCompletedTotal, s.promotion_completed);
+  f.Add(M::kPromotionUsefulTotal, s.promotion_useful);
   // Gates first (in the order they run), then task failures.
   const std::array<std::pair<std::string_view, uint64_t>, 8> failed = {{
       {"admission", s.promotion_admission_gated},

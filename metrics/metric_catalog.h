@@ -26,6 +26,15 @@ namespace mooncake_tier::metrics {
     "Bytes of each tier over alive and suspect nodes.")                        \
   X(kTierUsedBytes, kMaster, kGauge, "tier_used_bytes", "tier",                \
     "Bytes used in each tier (DRAM allocated; SSD logical replica bytes).")    \
+  X(kHitRatioForecast, kMaster, kGauge, "hit_ratio_forecast", "scale",         \
+    "Object hit ratio the store would have at this multiple of its object "    \
+    "capacity (DRAM plus SSD), estimated online from a sample of its reads "   \
+    "and puts (capacity planning).")                                           \
+  X(kHitRatioForecastSampling, kMaster, kGauge, "hit_ratio_forecast_sampling", \
+    "", "Share of objects whose references feed the hit-ratio forecast.")      \
+  X(kTierLiveRatio, kMaster, kGauge, "tier_live_ratio", "tier",                \
+    "Share of each tier's configured bytes (DRAM segments; --ssd-capacity) "   \
+    "that holds objects.")                                                     \
   X(kObjects, kMaster, kGauge, "objects", "", "Objects in the store.")         \
   X(kPutsPending, kMaster, kGauge, "puts_pending", "",                         \
     "Puts started and not yet completed or revoked.")                          \
@@ -83,6 +92,9 @@ namespace mooncake_tier::metrics {
   /* ---- eviction (master) ---- */                                            \
   X(kEvictionsTotal, kMaster, kCounter, "evictions_total", "tier",             \
     "Replicas dropped from each tier by eviction.")                            \
+  X(kSsdReinsertedTotal, kMaster, kCounter, "ssd_reinserted_total", "unit",    \
+    "Units the SSD tier's clock eviction gave another turn (read since they "  \
+    "entered), by unit: object or group.")                                     \
   X(kEvictedBytesTotal, kMaster, kCounter, "evicted_bytes_total", "tier",      \
     "Bytes dropped from each tier by eviction.")                               \
   X(kObjectsEvictedTotal, kMaster, kCounter, "objects_evicted_total", "",      \
@@ -155,6 +167,8 @@ namespace mooncake_tier::metrics {
     "Promotion tasks queued.")                                                 \
   X(kPromotionCompletedTotal, kMaster, kCounter, "promotion_completed_total",  \
     "", "DRAM copies committed by promotion.")                                 \
+  X(kPromotionUsefulTotal, kMaster, kCounter, "promotion_useful_total", "",    \
+    "Promoted DRAM copies read from DRAM afterwards (at their first read).")   \
   X(kPromotionFailedTotal, kMaster, kCounter, "promotion_failed_total",        \
     "reason", "Promotions stopped by a gate or failed as tasks, by reason.")   \
   X(kPromotionDedupedTotal, kMaster, kCounter, "promotion_deduped_total", "",  \

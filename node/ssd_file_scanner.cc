@@ -57,7 +57,8 @@ Result<std::span<const std::byte>> SsdFileScanner::Load(uint64_t offset,
 }
 
 Result<uint64_t> SsdFileScanner::Resync(uint64_t offset) {
-  // Records of format 2 may start on any sector.
+  // A record that is not whole blocks may start on any granule (formats 2
+  // and 3 both start on multiples of the smaller one).
   for (uint64_t at = offset / kSector * kSector + kSector; at < file_size_;
        at += kSector) {
     MT_ASSIGN_OR_RETURN(std::span<const std::byte> block, Load(at, kBlock));

@@ -146,9 +146,13 @@ bool SsdRecord::block_aligned() const {
   return version_ < 2 || value_len_ >= kAlignedValueMinBytes;
 }
 
+uint64_t SsdRecord::granule() const {
+  return version_ >= 3 ? kSmallAlignment : kFormat2Alignment;
+}
+
 uint64_t SsdRecord::size() const {
   return AlignUp(value_offset() + value_len_,
-                 block_aligned() ? kAlignment : kSmallAlignment);
+                 block_aligned() ? kAlignment : granule());
 }
 
 SsdRecord SsdRecord::AtFormatVersion(uint16_t version) const {

@@ -17,18 +17,23 @@ namespace {
 constexpr uint64_t kBlock = SsdRecord::kAlignment;
 // Headroom for tombstones: capacity / kTombstoneRoomDivisor, at most
 // kMaxTombstoneRoom. Files are at most capacity / kFilesPerCapacity.
-constexpr uint64_t kTombstoneRoomDivisor = 64;
+constexpr uint64_t kTombstoneRoomDivisor = 512;
 constexpr uint64_t kMaxTombstoneRoom = 64ull << 20;
-constexpr uint64_t kFilesPerCapacity = 16;
+constexpr uint64_t kFilesPerCapacity = 128;
+constexpr uint64_t kMinFileBytes = 1ull << 20;
 // Bytes of released staging and bounce buffers kept for reuse.
 constexpr size_t kBufferPoolBytes = 64 << 20;
 
 uint64_t AlignDown(uint64_t n) { return n / kBlock * kBlock; }
 uint64_t AlignUp(uint64_t n) { return (n + kBlock - 1) / kBlock * kBlock; }
 
+// Files of capacity / 128, so that the headroom for compacting one is
+// small; but at least 1 MiB (capacity / 16 on a store under 16 MiB), so
+// that a small store is not made of files a few records long.
 uint64_t CappedFileBytes(const SsdStoreOptions& o, uint64_t capacity) {
-  return std::max(kBlock, std::min(o.max_file_bytes,
-                                   AlignDown(capacity / kFilesPerCapacity)));
+  const uint64_t share = std::max(capacity / kFilesPerCapacity,
+                                  std::min(kMinFileBytes, capacity / 16));
+  return std::max(kBlock, std::min(o.max_file_bytes, AlignDown(share)));
 }
 
 // Where puts stop in a store of `capacity` bytes with files of at most
@@ -538,6 +543,12 @@ bool SsdStore::WriteToFiles(std::span<PendingWrite> writes) {
     }
     flush_run();
     const Status status = file->WriteBatch(requests);
+    uint64_t written = 0;
+    for (const IoRequest& r : requests) {
+      if (r.result > 0) written += static_cast<uint64_t>(r.result);
+    }
+    counters_.device_bytes_written.fetch_add(written,
+                                             std::memory_order_relaxed);
     for (size_t k = 0; k < requests.size(); ++k) {
       if (requests[k].result == static_cast<ssize_t>(requests[k].len)) continue;
       for (PendingWrite* w : owners[k]) {
@@ -765,6 +776,7 @@ SsdStoreStats SsdStore::stats() const {
   s.no_space_refusals = counters_.no_space_refusals.load(r);
   s.records_written = counters_.records_written.load(r);
   s.bytes_written = counters_.bytes_written.load(r);
+  s.device_bytes_written = counters_.device_bytes_written.load(r);
   s.records_read = counters_.records_read.load(r);
   s.bytes_read = counters_.bytes_read.load(r);
   s.corrupt_records = counters_.corrupt_records.load(r);

@@ -57,22 +57,25 @@ struct SsdStoreOptions {
   // stop short of it by a headroom that only removes (tombstones) and
   // compaction may use, so that a full store can always be emptied: room to
   // compact one file
-  // ((1 - compaction_min_dead_ratio) * max_file_bytes) plus capacity / 64
-  // (at most 64 MiB) for tombstones, in all at most half the capacity.
+  // ((1 - compaction_min_dead_ratio) * max_file_bytes) plus capacity / 512
+  // (at most 64 MiB) for tombstones, in all at most half the capacity:
+  // under 1 % of a store of 512 MiB or more.
   // SsdStoreStats::put_limit_bytes tells where puts stop.
   // REQUIRES: > 0.
   uint64_t capacity_bytes = 0;
   // A new data file is started when a record would take the active one past
-  // this; a larger record gets a file of its own. Capped at capacity / 16
-  // (but at least 4096) to keep the compaction headroom small, with the
+  // this; a larger record gets a file of its own. Capped at capacity / 128
+  // (but at least 1 MiB, or capacity / 16 under 16 MiB, and at least 4096)
+  // to keep the compaction headroom small, with the
   // capacity the file system allows (a store on a small file system gets
-  // small files: only sealed files can be compacted).
+  // small files: only sealed files can be compacted). Small files also let
+  // eviction in log order empty whole files (eviction-policy.md).
   // Default: 256 MiB. REQUIRES: >= 4096.
   uint64_t max_file_bytes = 256ull << 20;
   // CompactStep only compacts sealed files with at least this share of dead
   // bytes (tombstones count as live here: they may have to move).
-  // Default: 0.5. REQUIRES: in (0, 1].
-  double compaction_min_dead_ratio = 0.5;
+  // Default: 0.25. REQUIRES: in (0, 1].
+  double compaction_min_dead_ratio = 0.25;
   // How often the store looks at its file system's free space (and after
   // every write it refused for room). Default: 1 s.
   std::chrono::milliseconds space_check_interval{1000};
@@ -129,6 +132,10 @@ struct SsdStoreStats {
   uint64_t owed_tombstones = 0;    // removals done, tombstone not yet written
   uint64_t records_written = 0;    // by PutBatch
   uint64_t bytes_written = 0;      // value bytes, by PutBatch
+  // Every byte written to the data files: records of puts and removals,
+  // compaction's copies, padding. Over bytes_written: the store's write
+  // amplification.
+  uint64_t device_bytes_written = 0;
   uint64_t records_read = 0;
   uint64_t bytes_read = 0;
   uint64_t corrupt_records = 0;  // checksum failures seen at scan or read
@@ -213,7 +220,8 @@ class SsdStore {
   static constexpr double kPressureDeadRatio = 0.2;
   static constexpr double kUrgentDeadRatio = 0.05;
   // The files are at 90% of where puts stop or beyond: compaction should
-  // not wait for the store to be idle.
+  // not wait for the store to be idle (a store the master keeps full lives
+  // there).
   bool UnderPressure() const;
 
   // Makes every completed write durable, including file creations and
@@ -313,6 +321,7 @@ class SsdStore {
   struct Counters {
     std::atomic<uint64_t> records_written{0};
     std::atomic<uint64_t> bytes_written{0};
+    std::atomic<uint64_t> device_bytes_written{0};
     std::atomic<uint64_t> records_read{0};
     std::atomic<uint64_t> bytes_read{0};
     std::atomic<uint64_t> corrupt_records{0};

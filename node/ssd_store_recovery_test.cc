@@ -61,7 +61,10 @@ TEST_P(SsdStoreRecoveryTest, TornTailIsCutAndEarlierRecordsSurvive) {
   for (int i = 0; i < 5; ++i) {
     const std::string key = "r" + std::to_string(i);
     Put(key, Value(20000, i));
-    if (i < 4) end_of_fourth += RecordBytes(key, 20000);
+    // Each put is a batch of its own, and a batch ends on a block.
+    const uint64_t block = SsdRecord::kAlignment;
+    if (i < 4)
+      end_of_fourth += (RecordBytes(key, 20000) + block - 1) / block * block;
   }
   const std::vector<std::string> files = DataFiles();
   ASSERT_EQ(files.size(), 1u);

@@ -113,7 +113,10 @@ TEST_F(SmallFileSystemTest, CapacityIsWhatTheFileSystemHolds) {
   EXPECT_EQ(last.reason(), ErrorReason::kNoSpace) << last.ToString();
   EXPECT_GT(stored, 100);
   const SsdStoreStats full = store_->stats();
-  EXPECT_LE(full.file_bytes, full.put_limit_bytes);
+  // Puts stopped at the put limit; the compaction the refused put ran to
+  // make room (batch padding counts as dead) may use the headroom above
+  // it, never more than the capacity.
+  EXPECT_LE(full.file_bytes, full.capacity_bytes);
   EXPECT_EQ(full.write_errors, 0u);
   EXPECT_GE(full.no_space_refusals, 1u);
 }

@@ -234,9 +234,11 @@ TEST_P(SsdStoreTest, NoSpaceChangesNothingAndCompactionMakesRoom) {
   Open();
   const uint64_t limit = store_->stats().put_limit_bytes;
   ASSERT_LT(limit, options_.capacity_bytes);
-  const uint64_t fit = limit / 8192;
-  for (uint64_t i = 0; i < fit; ++i)
-    Put("n" + std::to_string(i), Value(8000, i));
+  // Records of 8000 bytes and their headers, packed: at least one per
+  // 8 KiB of the limit.
+  uint64_t fit = 0;
+  while (store_->Put("n" + std::to_string(fit), Value(8000, fit)).ok()) ++fit;
+  ASSERT_GE(fit, limit / 8192);
   const SsdStoreStats full = store_->stats();
   EXPECT_EQ(store_->Put("extra", Value(8000, 1)).reason(),
             ErrorReason::kNoSpace);

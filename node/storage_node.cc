@@ -214,9 +214,10 @@ Status StorageNode::HeartbeatOnce() {
   std::optional<SsdReport> report;
   if (ssd_) {
     const SsdStoreStats stats = ssd_->stats();
-    report = SsdReport{stats.capacity_bytes,    stats.put_limit_bytes,
-                       stats.file_bytes,        stats.live_bytes,
-                       stats.live_record_bytes, stats.no_space_refusals};
+    report = SsdReport{stats.capacity_bytes,      stats.put_limit_bytes,
+                       stats.file_bytes,          stats.live_bytes,
+                       stats.live_record_bytes,   stats.no_space_refusals,
+                       stats.device_bytes_written};
   }
   const Status alive = master_->Heartbeat(id(), report);
   if (!alive.ok()) {
@@ -308,20 +309,25 @@ size_t StorageNode::RunTasksOnce() {
     running_ -= batch;
     room_cv_.SignalAll();
   }
-  // Compaction runs when the node is idle, and between batches too while
-  // the store is short of room (deletions free disk space only once their
-  // files are compacted).
-  if (ssd_ && (done == 0 || ssd_->UnderPressure())) {
-    Result<bool> compacted =
-        done == 0 ? ssd_->CompactStep()
-                  : ssd_->CompactStep(SsdStore::kPressureDeadRatio);
-    uint64_t held_back = 0;
-    if (!compacted.ok() && compaction_log_.Allow(&held_back)) {
-      spdlog::warn("node '{}': compaction stopped: {} ({} more since)",
-                   options_.name, compacted.status().ToString(), held_back);
-    }
-  }
+  if (ssd_) Compact(done == 0);
   return done;
+}
+
+void StorageNode::Compact(bool idle) {
+  // Deletions free disk space only once their files are compacted: one
+  // step when the node is idle, and between batches too while the store is
+  // near its limit, which is where the master keeps a full SSD tier (one
+  // step a batch: a step reads and rewrites up to a file, and the pull
+  // loop waits for it).
+  if (!idle && !ssd_->UnderPressure()) return;
+  Result<bool> compacted =
+      idle ? ssd_->CompactStep()
+           : ssd_->CompactStep(SsdStore::kPressureDeadRatio);
+  uint64_t held_back = 0;
+  if (!compacted.ok() && compaction_log_.Allow(&held_back)) {
+    spdlog::warn("node '{}': compaction stopped: {} ({} more since)",
+                 options_.name, compacted.status().ToString(), held_back);
+  }
 }
 
 void StorageNode::RunDeletes(std::vector<std::string> keys) {

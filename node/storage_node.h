@@ -202,6 +202,8 @@ class StorageNode final : public SsdReadHandler {
   Status WriteToPeer(const ReplicaDescriptor& target,
                      std::span<std::byte> bytes);
   void RunDeletes(std::vector<std::string> keys);
+  // Compaction steps after a pull: `idle` when it brought no work.
+  void Compact(bool idle);
   void HeartbeatLoop();
   void PullLoop();
   void DirectoryLoop();

@@ -45,6 +45,8 @@ struct SsdReport {
   uint64_t live_value_bytes = 0;   // value bytes of its live records
   uint64_t live_record_bytes = 0;  // what those records take in the files
   uint64_t no_space_refusals = 0;  // writes refused for room so far
+  // Bytes written to its files so far (puts, removals, compaction copies).
+  uint64_t device_bytes_written = 0;
 };
 
 struct NodeView {

@@ -470,6 +470,7 @@ void ToProto(const SsdReport& r, proto::SsdReport* out) {
   out->set_live_value_bytes(r.live_value_bytes);
   out->set_live_record_bytes(r.live_record_bytes);
   out->set_no_space_refusals(r.no_space_refusals);
+  out->set_device_bytes_written(r.device_bytes_written);
 }
 
 SsdReport FromProto(const proto::SsdReport& r) {
@@ -480,6 +481,7 @@ SsdReport FromProto(const proto::SsdReport& r) {
   out.live_value_bytes = r.live_value_bytes();
   out.live_record_bytes = r.live_record_bytes();
   out.no_space_refusals = r.no_space_refusals();
+  out.device_bytes_written = r.device_bytes_written();
   return out;
 }
 
