@@ -247,6 +247,21 @@ void AddTraceOptions(CLI::App& scenario,
                   "SSD of the spawned store and of the simulated caches")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
+  scenario
+      .add_option("--ssd-eviction-policies", trace.ssd_eviction_policies,
+                  "with --spawn: one set of runs per SSD eviction policy")
+      ->check(CLI::IsMember({"clock", "lru"}))
+      ->delimiter(',')
+      ->capture_default_str();
+  scenario
+      .add_option("--promotion-policies", trace.promotion_policies,
+                  "with --spawn: the promotion settings to run")
+      ->check(CLI::IsMember({"off", "threshold", "tinylfu"}))
+      ->delimiter(',')
+      ->capture_default_str();
+  scenario.add_option("--store-flags", trace.store_flags,
+                      "with --spawn: more flags for each store, separated "
+                      "by spaces");
 }
 
 // Options of the failover scenario (bench/failover_scenario.h). --spawn is

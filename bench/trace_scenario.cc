@@ -105,6 +105,7 @@ class ReplayTally {
     uint64_t disk_hits = 0;
     uint64_t put_failed = 0;
     uint64_t wrong_bytes = 0;
+    uint64_t put_bytes = 0;  // of members stored by this replay's puts
   };
 
   void AddRequest(uint64_t blocks, uint64_t memory_hits, uint64_t disk_hits) {
@@ -114,6 +115,7 @@ class ReplayTally {
     ++requests_;
   }
   void AddWrongBytes(uint64_t n) { wrong_bytes_ += n; }
+  void AddPutBytes(uint64_t n) { put_bytes_ += n; }
   // A member of a probe ("probe") or a read ("get") failed with `reason`.
   void AddFailure(std::string_view op, ErrorReason reason) {
     MutexLock lock(&mu_);
@@ -127,7 +129,8 @@ class ReplayTally {
 
   Figures Read() const {
     return {requests_.load(),  blocks_.load(),     memory_hits_.load(),
-            disk_hits_.load(), put_failed_.load(), wrong_bytes_.load()};
+            disk_hits_.load(), put_failed_.load(), wrong_bytes_.load(),
+            put_bytes_.load()};
   }
   // "put NO_SPACE: 12, get OBJECT_NOT_FOUND: 3", or "none".
   std::string FailureSummary() const {
@@ -141,7 +144,7 @@ class ReplayTally {
 
  private:
   std::atomic<uint64_t> requests_{0}, blocks_{0}, memory_hits_{0},
-      disk_hits_{0}, put_failed_{0}, wrong_bytes_{0};
+      disk_hits_{0}, put_failed_{0}, wrong_bytes_{0}, put_bytes_{0};
   mutable Mutex mu_;
   std::map<std::string, uint64_t> failures_ ABSL_GUARDED_BY(mu_);
 };
@@ -283,11 +286,15 @@ class ReplayWorker {
                            std::move(put)});
         }
       }
+      uint64_t stored = 0;
       for (const Status& put : client_.PutBatch(items)) {
-        if (!put.ok() && put.reason() != ErrorReason::kObjectExists) {
+        if (put.ok()) {
+          ++stored;
+        } else if (put.reason() != ErrorReason::kObjectExists) {
           tally_.AddPutFailure(put.reason());
         }
       }
+      tally_.AddPutBytes(stored * options_.member_bytes);
     }
   }
 
@@ -448,8 +455,13 @@ class TraceReplay {
 
 // --- The simulated figures, the same for every run.
 struct SimulatedRatios {
+  double dram_lru = 0;  // LRU of the DRAM's bytes alone
   double lru = 0;
   double lru_exclusive = 0;
+  double s3fifo = 0;
+  double s3fifo_exclusive = 0;
+  double clock = 0;
+  double clock_exclusive = 0;
   double opt = 0;
   double opt_exclusive = 0;
   double infinite = 0;
@@ -463,74 +475,210 @@ SimulatedRatios Simulate(std::span<const TraceRequest> requests,
       (options.dram_bytes + options.ssd_bytes) / block_bytes;
   const auto begin = SteadyClock::now();
   SimulatedRatios r;
+  r.dram_lru = SimulateCache(requests, EvictionPolicy::kLru,
+                             options.dram_bytes / block_bytes)
+                   .HitRatio();
   r.lru = SimulateCache(requests, EvictionPolicy::kLru, ssd_blocks).HitRatio();
   r.lru_exclusive =
       SimulateCache(requests, EvictionPolicy::kLru, all_blocks).HitRatio();
+  r.s3fifo =
+      SimulateCache(requests, EvictionPolicy::kS3Fifo, ssd_blocks).HitRatio();
+  r.s3fifo_exclusive =
+      SimulateCache(requests, EvictionPolicy::kS3Fifo, all_blocks).HitRatio();
+  r.clock =
+      SimulateCache(requests, EvictionPolicy::kClock, ssd_blocks).HitRatio();
+  r.clock_exclusive =
+      SimulateCache(requests, EvictionPolicy::kClock, all_blocks).HitRatio();
   r.opt =
       SimulateCache(requests, EvictionPolicy::kBelady, ssd_blocks).HitRatio();
   r.opt_exclusive =
       SimulateCache(requests, EvictionPolicy::kBelady, all_blocks).HitRatio();
   r.infinite = SimulateInfiniteCache(requests).HitRatio();
-  char line[200];
+  char line[300];
   std::snprintf(
       line, sizeof(line),
       "trace: simulated %llu and %llu blocks in %.0f ms: LRU %.3f / "
-      "%.3f, MIN %.3f / %.3f, infinite %.3f",
+      "%.3f, S3-FIFO %.3f / %.3f, CLOCK %.3f / %.3f, MIN %.3f / %.3f, "
+      "infinite %.3f",
       static_cast<unsigned long long>(ssd_blocks),
       static_cast<unsigned long long>(all_blocks),
       duration<double, std::milli>(SteadyClock::now() - begin).count(), r.lru,
-      r.lru_exclusive, r.opt, r.opt_exclusive, r.infinite);
+      r.lru_exclusive, r.s3fifo, r.s3fifo_exclusive, r.clock, r.clock_exclusive,
+      r.opt, r.opt_exclusive, r.infinite);
   sink.Progress(line);
   return r;
 }
 
 // --- The runs.
 
-// A run: the store it goes to and the label of its promotion policy.
+// A run: the store it goes to, the label of its promotion policy and of
+// its SSD eviction policy ("" for a store the bench did not start).
 struct RunPlan {
   std::string policy;
+  std::string eviction;
   std::vector<std::string> spawn_flags;  // with --spawn
 };
 
 std::vector<RunPlan> PlanRuns(const TraceOptions& options,
                               const RemoteOptions& remote) {
-  if (!remote.spawn) return {{"external", {}}};
+  if (!remote.spawn) return {{"external", "", {}}};
   const std::vector<std::string> sizes = {
       "--dram", std::to_string(options.dram_bytes), "--ssd-capacity",
       std::to_string(options.ssd_bytes)};
-  std::vector<RunPlan> plans = {
-      {"off", {"--no-promotion-on-hit"}},
-      {"threshold", {"--promotion-policy", "threshold"}},
-      {"tinylfu", {"--promotion-policy", "tinylfu"}}};
-  for (RunPlan& plan : plans) {
-    plan.spawn_flags.insert(plan.spawn_flags.begin(), sizes.begin(),
-                            sizes.end());
+  const std::vector<RunPlan> promotion = {
+      {"off", "", {"--no-promotion-on-hit"}},
+      {"threshold", "", {"--promotion-policy", "threshold"}},
+      {"tinylfu", "", {"--promotion-policy", "tinylfu"}}};
+  std::vector<std::string> extra;
+  for (std::string_view rest = options.store_flags; !rest.empty();) {
+    const size_t end = std::min(rest.find(' '), rest.size());
+    if (end > 0) extra.emplace_back(rest.substr(0, end));
+    rest.remove_prefix(std::min(end + 1, rest.size()));
+  }
+  std::vector<RunPlan> plans;
+  for (const std::string& eviction : options.ssd_eviction_policies) {
+    for (const RunPlan& p : promotion) {
+      if (std::find(options.promotion_policies.begin(),
+                    options.promotion_policies.end(),
+                    p.policy) == options.promotion_policies.end()) {
+        continue;
+      }
+      RunPlan plan = p;
+      plan.spawn_flags.insert(plan.spawn_flags.end(), extra.begin(),
+                              extra.end());
+      plan.eviction = eviction;
+      plan.spawn_flags.insert(plan.spawn_flags.begin(), sizes.begin(),
+                              sizes.end());
+      plan.spawn_flags.push_back("--ssd-eviction-policy");
+      plan.spawn_flags.push_back(eviction);
+      plans.push_back(std::move(plan));
+    }
   }
   return plans;
 }
 
-// What the store says its SSD tier can hold, in object bytes (the sum of
-// its nodes' SSD capacity as the master counts it: the files' real room,
-// less headers, padding and room for compaction), read from the admin API
-// of a spawned store; 0 when unknown.
-uint64_t StoreSsdObjectCapacity(const RemoteStore& store) {
-  if (store.spawned == nullptr || store.spawned->admin().empty()) return 0;
+// What a spawned store's nodes say of their tiers, summed (read from its
+// admin API after a run; `known` is false when it could not be read).
+struct StoreFill {
+  bool known = false;
+  // The object bytes its SSD tier can hold as the master counts them (the
+  // files' real room less record headers, padding and compaction room),
+  // and those it holds.
+  uint64_t ssd_object_capacity = 0;
+  uint64_t ssd_used = 0;
+  uint64_t dram_used = 0;
+  uint64_t ssd_device_bytes_written = 0;  // by the SSD stores, all kinds
+};
+
+StoreFill ReadStoreFill(const RemoteStore& store) {
+  StoreFill fill;
+  if (store.spawned == nullptr || store.spawned->admin().empty()) return fill;
   httplib::Client http("http://" + store.spawned->admin());
   http.set_read_timeout(10, 0);
   httplib::Result res = http.Get("/api/v1/nodes");
-  if (!res || res->status != 200) return 0;
+  if (!res || res->status != 200) return fill;
   const nlohmann::json body =
       nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_object() || !body.contains("nodes")) return 0;
-  uint64_t total = 0;
+  if (!body.is_object() || !body.contains("nodes")) return fill;
   for (const nlohmann::json& node : body["nodes"]) {
-    total += node["ssd"].value("capacity_bytes", uint64_t{0});
+    const nlohmann::json& ssd = node["ssd"];
+    fill.ssd_object_capacity += ssd.value("capacity_bytes", uint64_t{0});
+    fill.ssd_used += ssd.value("used_bytes", uint64_t{0});
+    if (ssd.contains("store")) {
+      fill.ssd_device_bytes_written +=
+          ssd["store"].value("device_bytes_written", uint64_t{0});
+    }
+    fill.dram_used += node["dram"].value("used_bytes", uint64_t{0});
   }
-  return total;
+  fill.known = true;
+  return fill;
 }
 
+// How full the store's tiers are after the run (the replay fills both:
+// the trace holds several times their bytes), what its SSD wrote per byte
+// the replay put, and LRU at what its SSD can really hold, beside the
+// configured capacity: how much of a gap to lru_hit_ratio is room, not
+// policy.
+void AddFillFields(nlohmann::ordered_json& row, const StoreFill& fill,
+                   const ReplayTally::Figures& counts,
+                   const TraceOptions& options,
+                   std::span<const TraceRequest> requests) {
+  if (!fill.known) return;
+  const uint64_t block_bytes = options.members * options.member_bytes;
+  row["ssd_object_capacity"] = fill.ssd_object_capacity;
+  row["lru_hit_ratio_at_store_capacity"] =
+      SimulateCache(requests, EvictionPolicy::kLru,
+                    fill.ssd_object_capacity / block_bytes)
+          .HitRatio();
+  // Averaged over the replay's second half (FillSampler).
+  row["ssd_live_fraction"] = Ratio(fill.ssd_used, options.ssd_bytes);
+  row["dram_live_fraction"] = Ratio(fill.dram_used, options.dram_bytes);
+  row["ssd_write_amplification"] =
+      Ratio(fill.ssd_device_bytes_written, counts.put_bytes);
+}
+
+// Samples a spawned store's fill every second while a replay runs, in a
+// thread of its own; Finish() gives the tiers' use averaged over the
+// second half of the replay (the trace fills both tiers early; the end
+// alone would be one moment of a sawtooth), the capacity and the bytes
+// written as they are at the end.
+class FillSampler {
+ public:
+  explicit FillSampler(const RemoteStore& store) : store_(store) {
+    if (store.spawned == nullptr) return;
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~FillSampler() { Stop(); }
+  FillSampler(const FillSampler&) = delete;
+  FillSampler& operator=(const FillSampler&) = delete;
+
+  StoreFill Finish() {
+    Stop();
+    StoreFill last = ReadStoreFill(store_);
+    if (!last.known) return last;
+    MutexLock lock(&mu_);
+    const size_t from = samples_.size() / 2;
+    if (samples_.size() - from == 0) return last;
+    double ssd = 0, dram = 0;
+    for (size_t i = from; i < samples_.size(); ++i) {
+      ssd += static_cast<double>(samples_[i].ssd_used);
+      dram += static_cast<double>(samples_[i].dram_used);
+    }
+    const double n = static_cast<double>(samples_.size() - from);
+    last.ssd_used = static_cast<uint64_t>(ssd / n);
+    last.dram_used = static_cast<uint64_t>(dram / n);
+    return last;
+  }
+
+ private:
+  void Loop() {
+    while (true) {
+      StoreFill sample = ReadStoreFill(store_);
+      MutexLock lock(&mu_);
+      if (sample.known) samples_.push_back(sample);
+      if (!stop_) wake_.WaitFor(std::chrono::seconds(1));
+      if (stop_) return;
+    }
+  }
+  void Stop() {
+    {
+      MutexLock lock(&mu_);
+      stop_ = true;
+      wake_.Signal();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+  const RemoteStore& store_;
+  Mutex mu_;
+  CondVar wake_{&mu_};
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<StoreFill> samples_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
 nlohmann::ordered_json ResultRow(const std::string& trace_name,
-                                 const std::string& policy,
+                                 const RunPlan& plan,
                                  const TraceOptions& options,
                                  const ReplayFigures& replay,
                                  const SimulatedRatios& sim) {
@@ -538,7 +686,8 @@ nlohmann::ordered_json ResultRow(const std::string& trace_name,
   nlohmann::ordered_json row;
   row["scenario"] = "trace";
   row["trace"] = trace_name;
-  row["policy"] = policy;
+  row["policy"] = plan.policy;
+  if (!plan.eviction.empty()) row["eviction"] = plan.eviction;
   row["requests"] = f.requests;
   row["blocks"] = f.blocks;
   row["memory_hits"] = f.memory_hits;
@@ -546,8 +695,14 @@ nlohmann::ordered_json ResultRow(const std::string& trace_name,
   row["misses"] = f.blocks - f.memory_hits - f.disk_hits;
   row["put_failed"] = f.put_failed;
   row["hit_ratio"] = Ratio(f.memory_hits + f.disk_hits, f.blocks);
+  row["memory_hit_ratio"] = Ratio(f.memory_hits, f.blocks);
+  row["dram_lru_hit_ratio"] = sim.dram_lru;
   row["lru_hit_ratio"] = sim.lru;
   row["lru_hit_ratio_exclusive"] = sim.lru_exclusive;
+  row["s3fifo_hit_ratio"] = sim.s3fifo;
+  row["s3fifo_hit_ratio_exclusive"] = sim.s3fifo_exclusive;
+  row["clock_hit_ratio"] = sim.clock;
+  row["clock_hit_ratio_exclusive"] = sim.clock_exclusive;
   row["opt_hit_ratio"] = sim.opt;
   row["opt_hit_ratio_exclusive"] = sim.opt_exclusive;
   row["infinite_hit_ratio"] = sim.infinite;
@@ -612,23 +767,17 @@ int RunTraceScenario(const CommonOptions& common, const TraceOptions& options,
       return kExitFailed;
     }
     TraceReplay replay(*c->client, requests, options, plan.policy);
+    FillSampler sampler(*c);
     Result<ReplayFigures> figures = replay.Run(sink);
+    const StoreFill fill = sampler.Finish();
     if (!figures.ok()) {
       sink.Progress("trace " + plan.policy + ": the store stopped answering: " +
                     figures.status().ToString());
       return kExitFailed;
     }
     nlohmann::ordered_json row =
-        ResultRow(trace_name, plan.policy, options, *figures, sim);
-    // LRU at what the store's SSD can really hold, beside the configured
-    // capacity: how much of the gap to lru_hit_ratio is room, not policy.
-    if (const uint64_t held = StoreSsdObjectCapacity(*c); held > 0) {
-      const uint64_t block_bytes = options.members * options.member_bytes;
-      row["ssd_object_capacity"] = held;
-      row["lru_hit_ratio_at_store_capacity"] =
-          SimulateCache(requests, EvictionPolicy::kLru, held / block_bytes)
-              .HitRatio();
-    }
+        ResultRow(trace_name, plan, options, *figures, sim);
+    AddFillFields(row, fill, figures->counts, options, requests);
     sink.Emit(row);
     if (!remote.spawn) replay.RemoveGroups(sink);
   }

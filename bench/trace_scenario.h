@@ -27,30 +27,42 @@
 // ones even with room to spare. With `speed` > 0 request i starts no
 // earlier than (timestamp_i - timestamp_0) / speed after the replay began.
 //
-// With remote.spawn, three runs, each on a fresh `mooncake-tierd
-// standalone` with --dram dram_bytes --ssd-capacity ssd_bytes and
-// otherwise the daemon's defaults: policy "off" (--no-promotion-on-hit),
-// "threshold" and "tinylfu" (--promotion-policy). With remote.master one
-// run, policy "external", whose groups are removed afterwards; dram_bytes
-// and ssd_bytes then only size the simulated caches, so pass the store's.
+// With remote.spawn, one run per SSD eviction policy and promotion
+// setting, each on a fresh `mooncake-tierd standalone` with --dram
+// dram_bytes --ssd-capacity ssd_bytes --ssd-eviction-policy E, the
+// store_flags and otherwise the daemon's defaults: promotion "off"
+// (--no-promotion-on-hit), "threshold" and "tinylfu" (--promotion-policy).
+// With remote.master one run, policy "external", whose groups are removed
+// afterwards; dram_bytes and ssd_bytes then only size the simulated caches,
+// so pass the store's.
 //
 // The simulations (trace_sim.h, prefix rule) run once, in blocks of
-// members x member_bytes: LRU and MIN with the SSD's capacity (an
-// inclusive hierarchy: DRAM holds a subset of SSD) and with DRAM plus SSD
-// (exclusive), and an infinite cache. One line per run:
-//   {"scenario":"trace","trace":NAME,"policy":P,"requests":N,"blocks":N,
-//    "memory_hits":N,"disk_hits":N,"misses":N,"put_failed":N,
-//    "hit_ratio":X,"lru_hit_ratio":X,"lru_hit_ratio_exclusive":X,
-//    "opt_hit_ratio":X,"opt_hit_ratio_exclusive":X,"infinite_hit_ratio":X,
-//    "wrong_bytes":N,"blocks_per_s":X,"seconds":X,"dram_bytes":N,
-//    "ssd_bytes":N,"block_bytes":N,"members":N,"load_avg":X,
-//    "ssd_object_capacity":N,"lru_hit_ratio_at_store_capacity":X}
-// (NAME: the trace file's base name; blocks: block references replayed;
-// load_avg: the 1-minute load average at the end of the run; the last two,
-// with --spawn only: the object bytes the store's SSD tier can hold as its
-// master counts them (the file system's real room less record headers,
-// padding and compaction room) and LRU simulated at that capacity, which
-// tells how much of a gap to lru_hit_ratio is room rather than policy).
+// members x member_bytes: LRU, S3-FIFO, CLOCK and MIN with the SSD's
+// capacity (an inclusive hierarchy: DRAM holds a subset of SSD) and with
+// DRAM plus SSD (exclusive, *_exclusive), LRU with the DRAM's alone, and an
+// infinite cache. One line per run:
+//   {"scenario":"trace","trace":NAME,"policy":P,"eviction":E,"requests":N,
+//    "blocks":N,"memory_hits":N,"disk_hits":N,"misses":N,"put_failed":N,
+//    "hit_ratio":X,"memory_hit_ratio":X,"dram_lru_hit_ratio":X,
+//    "lru_hit_ratio":X,"lru_hit_ratio_exclusive":X,"s3fifo_hit_ratio":X,
+//    "s3fifo_hit_ratio_exclusive":X,"clock_hit_ratio":X,
+//    "clock_hit_ratio_exclusive":X,"opt_hit_ratio":X,
+//    "opt_hit_ratio_exclusive":X,"infinite_hit_ratio":X,"wrong_bytes":N,
+//    "blocks_per_s":X,"seconds":X,"dram_bytes":N,"ssd_bytes":N,
+//    "block_bytes":N,"members":N,"load_avg":X,"ssd_object_capacity":N,
+//    "lru_hit_ratio_at_store_capacity":X,"ssd_live_fraction":X,
+//    "dram_live_fraction":X,"ssd_write_amplification":X}
+// (NAME: the trace file's base name; E: the SSD eviction policy, absent for
+// an external store; blocks: block references replayed; load_avg: the
+// 1-minute load average at the end of the run. The last six, with --spawn
+// only, read from the store's admin API after the run: the object bytes its
+// SSD tier can hold as its master counts them (the file system's real room
+// less record headers, padding and compaction room) and LRU simulated at
+// that capacity, which tells how much of a gap to lru_hit_ratio is room
+// rather than policy; the object bytes its tiers hold over their
+// configured bytes, averaged over samples taken every second in the
+// replay's second half; and the bytes its SSD stores wrote (records, removals,
+// compaction's copies) per byte the replay put.)
 // Progress (requests, blocks/s, hit ratio, failures by reason) goes to stderr
 // every 5 s.
 //
@@ -58,6 +70,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bench/remote_scenarios.h"
 #include "bench/result_sink.h"
@@ -82,6 +95,15 @@ struct TraceOptions {
   // REQUIRES: dram_bytes > 0. Defaults: 64 MiB and 512 MiB.
   uint64_t dram_bytes = 64ull << 20;
   uint64_t ssd_bytes = 512ull << 20;
+  // With a spawned store: one run per SSD eviction policy here (each with
+  // every promotion setting). Default: clock, then lru (the baseline).
+  std::vector<std::string> ssd_eviction_policies = {"clock", "lru"};
+  // With a spawned store: the promotion settings to run, of "off",
+  // "threshold" and "tinylfu". Default: all three.
+  std::vector<std::string> promotion_policies = {"off", "threshold", "tinylfu"};
+  // More flags for every spawned store, separated by spaces (say
+  // "--eviction-high-watermark 0.99"). Default: none.
+  std::string store_flags;
 };
 
 // Returns the process exit code: 0 when every run completed (put failures

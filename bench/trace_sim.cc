@@ -1,7 +1,9 @@
 #include "bench/trace_sim.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -100,6 +102,142 @@ class LruCache {
   const uint64_t capacity_;
   std::list<uint64_t> recency_;  // most recent first
   std::unordered_map<uint64_t, std::list<uint64_t>::iterator> index_;
+};
+
+// S3-FIFO (trace_sim.h). Blocks are one unit each, so queue lengths are
+// occupancy. Every cached block is in exactly one of small_ and main_, and
+// no key is both cached and in the ghost.
+class S3FifoCache {
+ public:
+  explicit S3FifoCache(uint64_t capacity)
+      : capacity_(capacity),
+        small_capacity_(capacity == 0 ? 0
+                                      : std::max<uint64_t>(1, capacity / 10)),
+        ghost_capacity_(capacity - small_capacity_) {}
+
+  bool Access(uint64_t block, size_t /*position*/) {
+    if (capacity_ == 0) return false;
+    const auto it = frequency_.find(block);
+    if (it != frequency_.end()) {
+      if (it->second < kMaxFrequency) ++it->second;
+      return true;
+    }
+    // Look the key up before evicting: the eviction may add to the ghost
+    // and push its oldest key out, which may be this one.
+    const bool was_ghost = Forget(block);
+    if (frequency_.size() == capacity_) EvictOne();
+    (was_ghost ? main_ : small_).push_back(block);
+    frequency_.emplace(block, 0);
+    return false;
+  }
+
+ private:
+  static constexpr uint8_t kMaxFrequency = 3;
+
+  // Takes eviction steps until one block has left the cache. Ends: a step
+  // from small_ either evicts or moves a block to main_ for good, and a
+  // step from main_ either evicts or spends a counter unit that a hit paid
+  // for, so the steps are O(1) amortized per reference.
+  void EvictOne() {
+    while (true) {
+      if (small_.size() >= small_capacity_ || main_.empty()) {
+        const uint64_t head = small_.front();
+        small_.pop_front();
+        const auto it = frequency_.find(head);
+        if (it->second > 0) {
+          it->second = 0;
+          main_.push_back(head);
+          continue;
+        }
+        frequency_.erase(it);
+        Remember(head);
+        return;
+      }
+      const uint64_t head = main_.front();
+      main_.pop_front();
+      const auto it = frequency_.find(head);
+      if (it->second > 0) {
+        --it->second;
+        main_.push_back(head);
+        continue;
+      }
+      frequency_.erase(it);
+      return;
+    }
+  }
+
+  // Adds `block` to the ghost's tail, dropping its oldest key when full.
+  void Remember(uint64_t block) {
+    if (ghost_capacity_ == 0) return;
+    if (ghost_index_.size() == ghost_capacity_) {
+      ghost_index_.erase(ghost_.front());
+      ghost_.pop_front();
+    }
+    ghost_.push_back(block);
+    ghost_index_.emplace(block, std::prev(ghost_.end()));
+  }
+
+  // Removes `block` from the ghost; whether it was there.
+  bool Forget(uint64_t block) {
+    const auto it = ghost_index_.find(block);
+    if (it == ghost_index_.end()) return false;
+    ghost_.erase(it->second);
+    ghost_index_.erase(it);
+    return true;
+  }
+
+  const uint64_t capacity_;
+  // The small queue's share: 1 or more, 0 only when capacity_ is.
+  const uint64_t small_capacity_;
+  const uint64_t ghost_capacity_;                    // main's capacity, in keys
+  std::deque<uint64_t> small_;                       // oldest first
+  std::deque<uint64_t> main_;                        // oldest first
+  std::unordered_map<uint64_t, uint8_t> frequency_;  // of every cached block
+  // Keys evicted from small_, oldest first; the ghost forgets from the
+  // middle on a ghost hit, hence a list and an index into it.
+  std::list<uint64_t> ghost_;
+  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> ghost_index_;
+};
+
+// CLOCK as a FIFO with reinsertion (trace_sim.h).
+class ClockCache {
+ public:
+  explicit ClockCache(uint64_t capacity) : capacity_(capacity) {}
+
+  bool Access(uint64_t block, size_t /*position*/) {
+    if (capacity_ == 0) return false;
+    const auto it = referenced_.find(block);
+    if (it != referenced_.end()) {
+      it->second = true;
+      return true;
+    }
+    if (referenced_.size() == capacity_) EvictOne();
+    fifo_.push_back(block);
+    referenced_.emplace(block, false);
+    return false;
+  }
+
+ private:
+  // Ends within one round of the queue, since each reinsertion clears a
+  // bit; each cleared bit was set by a hit, so the reinsertions are O(1)
+  // amortized per reference.
+  void EvictOne() {
+    while (true) {
+      const uint64_t head = fifo_.front();
+      fifo_.pop_front();
+      const auto it = referenced_.find(head);
+      if (!it->second) {
+        referenced_.erase(it);
+        return;
+      }
+      it->second = false;
+      fifo_.push_back(head);
+    }
+  }
+
+  const uint64_t capacity_;
+  std::deque<uint64_t> fifo_;  // cached blocks, oldest (the hand) first
+  std::unordered_map<uint64_t, bool> referenced_;  // cached block -> bit
 };
 
 // Belady's MIN. Needs, for each position, the position of the next
@@ -217,6 +355,14 @@ CacheSimResult SimulateCache(std::span<const TraceRequest> requests,
                              EvictionPolicy policy, uint64_t capacity_blocks) {
   if (policy == EvictionPolicy::kLru) {
     LruCache cache(capacity_blocks);
+    return Replay(requests, cache);
+  }
+  if (policy == EvictionPolicy::kS3Fifo) {
+    S3FifoCache cache(capacity_blocks);
+    return Replay(requests, cache);
+  }
+  if (policy == EvictionPolicy::kClock) {
+    ClockCache cache(capacity_blocks);
     return Replay(requests, cache);
   }
   BeladyCache cache(capacity_blocks, NextUsePositions(requests));

@@ -78,11 +78,36 @@ enum class EvictionPolicy {
   // sequence (the most `resident`); under the prefix rule it is the
   // classic offline bound, not a proven optimum of `prefix_hits`.
   kBelady,
+  // S3-FIFO (Yang et al., SOSP'23). Three FIFO queues: a small probation
+  // queue with 10% of the capacity (rounded down, at least one block), a
+  // main queue with the rest, and a ghost queue of the keys last evicted
+  // from the small queue, as many as main's capacity (keys only: the ghost
+  // takes no cache capacity). Each cached block has a frequency counter,
+  // 0 on insertion, bumped by every reference that finds the block cached,
+  // saturating at 3. A miss whose key is in the ghost leaves the ghost and
+  // goes to main's tail; any other miss goes to the small queue's tail. A
+  // full cache takes eviction steps until one block has left: while the
+  // small queue holds at least its share (or main is empty) a step takes
+  // its head, which moves to main's tail with its counter reset to 0 if
+  // the counter is positive, and otherwise leaves the cache for the ghost;
+  // else the step takes main's head, which goes back to main's tail with
+  // its counter decremented if the counter is positive, and otherwise
+  // leaves the cache. The ghost is consulted before the eviction the miss
+  // causes, so that eviction cannot push the missing key out of it.
+  kS3Fifo,
+  // CLOCK, as a FIFO with reinsertion and one reference bit per block (the
+  // policy CacheLib Navy's region reinsertion approximates on flash). A
+  // block is inserted at the tail with its bit clear; a hit sets the bit
+  // and moves nothing. A full cache looks at the head: a set bit is
+  // cleared and the block goes back to the tail, a clear bit evicts it;
+  // repeated until one block has left.
+  kClock,
 };
 
 // Simulates a cache of `capacity_blocks` blocks (0: caches nothing) over
-// `requests` in order, starting empty. Linear in the references, times
-// log(capacity) for kBelady.
+// `requests` in order, starting empty. Linear in the references (amortized
+// for kS3Fifo and kClock, whose reinsertions are paid for by earlier
+// hits), times log(capacity) for kBelady.
 CacheSimResult SimulateCache(std::span<const TraceRequest> requests,
                              EvictionPolicy policy, uint64_t capacity_blocks);
 

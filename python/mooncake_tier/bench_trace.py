@@ -40,29 +40,54 @@ Each backend replays on its own fresh ``StandaloneDaemon`` (``--dram`` and
 daemon's default promotion policy "threshold": compare with that C++ row),
 or on ``--master``, under keys unique to the run, removed afterwards.
 
-One line per backend (``--json``), else a table:
+Before the replays, offline caches are simulated once over the replayed
+requests, under the trace's prefix rule as the C++ replay has it
+(bench/trace_sim.h): a request's hits are the leading run of its blocks
+found cached, and every one of its blocks is then referenced in order,
+cached or not, evicting as needed; capacities in blocks of 64 KiB. LRU,
+S3-FIFO and CLOCK with the SSD's bytes (an inclusive hierarchy: DRAM holds
+a subset of SSD) and with DRAM plus SSD (``*_exclusive``), Belady's MIN
+with DRAM plus SSD, LRU with the DRAM's bytes alone, and a cache that never
+evicts. They say how far the store's hit ratio is from what its room
+allows, and how much of that gap a policy could close.
+
+One line per backend (``--json``), else a table of some of the fields:
     {"scenario":"trace","trace":NAME,"backend":B,"requests":N,"blocks":N,
      "hits":N,"misses":N,"put_failed":N,"hit_ratio":X,
-     "infinite_hit_ratio":X,"wrong_bytes":N,"blocks_per_s":X,"seconds":X,
-     "dram_bytes":N,"ssd_bytes":N,"block_bytes":N,"load_avg":X}
-(infinite_hit_ratio: a cache that never evicts, over the replayed requests,
-under the trace's prefix rule). Progress goes to stderr every 5 s.
+     "dram_lru_hit_ratio":X,"lru_hit_ratio":X,"lru_hit_ratio_exclusive":X,
+     "s3fifo_hit_ratio":X,"s3fifo_hit_ratio_exclusive":X,
+     "clock_hit_ratio":X,"clock_hit_ratio_exclusive":X,
+     "opt_hit_ratio_exclusive":X,"infinite_hit_ratio":X,"wrong_bytes":N,
+     "blocks_per_s":X,"seconds":X,"dram_bytes":N,"ssd_bytes":N,
+     "block_bytes":N,"load_avg":X,"ssd_live_fraction":X,
+     "dram_live_fraction":X,"ssd_write_amplification":X}
+(dram_lru_hit_ratio to infinite_hit_ratio: the simulations above; the
+last three: read from the spawned daemon's admin API after the replay, the
+object bytes its tiers hold over their configured bytes and the bytes its
+SSD stores wrote (records, removals, compaction's copies) per byte the
+replay stored; null, and '-' in the table, with --master or when the admin
+API cannot be read, which stderr says once). The simulations' figures and
+time go to stderr once, progress every 5 s.
 """
 
 from __future__ import annotations
 
 import abc
 import argparse
+import heapq
+import http.client
 import json
 import os
 import re
 import select
 import sys
 import time
+import urllib.request
 import uuid
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -74,13 +99,31 @@ BLOCK_BYTES = 64 << 10
 WORDS = BLOCK_BYTES // 8          # a block as uint64 words
 PROGRESS_SECONDS = 5.0
 WAIT_SECONDS = 60.0               # longest wait for one async transfer
+ADMIN_TIMEOUT = 10.0              # seconds, GET /api/v1/nodes
+# The simulated fields: name -> (policy, capacity: "ssd", "all" or "dram").
+SIMULATED = {
+    "dram_lru_hit_ratio": ("lru", "dram"),
+    "lru_hit_ratio": ("lru", "ssd"),
+    "lru_hit_ratio_exclusive": ("lru", "all"),
+    "s3fifo_hit_ratio": ("s3fifo", "ssd"),
+    "s3fifo_hit_ratio_exclusive": ("s3fifo", "all"),
+    "clock_hit_ratio": ("clock", "ssd"),
+    "clock_hit_ratio_exclusive": ("clock", "all"),
+    "opt_hit_ratio_exclusive": ("opt", "all"),
+}
+FILL_FIELDS = ("ssd_live_fraction", "dram_live_fraction",
+               "ssd_write_amplification")
 FIELDS = ("scenario", "trace", "backend", "requests", "blocks", "hits",
-          "misses", "put_failed", "hit_ratio", "infinite_hit_ratio",
-          "wrong_bytes", "blocks_per_s", "seconds", "dram_bytes", "ssd_bytes",
-          "block_bytes", "load_avg")
+          "misses", "put_failed", "hit_ratio", *SIMULATED,
+          "infinite_hit_ratio", "wrong_bytes", "blocks_per_s", "seconds",
+          "dram_bytes", "ssd_bytes", "block_bytes", "load_avg", *FILL_FIELDS)
+# The table: what differs between backends, and LRU and the never-evicting
+# cache to set hit_ratio against (every simulated figure is on stderr).
 TABLE = (("backend", "s"), ("requests", "d"), ("blocks", "d"),
-         ("hit_ratio", ".4f"), ("infinite_hit_ratio", ".4f"),
-         ("put_failed", "d"), ("wrong_bytes", "d"), ("blocks_per_s", ".0f"),
+         ("hit_ratio", ".4f"), ("lru_hit_ratio", ".4f"),
+         ("infinite_hit_ratio", ".4f"), ("put_failed", "d"),
+         ("wrong_bytes", "d"), ("ssd_live_fraction", ".3f"),
+         ("ssd_write_amplification", ".2f"), ("blocks_per_s", ".0f"),
          ("seconds", ".1f"), ("load_avg", ".2f"))
 
 
@@ -152,6 +195,185 @@ def infinite_hit_ratio(requests: Sequence[Request]) -> float:
         total += len(r.blocks)
         stored.update(r.blocks)
     return hits / total if total else 0.0
+
+
+# --- Offline cache simulations, as bench/trace_sim.cc has them. Under the
+# prefix rule every reference leaves its block cached, so a cache's
+# contents evolve as plain demand paging over the flattened references;
+# each policy below says, per reference, whether it found its block cached,
+# and simulate() takes each request's leading run of those as its hits.
+
+def _lru(refs: Sequence[int], capacity: int) -> list[bool]:
+    """Least recently used: a reference makes its block the most recent;
+    a full cache evicts the least recent."""
+    cache: OrderedDict[int, None] = OrderedDict()  # least recent first
+    found: list[bool] = []
+    for h in refs:
+        if h in cache:
+            cache.move_to_end(h)
+            found.append(True)
+            continue
+        if len(cache) == capacity:
+            cache.popitem(last=False)
+        cache[h] = None
+        found.append(False)
+    return found
+
+
+def _clock(refs: Sequence[int], capacity: int) -> list[bool]:
+    """CLOCK as a FIFO with reinsertion: a block enters at the tail with
+    its bit clear, a hit sets the bit and moves nothing; a full cache looks
+    at the head, sending a block with its bit set back to the tail with the
+    bit cleared, and evicting the first one whose bit is clear."""
+    fifo: deque[int] = deque()     # cached blocks, the hand first
+    bit: dict[int, bool] = {}      # cached block -> referenced
+    found: list[bool] = []
+    for h in refs:
+        if h in bit:
+            bit[h] = True
+            found.append(True)
+            continue
+        if len(bit) == capacity:
+            while True:  # within one round: each pass clears a bit
+                head = fifo.popleft()
+                if not bit[head]:
+                    del bit[head]
+                    break
+                bit[head] = False
+                fifo.append(head)
+        fifo.append(h)
+        bit[h] = False
+        found.append(False)
+    return found
+
+
+def _s3fifo(refs: Sequence[int], capacity: int) -> list[bool]:
+    """S3-FIFO (Yang et al., SOSP'23) as trace_sim.h defines it: a small
+    probation FIFO of 10% of the capacity (at least one block), a main FIFO
+    of the rest, a ghost of the keys last evicted from the small one (as
+    many as main's capacity, keys only) and a counter per cached block,
+    bumped by each hit up to 3. A miss in the ghost enters main, any other
+    the small FIFO; the ghost is asked before the miss's eviction, which
+    could otherwise push the key out of it."""
+    small_share = max(1, capacity // 10)
+    ghost_size = capacity - small_share
+    small: deque[int] = deque()    # oldest first
+    main: deque[int] = deque()     # oldest first
+    count: dict[int, int] = {}     # every cached block -> its counter
+    ghost: OrderedDict[int, None] = OrderedDict()  # oldest first
+    found: list[bool] = []
+    for h in refs:
+        c = count.get(h)
+        if c is not None:
+            if c < 3:
+                count[h] = c + 1
+            found.append(True)
+            continue
+        was_ghost = h in ghost
+        if was_ghost:
+            del ghost[h]
+        while len(count) == capacity:  # steps until one block has left
+            if len(small) >= small_share or not main:
+                head = small.popleft()
+                if count[head]:  # seen again on probation: to main
+                    count[head] = 0
+                    main.append(head)
+                    continue
+                del count[head]
+                if ghost_size:
+                    if len(ghost) == ghost_size:
+                        ghost.popitem(last=False)
+                    ghost[head] = None
+            else:
+                head = main.popleft()
+                if count[head]:  # a hit paid for another round
+                    count[head] -= 1
+                    main.append(head)
+                    continue
+                del count[head]
+        (main if was_ghost else small).append(h)
+        count[h] = 0
+        found.append(False)
+    return found
+
+
+def _opt(refs: Sequence[int], capacity: int) -> list[bool]:
+    """Belady's MIN: a full cache evicts the cached block whose next
+    reference is farthest (never again: farther than any, ties to the
+    larger id); the referenced block is always cached. A max-heap of
+    (next reference, block) with lazy deletion: an entry is live while its
+    block is cached with that next reference (a block evicted for good
+    never comes back, and one referenced again gets a new, larger one)."""
+    never = len(refs)  # past every position
+    next_use = [never] * len(refs)
+    later: dict[int, int] = {}  # block -> its next position seen
+    for i in range(len(refs) - 1, -1, -1):
+        h = refs[i]
+        next_use[i] = later.get(h, never)
+        later[h] = i
+    cached: dict[int, int] = {}   # cached block -> its next reference
+    heap: list[tuple[int, int]] = []  # (-next reference, -block)
+    found: list[bool] = []
+    for h, nxt in zip(refs, next_use):
+        hit = h in cached
+        if not hit and len(cached) == capacity:
+            while True:
+                far, block = heapq.heappop(heap)
+                if cached.get(-block) == -far:
+                    del cached[-block]
+                    break
+        cached[h] = nxt
+        heapq.heappush(heap, (-nxt, -h))
+        found.append(hit)
+    return found
+
+
+POLICIES: dict[str, Callable[[Sequence[int], int], list[bool]]] = {
+    "lru": _lru, "s3fifo": _s3fifo, "clock": _clock, "opt": _opt}
+
+
+class CacheSim(NamedTuple):
+    """What one simulated cache saw (trace_sim.h's CacheSimResult)."""
+
+    references: int   # block references: every block of every request
+    prefix_hits: int  # those that hit under the prefix rule
+    resident: int     # those that found their block cached, rule or not
+
+    @property
+    def hit_ratio(self) -> float:
+        return self.prefix_hits / self.references if self.references else 0.0
+
+
+def simulate(requests: Sequence[Request], policy: str,
+             capacity_blocks: int) -> CacheSim:
+    """A cache of ``capacity_blocks`` blocks (0: caches nothing) run by
+    ``policy`` (a key of POLICIES; "opt" is Belady's MIN) over
+    ``requests`` in order, from empty, under the prefix rule: a block hits
+    when it and every block before it in its request are found cached, and
+    every block of the request is then referenced in order, evicting as
+    needed."""
+    refs = [h for r in requests for h in r.blocks]
+    found = POLICIES[policy](refs, capacity_blocks) if capacity_blocks > 0 \
+        else [False] * len(refs)
+    hits = at = 0
+    for r in requests:
+        end = at + len(r.blocks)
+        while at < end and found[at]:
+            at += 1
+            hits += 1
+        at = end
+    return CacheSim(len(refs), hits, sum(found))
+
+
+def simulated_ratios(requests: Sequence[Request], dram_bytes: int,
+                     ssd_bytes: int) -> dict[str, float]:
+    """The SIMULATED fields over ``requests``, in blocks of BLOCK_BYTES:
+    the SSD's capacity, DRAM plus SSD ("all") or the DRAM's alone."""
+    blocks = {"ssd": ssd_bytes // BLOCK_BYTES,
+              "all": (dram_bytes + ssd_bytes) // BLOCK_BYTES,
+              "dram": dram_bytes // BLOCK_BYTES}
+    return {field: simulate(requests, policy, blocks[room]).hit_ratio
+            for field, (policy, room) in SIMULATED.items()}
 
 
 def _mix(ids: np.ndarray) -> np.ndarray:
@@ -434,7 +656,10 @@ REPLAYERS: dict[str, type[Replayer]] = {
 def replay(backend: str, master: str, requests: Sequence[Request],
            tag: str, progress: bool = False) -> dict[str, Any]:
     """Replays ``requests`` through ``backend`` against ``master`` under
-    keys tagged ``tag``; returns the row's counts and timings."""
+    keys tagged ``tag``; returns the row's counts and timings, and
+    ``stored``: the blocks the replay had stored (those it passed to the
+    store, once per request, less the failed ones), the bytes over which
+    ssd_write_amplification is taken."""
     slots = max(len(r.blocks) for r in requests)
     pattern = BlockPattern()
     b = REPLAYERS[backend](master, tag, slots)
@@ -442,7 +667,7 @@ def replay(backend: str, master: str, requests: Sequence[Request],
     # with failures asks the store whether it still answers, so that a
     # store that went away ends the replay instead of failing every call.
     health = mt.Store(master, probe_master=False)
-    blocks = hits = put_failed = wrong = done = 0
+    blocks = hits = put_failed = stored = wrong = done = 0
     start = last = time.perf_counter()
     try:
         for r in requests:
@@ -462,6 +687,7 @@ def replay(backend: str, master: str, requests: Sequence[Request],
                 first = {r.blocks[s]: s for s in range(n - 1, prefix - 1, -1)}
                 failed = b.store(r.blocks, sorted(first.values()))  # once
                 put_failed += failed
+                stored += len(first) - failed
             if failed:
                 try:
                     health.health_check()
@@ -485,10 +711,48 @@ def replay(backend: str, master: str, requests: Sequence[Request],
         health.close()
     return {"requests": done, "blocks": blocks, "hits": hits,
             "misses": blocks - hits, "put_failed": put_failed,
+            "stored": stored,
             "hit_ratio": hits / blocks if blocks else 0.0,
             "wrong_bytes": wrong,
             "blocks_per_s": blocks / seconds if seconds > 0 else 0.0,
             "seconds": seconds}
+
+
+def read_nodes(admin_address: str) -> list[dict[str, Any]]:
+    """``nodes`` of the admin API's ``GET /api/v1/nodes`` (one page: a
+    standalone daemon has one node). OSError (or http.client's
+    HTTPException) when it cannot be reached or answers other than 200,
+    ValueError when the answer is not that JSON."""
+    url = f"http://{admin_address}/api/v1/nodes"
+    with urllib.request.urlopen(url, timeout=ADMIN_TIMEOUT) as reply:
+        body = json.load(reply)
+    nodes = body.get("nodes") if isinstance(body, dict) else None
+    if not isinstance(nodes, list) or not all(
+            isinstance(n, dict) for n in nodes):
+        raise ValueError(f"{url}: no list of nodes in the answer")
+    return nodes
+
+
+def fill_fields(nodes: Sequence[dict[str, Any]], dram_bytes: int,
+                ssd_bytes: int, stored_blocks: int) -> dict[str, float]:
+    """The FILL_FIELDS of a store whose admin API lists ``nodes``, after a
+    replay that stored ``stored_blocks``: the object bytes its tiers hold
+    over their configured bytes, and the bytes its SSD stores wrote per
+    byte stored (0 when nothing was; a node without an SSD store report
+    counts 0 bytes written). Absent counts are 0, as in the C++ replay."""
+    def count(node: Any, *path: str) -> int:
+        for name in path:
+            node = node.get(name) if isinstance(node, dict) else None
+        return node if isinstance(node, int) else 0
+
+    ssd_used = sum(count(n, "ssd", "used_bytes") for n in nodes)
+    dram_used = sum(count(n, "dram", "used_bytes") for n in nodes)
+    written = sum(count(n, "ssd", "store", "device_bytes_written")
+                  for n in nodes)
+    put = stored_blocks * BLOCK_BYTES
+    return {"ssd_live_fraction": ssd_used / ssd_bytes if ssd_bytes else 0.0,
+            "dram_live_fraction": dram_used / dram_bytes,
+            "ssd_write_amplification": written / put if put else 0.0}
 
 
 def remove_run(backend: str, master: str, requests: Sequence[Request],
@@ -530,30 +794,60 @@ def run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except TraceError as e:
         parser.error(f"--trace: {e}")
     name = os.path.basename(args.trace)
-    infinite = infinite_hit_ratio(requests)
+    start = time.perf_counter()
+    sim = simulated_ratios(requests, dram, ssd)
+    sim["infinite_hit_ratio"] = infinite_hit_ratio(requests)
+    print(f"trace: simulated {ssd // BLOCK_BYTES} (SSD), "
+          f"{(dram + ssd) // BLOCK_BYTES} (exclusive) and "
+          f"{dram // BLOCK_BYTES} (DRAM) blocks in "
+          f"{time.perf_counter() - start:.1f} s: " + ", ".join(
+              f"{k.replace('_hit_ratio', '')} {v:.3f}"
+              for k, v in sim.items()), file=sys.stderr, flush=True)
+    said: set[str] = set()  # why the fill fields are null, once each
+
+    def no_fill(why: str) -> Mapping[str, float | None]:
+        if why not in said:
+            said.add(why)
+            print(f"trace: {', '.join(FILL_FIELDS)} are null: {why}",
+                  file=sys.stderr, flush=True)
+        return dict.fromkeys(FILL_FIELDS)
+
+    def daemon_fill(admin: str | None, stored: int
+                    ) -> Mapping[str, float | None]:
+        if admin is None:
+            return no_fill("the daemon has no admin server")
+        try:
+            return fill_fields(read_nodes(admin), dram, ssd, stored)
+        except (OSError, ValueError, http.client.HTTPException) as e:
+            return no_fill(f"its admin API did not answer "
+                           f"({type(e).__name__}: {e})")
+
     for i, backend in enumerate(backends):
         try:
             tag = uuid.uuid4().hex[:8]
             if args.master:
                 got = replay(backend, args.master, requests, tag, True)
                 remove_run(backend, args.master, requests, tag)
+                fill = no_fill("--master: no daemon of ours to ask")
             else:
                 from .standalone import StandaloneDaemon
                 with StandaloneDaemon(binary=args.daemon, dram=str(dram),
                                       ssd_capacity=str(ssd)) as daemon:
                     got = replay(backend, daemon.master_address, requests,
                                  tag, True)
+                    fill = daemon_fill(daemon.admin_address, got["stored"])
         except (mt.StoreError, OSError, RuntimeError, TimeoutError) as e:
             print(f"trace {backend}: {type(e).__name__}: {e}",
                   file=sys.stderr)
             return 1
-        got.update(scenario="trace", trace=name, backend=backend,
-                   infinite_hit_ratio=infinite, dram_bytes=dram,
-                   ssd_bytes=ssd, block_bytes=BLOCK_BYTES,
+        got.update(sim, **fill, scenario="trace", trace=name,
+                   backend=backend, dram_bytes=dram, ssd_bytes=ssd,
+                   block_bytes=BLOCK_BYTES,
                    load_avg=round(os.getloadavg()[0], 2))
         row = {k: got[k] for k in FIELDS}
         if not args.json and i == 0:
             print(" ".join(k for k, _ in TABLE))
         print(json.dumps(row) if args.json else " ".join(
+            "-".rjust(len(k)) if row[k] is None else
             format(row[k], f">{len(k)}{f}") for k, f in TABLE), flush=True)
     return 0
