@@ -4,6 +4,8 @@
 #include <bit>
 #include <stdexcept>
 
+#include "base/hash_mix.h"
+
 namespace mooncake_tier {
 namespace {
 
@@ -21,17 +23,6 @@ constexpr uint64_t kRowMultipliers[AdmissionSketch::kMaxDepth] = {
     0xd6e8feb86659fd93ull, 0xa0761d6478bd642full, 0xe7037ed1a0b428dbull,
     0x8ebc6af09c88c6e3ull, 0x589965cc75374cc3ull,
 };
-
-// The 64-bit finaliser of MurmurHash3: every input bit reaches every output
-// bit, so structured hashes (sequential ids) do not cluster in a row.
-uint64_t Mix(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  h ^= h >> 33;
-  return h;
-}
 
 uint64_t WithCounter(uint64_t word, uint32_t shift, uint32_t value) {
   return (word & ~(kCounterMask << shift)) |
@@ -74,7 +65,7 @@ AdmissionSketch::AdmissionSketch(uint32_t width, uint32_t depth,
 }
 
 void AdmissionSketch::Locate(uint64_t hash, Slot* slots) const {
-  const uint64_t mixed = Mix(hash);
+  const uint64_t mixed = MixHash(hash);
   for (uint32_t row = 0; row < depth_; ++row) {
     const uint64_t column =
         (mixed * kRowMultipliers[row]) >> (64 - width_bits_);

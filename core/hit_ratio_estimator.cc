@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "base/hash_mix.h"
+
 namespace mooncake_tier {
 namespace {
 
@@ -12,23 +14,12 @@ namespace {
 constexpr uint64_t kFullThreshold = uint64_t{1} << 32;
 
 // XORed into the caller's hash before mixing, so the sample is not the set
-// of units whose plain Mix(hash) is small, which other users of the same
+// of units whose plain MixHash(hash) is small, which other users of the same
 // hash might favour or avoid. Any constant would do.
 constexpr uint64_t kSampleSalt = 0x6a09e667f3bcc909ull;
 
-// The 64-bit finaliser of MurmurHash3: a bijection whose every input bit
-// reaches every output bit, so sequential ids sample like random ones.
-uint64_t Mix(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  h ^= h >> 33;
-  return h;
-}
-
 uint32_t TagOf(uint64_t unit_hash) {
-  return static_cast<uint32_t>(Mix(unit_hash ^ kSampleSalt) >> 32);
+  return static_cast<uint32_t>(MixHash(unit_hash ^ kSampleSalt) >> 32);
 }
 
 // Bytes from a product of doubles, saturating where a cast would overflow.
