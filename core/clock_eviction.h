@@ -33,6 +33,7 @@ class ClockEviction final : public EvictionPolicy {
   // a unit read since it entered, kEvict for the rest.
   SweepAction Sweep(const EvictionUnit& unit, TimePoint cutoff) const override;
   bool reinserts() const override { return true; }
+  bool evicts_in_entry_order() const override { return true; }
 };
 
 }  // namespace mooncake_tier

@@ -51,6 +51,12 @@ class EvictionPolicy {
   // every unit up to the cutoff even once it has evicted enough (the hand
   // passed them all), where another may stop there.
   virtual bool reinserts() const = 0;
+  // Whether the units it evicts are those that entered the tier first,
+  // mostly: on the SSD log their records then lie in the oldest files,
+  // which die whole. A policy that evicts elsewhere leaves dead records in
+  // every file, and its tier is kept further below its limit
+  // (Tiering::EvictSsdOf).
+  virtual bool evicts_in_entry_order() const = 0;
 };
 
 // The implementation of `kind`. Never null.

@@ -18,6 +18,7 @@ class LruEviction final : public EvictionPolicy {
   TimePoint Rank(const EvictionUnit& unit, TimePoint now) const override;
   SweepAction Sweep(const EvictionUnit& unit, TimePoint cutoff) const override;
   bool reinserts() const override { return false; }
+  bool evicts_in_entry_order() const override { return false; }
 };
 
 }  // namespace mooncake_tier

@@ -82,8 +82,10 @@ struct MasterConfig {
   // The same for each node's SSD tier, where eviction runs just below the
   // limit in small batches: the SSD's capacity is the tier's hit ratio,
   // and it needs no room for puts (offloads in flight count as used, so
-  // room for them is made ahead). Default: 0.99 and 0.01. Run-time tunable
-  // (both).
+  // room for them is made ahead). Capped per node by what its store needs
+  // for dead records (SsdFillCap), and at 0.90 with a ratio of at least
+  // 0.05 under a policy that evicts out of the log's order (LRU).
+  // Default: 0.99 and 0.01. Run-time tunable (both).
   double ssd_high_watermark = 0.99;
   double ssd_eviction_ratio = 0.01;
   // The order in which each node's SSD tier gives up units

@@ -437,7 +437,7 @@ TEST(MasterTieringTest, DeadRecordsBeyondTheAllowanceAreEvictedFor) {
   for (int i = 0; i < 40; ++i) ASSERT_TRUE(h.master().EvictObject(Key(i)).ok());
   ASSERT_EQ(CompleteAll(h, node), 40u);  // 40 objects on SSD only
   SsdReport report;
-  report.capacity_bytes = 200 * kObj;
+  report.capacity_bytes = 102 * kObj;   // headroom: no cap below 0.96
   report.put_limit_bytes = 100 * kObj;  // capacity: 98 objects
   report.live_value_bytes = 40 * kObj;
   report.live_record_bytes = 40 * kObj;

@@ -550,6 +550,18 @@ bool SsdReportShowsRoom(const SsdReport& report) {
   return room > 0 && room >= std::min(kBatchBytes, report.put_limit_bytes / 32);
 }
 
+double SsdFillCap(const SsdReport& report) {
+  if (report.put_limit_bytes == 0 ||
+      report.capacity_bytes <= report.put_limit_bytes) {
+    return 1.0;
+  }
+  const double headroom =
+      static_cast<double>(report.capacity_bytes - report.put_limit_bytes);
+  return std::clamp(
+      1.0 - 2 * headroom / static_cast<double>(report.put_limit_bytes), 0.5,
+      1.0);
+}
+
 uint64_t SsdDeadBeyondAllowance(const SsdReport& report) {
   const uint64_t allowance = static_cast<uint64_t>(
       static_cast<double>(report.put_limit_bytes) * kSsdDeadAllowance);

@@ -47,6 +47,15 @@ inline constexpr double kSsdDeadAllowance = 0.02;
 // room its objects cannot have until compaction reclaims it.
 uint64_t SsdDeadBeyondAllowance(const SsdReport& report);
 
+// The highest share of a node's SSD object capacity its eviction may keep
+// full: twice the store's own headroom (capacity less put limit: room to
+// compact a file, and tombstones) is left below the put limit, for the
+// records eviction has made dead but compaction has not reclaimed yet.
+// Under 1 % on a store of 512 MiB or more; a small store, whose files are
+// large for its size, gets a lower mark (about 0.95 for 32 MiB). 1 without
+// a report; never below 0.5.
+double SsdFillCap(const SsdReport& report);
+
 // Room enough in a node's SSD store to take offloads: one pull's worth of
 // writes (32 MiB) or 1/32 of where its puts stop, whichever is less.
 bool SsdReportShowsRoom(const SsdReport& report);

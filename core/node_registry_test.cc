@@ -138,5 +138,24 @@ TEST_F(NodeRegistryTest, NoSpaceWhenNothingFitsAndFreeOfDeadNodeIsIgnored) {
   EXPECT_EQ(registry_.MemoryUsage().capacity, 0u);
 }
 
+TEST(SsdFillCapTest, LeavesTwiceTheStoresHeadroomForDeadRecords) {
+  constexpr uint64_t kMiB = 1 << 20;
+  SsdReport big;
+  big.capacity_bytes = 512 * kMiB;
+  big.put_limit_bytes = 508 * kMiB;  // 4 MiB to compact a file and more
+  EXPECT_NEAR(SsdFillCap(big), 1 - 8.0 / 508, 1e-9);
+  SsdReport small;
+  small.capacity_bytes = 32 * kMiB;
+  small.put_limit_bytes = 32 * kMiB - 832 * 1024;  // files of 1 MiB
+  EXPECT_NEAR(SsdFillCap(small), 0.948, 0.001);
+  // No report yet, or no headroom: no cap; a headroom past a quarter of
+  // the limit: never below half.
+  EXPECT_EQ(SsdFillCap(SsdReport{}), 1.0);
+  SsdReport odd;
+  odd.capacity_bytes = 100;
+  odd.put_limit_bytes = 50;
+  EXPECT_EQ(SsdFillCap(odd), 0.5);
+}
+
 }  // namespace
 }  // namespace mooncake_tier

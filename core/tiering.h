@@ -150,7 +150,8 @@ class Tiering {
   // bytes freed or scheduled; 0 if nothing happened.
   uint64_t EvictMemoryLocked(ObjectSlot& object)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
-  uint64_t EvictSsdOf(NodeId node, TierUsage usage);
+  // `fill_cap`: the highest watermark the node's store allows (SsdFillCap).
+  uint64_t EvictSsdOf(NodeId node, TierUsage usage, double fill_cap);
   // The SSD tier's eviction order in force (a run-time knob).
   const EvictionPolicy& SsdPolicy() const;
   // SSD groups, pass 1: every evictable group on `node` as one candidate,

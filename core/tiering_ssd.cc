@@ -8,6 +8,14 @@
 #include "core/tiering.h"
 
 namespace mooncake_tier {
+namespace {
+
+// The SSD watermark and band of a policy that evicts out of the log's
+// order (LRU): 90 % down to 85 %.
+constexpr double kOutOfOrderFillCap = 0.90;
+constexpr double kOutOfOrderRatio = 0.05;
+
+}  // namespace
 
 const EvictionPolicy& Tiering::SsdPolicy() const {
   return *ssd_policies_[static_cast<size_t>(s_.knobs.ssd_eviction_policy())];
@@ -30,13 +38,25 @@ uint64_t Tiering::EvictSsd() {
     if (node.ssd_report && !SsdReportShowsRoom(*node.ssd_report)) {
       usage.used += SsdDeadBeyondAllowance(*node.ssd_report);
     }
-    dropped += EvictSsdOf(node.id, usage);
+    dropped += EvictSsdOf(node.id, usage,
+                          node.ssd_report ? SsdFillCap(*node.ssd_report) : 1.0);
   }
   return dropped;
 }
 
-uint64_t Tiering::EvictSsdOf(NodeId node, TierUsage usage) {
-  const RuntimeKnobs::Watermarks marks = s_.knobs.ssd();
+uint64_t Tiering::EvictSsdOf(NodeId node, TierUsage usage, double fill_cap) {
+  RuntimeKnobs::Watermarks marks = s_.knobs.ssd();
+  const EvictionPolicy& policy = SsdPolicy();
+  // A small store's files are large for its size: eviction keeps room for
+  // its dead records below the watermark an operator set (SsdFillCap). A
+  // policy that evicts out of the log's order leaves dead records in every
+  // file until compaction copies their live rest: it keeps the slack the
+  // store ran with before it evicted in log order.
+  if (!policy.evicts_in_entry_order()) {
+    fill_cap = std::min(fill_cap, kOutOfOrderFillCap);
+    marks.ratio = std::max(marks.ratio, kOutOfOrderRatio);
+  }
+  marks.high = std::max(std::min(marks.high, fill_cap), 2 * marks.ratio);
   // A node whose SSD refused writes for room is fuller than its objects
   // count (records deleted but not yet compacted away): once per refusal it
   // frees a ratio's worth beyond its watermark, which gives its compaction
@@ -50,7 +70,6 @@ uint64_t Tiering::EvictSsdOf(NodeId node, TierUsage usage) {
       std::max(BytesOverTarget(usage, marks.high, marks.ratio, 0), owed);
   if (need == 0) return 0;
   const TimePoint now = s_.clock->Now();
-  const EvictionPolicy& policy = SsdPolicy();
   const auto evictable = [&](ObjectMeta& meta) -> Replica* {
     Replica* disk = meta.FindDisk(node);
     if (meta.group || disk == nullptr || disk->refcnt > 0 || meta.Leased(now)) {
