@@ -17,11 +17,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/mutex.h"
 #include "bench/bench_util.h"
 #include "bench/remote_store.h"
+#include "bench/store_fill.h"
 #include "bench/trace_sim.h"
-#include "base/mutex.h"
-#include "httplib.h"
 #include "nlohmann/json.hpp"
 
 namespace mooncake_tier::bench {
@@ -557,43 +557,6 @@ std::vector<RunPlan> PlanRuns(const TraceOptions& options,
   return plans;
 }
 
-// What a spawned store's nodes say of their tiers, summed (read from its
-// admin API after a run; `known` is false when it could not be read).
-struct StoreFill {
-  bool known = false;
-  // The object bytes its SSD tier can hold as the master counts them (the
-  // files' real room less record headers, padding and compaction room),
-  // and those it holds.
-  uint64_t ssd_object_capacity = 0;
-  uint64_t ssd_used = 0;
-  uint64_t dram_used = 0;
-  uint64_t ssd_device_bytes_written = 0;  // by the SSD stores, all kinds
-};
-
-StoreFill ReadStoreFill(const RemoteStore& store) {
-  StoreFill fill;
-  if (store.spawned == nullptr || store.spawned->admin().empty()) return fill;
-  httplib::Client http("http://" + store.spawned->admin());
-  http.set_read_timeout(10, 0);
-  httplib::Result res = http.Get("/api/v1/nodes");
-  if (!res || res->status != 200) return fill;
-  const nlohmann::json body =
-      nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_object() || !body.contains("nodes")) return fill;
-  for (const nlohmann::json& node : body["nodes"]) {
-    const nlohmann::json& ssd = node["ssd"];
-    fill.ssd_object_capacity += ssd.value("capacity_bytes", uint64_t{0});
-    fill.ssd_used += ssd.value("used_bytes", uint64_t{0});
-    if (ssd.contains("store")) {
-      fill.ssd_device_bytes_written +=
-          ssd["store"].value("device_bytes_written", uint64_t{0});
-    }
-    fill.dram_used += node["dram"].value("used_bytes", uint64_t{0});
-  }
-  fill.known = true;
-  return fill;
-}
-
 // How full the store's tiers are after the run (the replay fills both:
 // the trace holds several times their bytes), what its SSD wrote per byte
 // the replay put, and LRU at what its SSD can really hold, beside the
@@ -616,66 +579,6 @@ void AddFillFields(nlohmann::ordered_json& row, const StoreFill& fill,
   row["ssd_write_amplification"] =
       Ratio(fill.ssd_device_bytes_written, counts.put_bytes);
 }
-
-// Samples a spawned store's fill every second while a replay runs, in a
-// thread of its own; Finish() gives the tiers' use averaged over the
-// second half of the replay (the trace fills both tiers early; the end
-// alone would be one moment of a sawtooth), the capacity and the bytes
-// written as they are at the end.
-class FillSampler {
- public:
-  explicit FillSampler(const RemoteStore& store) : store_(store) {
-    if (store.spawned == nullptr) return;
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~FillSampler() { Stop(); }
-  FillSampler(const FillSampler&) = delete;
-  FillSampler& operator=(const FillSampler&) = delete;
-
-  StoreFill Finish() {
-    Stop();
-    StoreFill last = ReadStoreFill(store_);
-    if (!last.known) return last;
-    MutexLock lock(&mu_);
-    const size_t from = samples_.size() / 2;
-    if (samples_.size() - from == 0) return last;
-    double ssd = 0, dram = 0;
-    for (size_t i = from; i < samples_.size(); ++i) {
-      ssd += static_cast<double>(samples_[i].ssd_used);
-      dram += static_cast<double>(samples_[i].dram_used);
-    }
-    const double n = static_cast<double>(samples_.size() - from);
-    last.ssd_used = static_cast<uint64_t>(ssd / n);
-    last.dram_used = static_cast<uint64_t>(dram / n);
-    return last;
-  }
-
- private:
-  void Loop() {
-    while (true) {
-      StoreFill sample = ReadStoreFill(store_);
-      MutexLock lock(&mu_);
-      if (sample.known) samples_.push_back(sample);
-      if (!stop_) wake_.WaitFor(std::chrono::seconds(1));
-      if (stop_) return;
-    }
-  }
-  void Stop() {
-    {
-      MutexLock lock(&mu_);
-      stop_ = true;
-      wake_.Signal();
-    }
-    if (thread_.joinable()) thread_.join();
-  }
-
-  const RemoteStore& store_;
-  Mutex mu_;
-  CondVar wake_{&mu_};
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<StoreFill> samples_ ABSL_GUARDED_BY(mu_);
-  std::thread thread_;
-};
 
 nlohmann::ordered_json ResultRow(const std::string& trace_name,
                                  const RunPlan& plan,

@@ -48,11 +48,9 @@ void PutOnSsdOnly(MasterHarness& h, NodeId node, const std::string& key,
   ASSERT_EQ(h.Tiers(key), std::vector<Tier>{Tier::kLocalDisk}) << key;
 }
 
-// k0 enters the SSD and is read once; then nine blocks pass through that
-// are never read again, and the SSD (room for ten) must give up two.
-// Returns whether k0 survived, and checks that exactly two left.
-bool ReReadBlockSurvivesOneTimeBlocks(EvictionPolicyKind policy) {
-  MasterHarness h(SsdPolicy(policy));
+// On an SSD with room for ten: k0 enters and is read once (its lease runs
+// out), then k1..k9 enter and are never read. Returns the node.
+NodeId ReadOneThenNineOneTimeBlocks(MasterHarness& h) {
   const NodeId node = h.AddNode("n", kDram, 10 * kObj);
   PutOnSsdOnly(h, node, Key(0));
   h.clock().Advance(kSec);
@@ -62,6 +60,14 @@ bool ReReadBlockSurvivesOneTimeBlocks(EvictionPolicyKind policy) {
     PutOnSsdOnly(h, node, Key(i));
     h.clock().Advance(kSec);
   }
+  return node;
+}
+
+// The SSD above must give up two blocks. Returns whether k0 survived, and
+// checks that exactly two left.
+bool ReReadBlockSurvivesOneTimeBlocks(EvictionPolicyKind policy) {
+  MasterHarness h(SsdPolicy(policy));
+  ReadOneThenNineOneTimeBlocks(h);
   EXPECT_EQ(h.master().EvictSsd(), 2 * kObj);
   int left = 0;
   for (int i = 0; i < 10; ++i) left += h.Exists(Key(i))->exists ? 1 : 0;
@@ -215,15 +221,7 @@ TEST(MasterEvictionTest, LruEvictsAReReadBlockOnceItIsTheLeastRecent) {
 
 TEST(MasterEvictionTest, ClockReinsertsOnceThenEvictsABlockNotReadAgain) {
   MasterHarness h(SsdPolicy(EvictionPolicyKind::kClock));
-  const NodeId node = h.AddNode("n", kDram, 10 * kObj);
-  PutOnSsdOnly(h, node, Key(0));
-  h.clock().Advance(kSec);
-  ASSERT_TRUE(h.Get(Key(0)).ok());
-  h.clock().Advance(h.master().config().lease_ttl);
-  for (int i = 1; i < 10; ++i) {
-    PutOnSsdOnly(h, node, Key(i));
-    h.clock().Advance(kSec);
-  }
+  const NodeId node = ReadOneThenNineOneTimeBlocks(h);
   ASSERT_EQ(h.master().EvictSsd(), 2 * kObj);  // k1, k2; k0 another turn
   EXPECT_EQ(h.master().GetStats().ssd_reinserted_objects, 1u);
   // k0 now entered after k9: seven more blocks later it is the oldest
