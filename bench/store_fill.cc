@@ -29,6 +29,20 @@ StoreFill ReadStoreFill(const RemoteStore& store) {
     fill.dram_used += dram.value("used_bytes", uint64_t{0});
   }
   fill.known = true;
+  res = http.Get("/api/v1/status");
+  if (!res || res->status != 200) return fill;
+  const nlohmann::json status =
+      nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+  if (!status.is_object() || !status.contains("promotions")) return fill;
+  const nlohmann::json& p = status["promotions"];
+  fill.promotion_attempts = p.value("attempts_total", uint64_t{0});
+  fill.promotions_completed = p.value("completed_total", uint64_t{0});
+  fill.promotions_useful = p.value("useful_total", uint64_t{0});
+  fill.promotion_admission_gated =
+      p.value("admission_gated_total", uint64_t{0});
+  fill.promotion_watermark_gated =
+      p.value("watermark_gated_total", uint64_t{0});
+  fill.promotion_alloc_failed = p.value("alloc_failed_total", uint64_t{0});
   return fill;
 }
 

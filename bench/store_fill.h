@@ -28,10 +28,17 @@ struct StoreFill {
   uint64_t ssd_used = 0;
   uint64_t dram_used = 0;
   uint64_t ssd_device_bytes_written = 0;  // by the SSD stores, all kinds
+  // The master's promotion counters (GET /api/v1/status), at the end.
+  uint64_t promotion_attempts = 0;  // reads that found a unit only on SSD
+  uint64_t promotions_completed = 0;
+  uint64_t promotions_useful = 0;  // read from DRAM after they landed
+  uint64_t promotion_admission_gated = 0;
+  uint64_t promotion_watermark_gated = 0;
+  uint64_t promotion_alloc_failed = 0;
 };
 
-// GET /api/v1/nodes of `store`'s admin server; unknown for a store the
-// bench did not spawn.
+// GET /api/v1/nodes (and /api/v1/status for the promotion counters) of
+// `store`'s admin server; unknown for a store the bench did not spawn.
 StoreFill ReadStoreFill(const RemoteStore& store);
 
 // Samples a spawned store's fill every second from construction to

@@ -578,6 +578,12 @@ void AddFillFields(nlohmann::ordered_json& row, const StoreFill& fill,
   row["dram_live_fraction"] = Ratio(fill.dram_used, options.dram_bytes);
   row["ssd_write_amplification"] =
       Ratio(fill.ssd_device_bytes_written, counts.put_bytes);
+  row["promotion_attempts"] = fill.promotion_attempts;
+  row["promotions_completed"] = fill.promotions_completed;
+  row["promotions_useful"] = fill.promotions_useful;
+  row["promotion_admission_gated"] = fill.promotion_admission_gated;
+  row["promotion_watermark_gated"] = fill.promotion_watermark_gated;
+  row["promotion_alloc_failed"] = fill.promotion_alloc_failed;
 }
 
 nlohmann::ordered_json ResultRow(const std::string& trace_name,

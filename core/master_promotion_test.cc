@@ -216,6 +216,25 @@ TEST_F(PromotionTest, PromotionMayTakeDramOverTheHighWatermark) {
   ExpectNoPins();
 }
 
+TEST_F(PromotionTest, PromotionNeverTakesTheRoomOfDirtyUnits) {
+  // The same full DRAM, but every unit waits for writeback: dropping one
+  // would cost a write, and that room is the writers'.
+  MasterConfig c = Config();
+  c.offload_mode = OffloadMode::kOnEvict;
+  MasterHarness h(c);
+  const NodeId node = h.AddNode("n", 16 * kObj, 64 * kMiB, {OnSsd("k")});
+  for (int i = 0; i < 16; ++i) {
+    ASSERT_TRUE(h.Put("fill" + std::to_string(i), kObj).ok());
+  }
+  h.master().EvictMemory();
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(h.Get("k").ok());
+  EXPECT_EQ(h.master().GetStats().promotion_queued, 0u);
+  EXPECT_GE(h.master().GetStats().promotion_watermark_gated, 1u);
+  Result<NodeTasks> reply = h.master().PullTasks(node);
+  ASSERT_TRUE(reply.ok());
+  EXPECT_TRUE(reply->promotions.empty());
+}
+
 class PromotionQueueTest : public PromotionTest {
  protected:
   static PromotionOptions Small() {
