@@ -106,6 +106,10 @@ class ReplayTally {
     uint64_t put_failed = 0;
     uint64_t wrong_bytes = 0;
     uint64_t put_bytes = 0;  // of members stored by this replay's puts
+    // Blocks after a request's first miss that the store still held (their
+    // put found them): stored, but unreachable by prefix, because an
+    // earlier block of their chain was gone.
+    uint64_t stranded_blocks = 0;
   };
 
   void AddRequest(uint64_t blocks, uint64_t memory_hits, uint64_t disk_hits) {
@@ -116,6 +120,7 @@ class ReplayTally {
   }
   void AddWrongBytes(uint64_t n) { wrong_bytes_ += n; }
   void AddPutBytes(uint64_t n) { put_bytes_ += n; }
+  void AddStranded(uint64_t blocks) { stranded_blocks_ += blocks; }
   // A member of a probe ("probe") or a read ("get") failed with `reason`.
   void AddFailure(std::string_view op, ErrorReason reason) {
     MutexLock lock(&mu_);
@@ -128,9 +133,9 @@ class ReplayTally {
   }
 
   Figures Read() const {
-    return {requests_.load(),  blocks_.load(),     memory_hits_.load(),
-            disk_hits_.load(), put_failed_.load(), wrong_bytes_.load(),
-            put_bytes_.load()};
+    return {requests_.load(),  blocks_.load(),         memory_hits_.load(),
+            disk_hits_.load(), put_failed_.load(),     wrong_bytes_.load(),
+            put_bytes_.load(), stranded_blocks_.load()};
   }
   // "put NO_SPACE: 12, get OBJECT_NOT_FOUND: 3", or "none".
   std::string FailureSummary() const {
@@ -144,7 +149,8 @@ class ReplayTally {
 
  private:
   std::atomic<uint64_t> requests_{0}, blocks_{0}, memory_hits_{0},
-      disk_hits_{0}, put_failed_{0}, wrong_bytes_{0}, put_bytes_{0};
+      disk_hits_{0}, put_failed_{0}, wrong_bytes_{0}, put_bytes_{0},
+      stranded_blocks_{0};
   mutable Mutex mu_;
   std::map<std::string, uint64_t> failures_ ABSL_GUARDED_BY(mu_);
 };
@@ -286,15 +292,21 @@ class ReplayWorker {
                            std::move(put)});
         }
       }
-      uint64_t stored = 0;
-      for (const Status& put : client_.PutBatch(items)) {
+      uint64_t stored = 0, stranded = 0;
+      const std::vector<Status> puts = client_.PutBatch(items);
+      for (size_t i = 0; i < puts.size(); ++i) {
+        const Status& put = puts[i];
         if (put.ok()) {
           ++stored;
-        } else if (put.reason() != ErrorReason::kObjectExists) {
+        } else if (put.reason() == ErrorReason::kObjectExists) {
+          // A block counts once, by its first member.
+          if (i % options_.members == 0) ++stranded;
+        } else {
           tally_.AddPutFailure(put.reason());
         }
       }
       tally_.AddPutBytes(stored * options_.member_bytes);
+      tally_.AddStranded(stranded);
     }
   }
 
@@ -603,6 +615,7 @@ nlohmann::ordered_json ResultRow(const std::string& trace_name,
   row["disk_hits"] = f.disk_hits;
   row["misses"] = f.blocks - f.memory_hits - f.disk_hits;
   row["put_failed"] = f.put_failed;
+  row["stranded_blocks"] = f.stranded_blocks;
   row["hit_ratio"] = Ratio(f.memory_hits + f.disk_hits, f.blocks);
   row["memory_hit_ratio"] = Ratio(f.memory_hits, f.blocks);
   row["dram_lru_hit_ratio"] = sim.dram_lru;

@@ -53,7 +53,7 @@ allows, and how much of that gap a policy could close.
 
 One line per backend (``--json``), else a table of some of the fields:
     {"scenario":"trace","trace":NAME,"backend":B,"requests":N,"blocks":N,
-     "hits":N,"misses":N,"put_failed":N,"hit_ratio":X,
+     "hits":N,"misses":N,"put_failed":N,"stranded_blocks":N,"hit_ratio":X,
      "dram_lru_hit_ratio":X,"lru_hit_ratio":X,"lru_hit_ratio_exclusive":X,
      "s3fifo_hit_ratio":X,"s3fifo_hit_ratio_exclusive":X,
      "clock_hit_ratio":X,"clock_hit_ratio_exclusive":X,
@@ -114,7 +114,7 @@ SIMULATED = {
 FILL_FIELDS = ("ssd_live_fraction", "dram_live_fraction",
                "ssd_write_amplification")
 FIELDS = ("scenario", "trace", "backend", "requests", "blocks", "hits",
-          "misses", "put_failed", "hit_ratio", *SIMULATED,
+          "misses", "put_failed", "stranded_blocks", "hit_ratio", *SIMULATED,
           "infinite_hit_ratio", "wrong_bytes", "blocks_per_s", "seconds",
           "dram_bytes", "ssd_bytes", "block_bytes", "load_avg", *FILL_FIELDS)
 # The table: what differs between backends, and LRU and the never-evicting
@@ -667,7 +667,8 @@ def replay(backend: str, master: str, requests: Sequence[Request],
     # with failures asks the store whether it still answers, so that a
     # store that went away ends the replay instead of failing every call.
     health = mt.Store(master, probe_master=False)
-    blocks = hits = put_failed = stored = wrong = done = 0
+    keys = REPLAYERS[backend].object_keys
+    blocks = hits = put_failed = stored = stranded = wrong = done = 0
     start = last = time.perf_counter()
     try:
         for r in requests:
@@ -685,6 +686,12 @@ def replay(backend: str, master: str, requests: Sequence[Request],
             if prefix < n:
                 b.write(prefix, n, pattern.words(ids[prefix:]))
                 first = {r.blocks[s]: s for s in range(n - 1, prefix - 1, -1)}
+                # Stranded: blocks past the first miss the store still
+                # holds (a probe, which moves no block in any order).
+                found = health.exists_batch(
+                    [keys(tag, h)[0] for h in first])
+                stranded += sum(1 for e in found
+                                if isinstance(e, mt.ExistsInfo) and e.exists)
                 failed = b.store(r.blocks, sorted(first.values()))  # once
                 put_failed += failed
                 stored += len(first) - failed
@@ -711,6 +718,7 @@ def replay(backend: str, master: str, requests: Sequence[Request],
         health.close()
     return {"requests": done, "blocks": blocks, "hits": hits,
             "misses": blocks - hits, "put_failed": put_failed,
+            "stranded_blocks": stranded,
             "stored": stored,
             "hit_ratio": hits / blocks if blocks else 0.0,
             "wrong_bytes": wrong,

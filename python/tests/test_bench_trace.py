@@ -76,15 +76,19 @@ def test_each_backend_gets_the_never_evicting_hits(backend, daemon,
     assert got["put_failed"] == 0
     assert got["hit_ratio"] == pytest.approx(want)
     # Each request stores its blocks from the first miss on, once each.
+    # Blocks past the first miss that are stored already are stranded.
     stored: set[int] = set()
-    want_stored = 0
+    want_stored = want_stranded = 0
     for blocks in tiny_trace():
         prefix = 0
         while prefix < len(blocks) and blocks[prefix] in stored:
             prefix += 1
         want_stored += len(set(blocks[prefix:]))
+        want_stranded += len(set(blocks[prefix:]) & stored)
         stored.update(blocks)
     assert got["stored"] == want_stored
+    assert want_stranded > 0
+    assert got["stranded_blocks"] == want_stranded
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
