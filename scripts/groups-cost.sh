@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What a grouped put costs against an ungrouped one, the figures behind
-# docs/design/groups.md (Cost) and bench/README.md, from one or more
+# docs/design/groups.md (Cost) and bench/results/groups.md, from one or more
 # builds of mooncake-tier-bench (e.g. this tree's and an older commit's).
 #
 #   scripts/groups-cost.sh counts [--objects N] [--batch B] BENCH...
