@@ -23,14 +23,14 @@
 
 #include "base/clock.h"
 #include "core/group_table.h"
-#include "core/master_views.h"
-#include "protocol/messages.h"
 #include "core/master_config.h"
 #include "core/master_stats.h"
+#include "core/master_views.h"
 #include "core/node_registry.h"
 #include "core/promotion_options.h"
 #include "core/task_table.h"
 #include "mooncake_tier/status.h"
+#include "protocol/messages.h"
 
 namespace mooncake_tier::admin {
 

@@ -14,7 +14,6 @@
 #include "base/clock.h"
 #include "core/master_admin.h"
 
-
 namespace mooncake_tier::admin {
 
 class MasterAdminFacade final : public AdminFacade {
@@ -27,8 +26,8 @@ class MasterAdminFacade final : public AdminFacade {
   // A master of a high-availability cluster: each call goes to whichever
   // master `master` gives (NOT_LEADER, or an empty answer, when none);
   // Role() is `role`'s.
-  MasterAdminFacade(MasterSource master,
-                    std::function<ClusterRole()> role, const Clock* clock);
+  MasterAdminFacade(MasterSource master, std::function<ClusterRole()> role,
+                    const Clock* clock);
 
   std::optional<ClusterRole> Role() const override;
   bool Supports(FacadeOp op) const override;

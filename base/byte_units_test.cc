@@ -1,9 +1,9 @@
 #include "base/byte_units.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <limits>
-
-#include <gtest/gtest.h>
 
 namespace mooncake_tier {
 namespace {

@@ -3,8 +3,8 @@
 // The project's locks: std::mutex and std::shared_mutex with clang
 // thread-safety annotations, in the manner of leveldb's port::Mutex.
 //
-// Why not Mutex: Debian's abseil is built without ThreadSanitizer, so
-// TSAN cannot see an Mutex synchronise and reports every access it
+// Why not absl::Mutex: Debian's abseil is built without ThreadSanitizer, so
+// TSAN cannot see an absl::Mutex synchronise and reports every access it
 // guards as a race; standard mutexes are pthread-based and TSAN understands
 // them natively. The annotations still let `clang -Wthread-safety` check
 // every ABSL_GUARDED_BY and ABSL_EXCLUSIVE_LOCKS_REQUIRED.

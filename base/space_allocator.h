@@ -58,7 +58,7 @@ class SpaceAllocator {
   const uint64_t alignment_;
   const uint64_t capacity_;
   uint64_t allocated_ = 0;
-  std::map<uint64_t, uint64_t> by_offset_;          // offset -> size
+  std::map<uint64_t, uint64_t> by_offset_;           // offset -> size
   std::set<std::pair<uint64_t, uint64_t>> by_size_;  // (size, offset)
 };
 

@@ -1,9 +1,9 @@
 #include "base/space_allocator.h"
 
+#include <gtest/gtest.h>
+
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace mooncake_tier {
 namespace {
@@ -47,9 +47,9 @@ TEST(SpaceAllocatorTest, DoubleFreeAndBogusRangesChangeNothing) {
   auto a = alloc.Allocate(128);
   ASSERT_TRUE(a);
   EXPECT_TRUE(alloc.Free(*a, 128));
-  EXPECT_FALSE(alloc.Free(*a, 128));     // double free
-  EXPECT_FALSE(alloc.Free(8, 64));       // misaligned
-  EXPECT_FALSE(alloc.Free(4096, 64));    // past the end
+  EXPECT_FALSE(alloc.Free(*a, 128));   // double free
+  EXPECT_FALSE(alloc.Free(8, 64));     // misaligned
+  EXPECT_FALSE(alloc.Free(4096, 64));  // past the end
   EXPECT_FALSE(alloc.Free(0, 0));
   EXPECT_EQ(alloc.allocated_bytes(), 0u);
   EXPECT_EQ(alloc.largest_free_extent(), 4096u);
@@ -57,7 +57,8 @@ TEST(SpaceAllocatorTest, DoubleFreeAndBogusRangesChangeNothing) {
 
 TEST(SpaceAllocatorTest, BestFitKeepsLargeExtentsIntact) {
   SpaceAllocator alloc(64 * 10, 64);
-  auto a = alloc.Allocate(64), b = alloc.Allocate(64 * 2), c = alloc.Allocate(64);
+  auto a = alloc.Allocate(64), b = alloc.Allocate(64 * 2),
+       c = alloc.Allocate(64);
   ASSERT_TRUE(a && b && c);
   ASSERT_TRUE(alloc.Free(*a, 64));  // hole of 1 unit at the start
   // A 1-unit request takes the 1-unit hole, not the large tail.

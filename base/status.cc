@@ -20,10 +20,18 @@ constexpr std::array kReasons = {
 };
 
 constexpr std::array<std::string_view, 12> kCodeNames = {
-    "OK",          "INVALID_ARGUMENT",    "NOT_FOUND",
-    "ALREADY_EXISTS", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED",
-    "UNAVAILABLE", "DEADLINE_EXCEEDED",   "ABORTED",
-    "DATA_LOSS",   "INTERNAL",            "UNAUTHENTICATED",
+    "OK",
+    "INVALID_ARGUMENT",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "FAILED_PRECONDITION",
+    "RESOURCE_EXHAUSTED",
+    "UNAVAILABLE",
+    "DEADLINE_EXCEEDED",
+    "ABORTED",
+    "DATA_LOSS",
+    "INTERNAL",
+    "UNAUTHENTICATED",
 };
 
 }  // namespace

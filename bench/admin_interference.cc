@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "bench/bench_util.h"
 #include "base/mutex.h"
+#include "bench/bench_util.h"
 
 namespace mooncake_tier::bench::admin_bench {
 namespace {
@@ -184,11 +184,11 @@ class Scraper {
 
 }  // namespace
 
-Status MeasureInterference(Stack& stack, const DataSet& data,
-                           double window_s, ResultSink& sink,
-                           double* realistic_ratio) {
+Status MeasureInterference(Stack& stack, const DataSet& data, double window_s,
+                           ResultSink& sink, double* realistic_ratio) {
   constexpr int kWindowsPerCadence = 2 * kWindowPairs;
-  const int windows = kWindowsPerCadence * static_cast<int>(std::size(kCadences));
+  const int windows =
+      kWindowsPerCadence * static_cast<int>(std::size(kCadences));
   Readers readers(*stack.client, data, windows);
   MT_RETURN_IF_ERROR(readers.Start());
   std::this_thread::sleep_for(kReaderWarmup);
@@ -237,27 +237,27 @@ Status MeasureInterference(Stack& stack, const DataSet& data,
     const double ratio = Ratio(p99_scraped, p99_quiet);
     if (c == 0) *realistic_ratio = ratio;
     const std::vector<double>& scrapes = scrapers[c]->scrape_ms();
-    sink.Emit({{"scenario", "admin_interference"},
-               {"variant", kCadences[c].variant},
-               {"get_p99_us_quiet", p99_quiet},
-               {"get_p99_us_scraped", p99_scraped},
-               {"ratio", ratio},
-               {"pair_ratio_median", Percentile(pair_ratios, 0.5)},
-               {"get_p50_us_quiet", Percentile(quiet, 0.50)},
-               {"get_p50_us_scraped", Percentile(scraped, 0.50)},
-               {"get_p999_us_quiet", Percentile(quiet, 0.999)},
-               {"get_p999_us_scraped", Percentile(scraped, 0.999)},
-               {"gets_per_s_quiet", Ratio(quiet.size(), kWindowPairs * window_s)},
-               {"gets_per_s_scraped",
-                Ratio(scraped.size(), kWindowPairs * window_s)},
-               {"cadence_ms", kCadences[c].period.count()},
-               {"scrapes", scrapes.size()},
-               {"scrape_p50_ms", Percentile(scrapes, 0.50)},
-               {"scrape_max_ms", Percentile(scrapes, 1.0)},
-               {"reader_threads", kReaderThreads},
-               {"object_bytes", kDataObjectBytes},
-               {"window_s", window_s},
-               {"window_pairs", kWindowPairs}});
+    sink.Emit(
+        {{"scenario", "admin_interference"},
+         {"variant", kCadences[c].variant},
+         {"get_p99_us_quiet", p99_quiet},
+         {"get_p99_us_scraped", p99_scraped},
+         {"ratio", ratio},
+         {"pair_ratio_median", Percentile(pair_ratios, 0.5)},
+         {"get_p50_us_quiet", Percentile(quiet, 0.50)},
+         {"get_p50_us_scraped", Percentile(scraped, 0.50)},
+         {"get_p999_us_quiet", Percentile(quiet, 0.999)},
+         {"get_p999_us_scraped", Percentile(scraped, 0.999)},
+         {"gets_per_s_quiet", Ratio(quiet.size(), kWindowPairs * window_s)},
+         {"gets_per_s_scraped", Ratio(scraped.size(), kWindowPairs * window_s)},
+         {"cadence_ms", kCadences[c].period.count()},
+         {"scrapes", scrapes.size()},
+         {"scrape_p50_ms", Percentile(scrapes, 0.50)},
+         {"scrape_max_ms", Percentile(scrapes, 1.0)},
+         {"reader_threads", kReaderThreads},
+         {"object_bytes", kDataObjectBytes},
+         {"window_s", window_s},
+         {"window_pairs", kWindowPairs}});
   }
   return Status::Ok();
 }

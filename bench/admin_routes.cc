@@ -94,30 +94,31 @@ Status MeasureRoutes(Stack& stack, const Population& p, double scale,
 
   std::vector<RouteRun> runs;
   runs.push_back({"GET /api/v1/status", Requests(200, scale),
-                  [](size_t) { return std::string("/api/v1/status"); },
-                  nullptr, [&facade](size_t) {
+                  [](size_t) { return std::string("/api/v1/status"); }, nullptr,
+                  [&facade](size_t) {
                     (void)facade.Stats();
                     return Status::Ok();
                   }});
   // Every page of a full walk (and more, wrapping), so early and late
   // cursors both count.
-  runs.push_back(
-      {"GET /api/v1/groups?limit=1000",
-       std::max(Requests(200, scale), full_walk),
-       [&http_pages](size_t) { return http_pages.Path(); },
-       [&http_pages, &short_pages](const std::string& body) {
-         size_t groups = 0;
-         MT_RETURN_IF_ERROR(http_pages.Advance(body, &groups));
-         if (groups < kPageLimit && !http_pages.cursor().empty()) ++short_pages;
-         return Status::Ok();
-       },
-       [&facade, &engine_pages](size_t) -> Status {
-         MT_ASSIGN_OR_RETURN(
-             GroupPage page,
-             facade.ListGroups(std::nullopt, kPageLimit, engine_pages.cursor()));
-         engine_pages.Next(std::move(page.next_cursor));
-         return Status::Ok();
-       }});
+  runs.push_back({"GET /api/v1/groups?limit=1000",
+                  std::max(Requests(200, scale), full_walk),
+                  [&http_pages](size_t) { return http_pages.Path(); },
+                  [&http_pages, &short_pages](const std::string& body) {
+                    size_t groups = 0;
+                    MT_RETURN_IF_ERROR(http_pages.Advance(body, &groups));
+                    if (groups < kPageLimit && !http_pages.cursor().empty())
+                      ++short_pages;
+                    return Status::Ok();
+                  },
+                  [&facade, &engine_pages](size_t) -> Status {
+                    MT_ASSIGN_OR_RETURN(
+                        GroupPage page,
+                        facade.ListGroups(std::nullopt, kPageLimit,
+                                          engine_pages.cursor()));
+                    engine_pages.Next(std::move(page.next_cursor));
+                    return Status::Ok();
+                  }});
   runs.push_back(
       {"GET /api/v1/objects/{key}", Requests(1000, scale),
        [&object_keys](size_t i) {

@@ -56,8 +56,7 @@ Status Run(const CommonOptions& options, ResultSink& sink) {
 
   const double window_s = std::clamp(3.0 * options.scale, 1.0, 3.0);
   double ratio = 0;
-  MT_RETURN_IF_ERROR(
-      MeasureInterference(*stack, data, window_s, sink, &ratio));
+  MT_RETURN_IF_ERROR(MeasureInterference(*stack, data, window_s, sink, &ratio));
   sink.Emit({{"scenario", "admin_interference"},
              {"check", "scraped_over_quiet_get_p99"},
              {"variant", kCadences[0].variant},

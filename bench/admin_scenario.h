@@ -1,6 +1,6 @@
 #pragma once
 
-// The "admin" scenario (issue 6): what the operator surface costs.
+// The "admin" scenario: what the operator surface costs.
 //
 // 1. Route latency: a real AdminServer (127.0.0.1, port 0) over a
 //    MasterAdminFacade, with /metrics rendered by a real MasterMetrics

@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 #include "admin_server/route_table.h"
-#include "bench/bench_util.h"
 #include "base/clock.h"
+#include "bench/bench_util.h"
 
 namespace mooncake_tier::bench::admin_bench {
 namespace {
@@ -52,9 +51,9 @@ Status Load(Master& master, const Population& p, ResultSink& sink) {
   for (uint64_t first = 0; first < total;) {
     // Grouped keys come first and kLoadKeysPerCall is a multiple of the
     // group size, so no call splits a group.
-    const uint64_t end =
-        first < p.grouped() ? std::min(first + kLoadKeysPerCall, p.grouped())
-                            : std::min(first + kLoadKeysPerCall, total);
+    const uint64_t end = first < p.grouped()
+                             ? std::min(first + kLoadKeysPerCall, p.grouped())
+                             : std::min(first + kLoadKeysPerCall, total);
     requests.clear();
     for (uint64_t i = first; i < end; ++i) {
       PutStartRequest r;
@@ -118,7 +117,8 @@ Result<std::unique_ptr<Stack>> StartStack(uint64_t objects) {
       objects * kLoadObjectBytes + kDataGroups * kGroupSize * kDataObjectBytes;
   node.node.dram_bytes = std::max<uint64_t>(2 * bytes, 256ull << 20);
   options.nodes.push_back(std::move(node));
-  MT_ASSIGN_OR_RETURN(stack->cluster, EmbeddedCluster::Start(std::move(options)));
+  MT_ASSIGN_OR_RETURN(stack->cluster,
+                      EmbeddedCluster::Start(std::move(options)));
   stack->client = stack->cluster->NewClient();
   const Clock* clock = SystemClock::Default();
   stack->facade = std::make_unique<admin::MasterAdminFacade>(
@@ -130,11 +130,10 @@ Result<std::unique_ptr<Stack>> StartStack(uint64_t objects) {
   admin::AdminServerOptions server_options;
   server_options.port = 0;
   const Stack* s = stack.get();
-  MT_ASSIGN_OR_RETURN(
-      stack->server,
-      admin::AdminServer::Start(
-          server_options, stack->facade.get(),
-          [s] { return s->RenderMetrics(); }, stack->requests.get()));
+  MT_ASSIGN_OR_RETURN(stack->server, admin::AdminServer::Start(
+                                         server_options, stack->facade.get(),
+                                         [s] { return s->RenderMetrics(); },
+                                         stack->requests.get()));
   stack->server->SetReady(true);
   return stack;
 }
@@ -158,9 +157,9 @@ Result<double> HttpProbe::Get(const std::string& path, std::string* body) {
                       std::to_string(static_cast<int>(res.error())) + ")");
   }
   if (res->status != 200) {
-    return Status(ErrorReason::kInternal,
-                  "GET " + path + ": HTTP " + std::to_string(res->status) +
-                      ": " + res->body.substr(0, 200));
+    return Status(ErrorReason::kInternal, "GET " + path + ": HTTP " +
+                                              std::to_string(res->status) +
+                                              ": " + res->body.substr(0, 200));
   }
   *body = std::move(res->body);
   return ms;

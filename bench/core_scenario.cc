@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
 #include "bench/bench_util.h"
 #include "bench/heap_kept.h"
-#include "base/clock.h"
 #include "core/master.h"
 #include "core/master_config.h"
 #include "core/node_registry.h"
@@ -216,8 +216,7 @@ bool PutRound(ResultSink& sink, const Workload& w, std::string_view op,
   loaded->reset();  // free the previous master before building another
   Result<std::unique_ptr<Master>> master = NewMaster(w.keys.size());
   if (!master.ok()) {
-    sink.Progress("core: cannot register nodes: " +
-                  master.status().ToString());
+    sink.Progress("core: cannot register nodes: " + master.status().ToString());
     return false;
   }
   *m = MeasurePut(**master, w, threads, batch);
@@ -244,8 +243,8 @@ bool RunPuts(ResultSink& sink, const Workload& w, const CoreOptions& core,
                                   {"put_batch32", kBatch}}) {
     for (int threads : kThreadCounts) {
       if (!Selected(core, op, threads)) continue;
-      sink.Progress("core: " + std::string(op) + " threads=" +
-                    std::to_string(threads) + ", " +
+      sink.Progress("core: " + std::string(op) +
+                    " threads=" + std::to_string(threads) + ", " +
                     std::to_string(kPutRounds) + " rounds");
       std::vector<double> ops_per_s;
       for (int round = 0; round < kPutRounds; ++round) {

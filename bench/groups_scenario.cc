@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/clock.h"
 #include "bench/bench_util.h"
 #include "bench/heap_kept.h"
-#include "base/clock.h"
 #include "core/master.h"
 #include "core/master_config.h"
 #include "core/node_registry.h"

@@ -1,6 +1,6 @@
 #pragma once
 
-// The "groups" scenario (issue 3): what groups of 8 cost and what they buy.
+// The "groups" scenario: what groups of 8 cost and what they buy.
 //
 // 1. Bookkeeping cost: PutStart + PutEnd and Exists ops/s of objects in
 //    groups of 8 against the same objects without group metadata, in the

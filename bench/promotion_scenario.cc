@@ -19,9 +19,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/clock.h"
 #include "bench/bench_util.h"
 #include "client/embedded_cluster.h"
-#include "base/clock.h"
 #include "core/master.h"
 #include "core/master_config.h"
 #include "core/promotion_options.h"

@@ -283,8 +283,8 @@ RawReadFile::RawReadFile(std::unique_ptr<TempFile> file, uint64_t size)
 
 RawReadFile::~RawReadFile() = default;
 
-Result<std::unique_ptr<RawReadFile>> RawReadFile::Write(
-    const std::string& dir, uint64_t total_bytes) {
+Result<std::unique_ptr<RawReadFile>> RawReadFile::Write(const std::string& dir,
+                                                        uint64_t total_bytes) {
   constexpr uint64_t kWriteChunk = 4 << 20;
   MT_ASSIGN_OR_RETURN(Layout layout,
                       MakeLayout(kWriteChunk, total_bytes, /*threads=*/1));
@@ -299,8 +299,7 @@ Result<std::unique_ptr<RawReadFile>> RawReadFile::Write(
       new RawReadFile(std::move(file), layout.bytes()));
 }
 
-Result<RawDeviceResult> RawReadFile::Read(uint64_t offset,
-                                          uint64_t chunk_bytes,
+Result<RawDeviceResult> RawReadFile::Read(uint64_t offset, uint64_t chunk_bytes,
                                           uint64_t total_bytes, int threads) {
   MT_ASSIGN_OR_RETURN(Layout layout,
                       MakeLayout(chunk_bytes, total_bytes, threads));
@@ -313,9 +312,9 @@ Result<RawDeviceResult> RawReadFile::Read(uint64_t offset,
                       " is outside the " + std::to_string(size_) +
                       "-byte file or off a 4096-byte boundary");
   }
-  MT_ASSIGN_OR_RETURN(const double seconds,
-                      TimedParallel(*file_, layout, Direction::kRead,
-                                    [] { return Status(); }));
+  MT_ASSIGN_OR_RETURN(
+      const double seconds,
+      TimedParallel(*file_, layout, Direction::kRead, [] { return Status(); }));
   return MakeResult(*file_, layout, seconds);
 }
 

@@ -280,8 +280,8 @@ size_t KeepSsdOnly(Connection& c, std::vector<ThreadSlab>& slabs,
 
 // Pushes earlier puts out of DRAM: writes 1 MiB fillers worth 1.25 x DRAM.
 Status FillDram(Connection& c, ResultSink& sink) {
-  std::vector<ThreadSlab> filler =
-      MakeSlabs(*c.client, c.prefix + "/fill", kMiB, 1, c.dram_bytes * 5 / 4 / kMiB);
+  std::vector<ThreadSlab> filler = MakeSlabs(
+      *c.client, c.prefix + "/fill", kMiB, 1, c.dram_bytes * 5 / 4 / kMiB);
   sink.Progress("pushing the SSD-tier objects out of DRAM (" +
                 std::to_string(filler[0].keys.size()) + " MiB of filler)");
   Result<double> put = PutSlabs(*c.client, filler, kMiB);
@@ -320,8 +320,8 @@ Result<SsdRowTimes> TimeSsdRow(Client& client, std::vector<ThreadSlab>& slabs,
     uint64_t bytes = 0;
     for (const ThreadSlab& s : slabs) {
       const size_t n = s.keys.size();
-      bytes += (n * (slice + 1) / kSsdRowSlices - n * slice / kSsdRowSlices) *
-               size;
+      bytes +=
+          (n * (slice + 1) / kSsdRowSlices - n * slice / kSsdRowSlices) * size;
     }
     if (bytes == 0) continue;
     MT_ASSIGN_OR_RETURN(const RawDeviceResult raw,
@@ -371,8 +371,8 @@ Status RunSsdRows(Connection& c, const CommonOptions& common,
       (budget + kMaxObjectBytes - 1) / kMaxObjectBytes * kMaxObjectBytes;
   MT_ASSIGN_OR_RETURN(
       std::unique_ptr<RawReadFile> aged,
-      RawReadFile::Write(common.scratch_dir,
-                         region * std::size(kObjectSizes) * std::size(kThreadCounts)));
+      RawReadFile::Write(common.scratch_dir, region * std::size(kObjectSizes) *
+                                                 std::size(kThreadCounts)));
   for (uint64_t size : kObjectSizes) {
     for (int threads : kThreadCounts) {
       Run run{size, threads,
@@ -516,8 +516,8 @@ int RunDatapathScenario(const CommonOptions& common,
              {"value", figures.best_4mib_ratio},
              {"target", 0.5}});
   if (!remote.shared_memory) {
-    // Issue 24's targets for UCX without shared memory (UCX_TLS=tcp): the
-    // TCP figures of the best-known peer on the development machine.
+    // Targets for UCX without shared memory (UCX_TLS=tcp): the TCP figures
+    // of the best-known peer on the development machine.
     sink.Emit({{"scenario", "datapath"},
                {"check", "ucx_1mib_get_p50_us"},
                {"value", figures.one_thread_get_p50_us[1 * kMiB]},
@@ -681,8 +681,8 @@ int RunMetadataScenario(const CommonOptions& common,
              {"check", "batched_keys_per_s"},
              {"value", best_batched},
              {"target", 100000}});
-  // Issue 24: unbatched calls from one thread, and how far a unary call is
-  // from gRPC's own floor in the same run.
+  // Unbatched calls from one thread, and how far a unary call is from
+  // gRPC's own floor in the same run.
   // The lane's figure when it ran, else gRPC's.
   const int best = lane ? 1 : 0;
   sink.Emit({{"scenario", "metadata"},

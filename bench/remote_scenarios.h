@@ -10,7 +10,7 @@
 //   each (cold), with the client's location cache on and off in turns:
 //   {"scenario":"datapath","object_bytes":N,"pattern":"hot"|"cold",
 //    "cache":B,"get_p50_us":X,"get_p99_us":X,"put_p50_us":X,
-//    "gets_per_s":X,...}, and a check line per target of issue 24.
+//    "gets_per_s":X,...}, and a check line per small-object target.
 //   Then put and get GB/s and get latency for 64 KiB, 1 MiB and 4 MiB
 //   objects with 1 and 4 client threads, from DRAM (tier "memory") and
 //   from SSD (tier "local_disk"), beside memcpy of the same bytes by the
@@ -30,7 +30,8 @@
 //    "grouped_ops_per_s":X,"ungrouped_ops_per_s":X,"ratio":X,...}
 //   What a client sees of the bookkeeping the `groups` scenario measures
 //   in the engine alone.
-// datapath and metadata end with a "check" line per target of issue 5.
+// datapath and metadata end with a "check" line per target, each measured
+// against its baseline in the same run (bench/README.md).
 // --no-location-cache turns the client's location cache off (datapath's
 // small-object rows compare both either way).
 //

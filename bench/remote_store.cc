@@ -45,8 +45,7 @@ Result<RemoteStore> OpenRemoteStore(const CommonOptions& common,
     Result<std::unique_ptr<SpawnedStore>> started = SpawnedStore::Start(spawn);
     if (!started.ok()) {
       return Status(started.status().reason(),
-                    "could not start the store: " +
-                        started.status().message());
+                    "could not start the store: " + started.status().message());
     }
     store.spawned = std::move(started).value();
     store.master = store.spawned->master();
@@ -55,8 +54,8 @@ Result<RemoteStore> OpenRemoteStore(const CommonOptions& common,
       ConnectRemote(BenchClientOptions(remote, store.master));
   if (!client.ok()) {
     return Status(client.status().reason(),
-                  "could not connect to the master at " + store.master +
-                      ": " + client.status().message());
+                  "could not connect to the master at " + store.master + ": " +
+                      client.status().message());
   }
   store.client = std::move(client).value();
   rpc::GrpcChannelOptions channel;
@@ -100,11 +99,11 @@ Result<uint64_t> ProbeStoreDram(Client& client, rpc::GrpcMasterApi& api,
   }
   client.RemoveBatch(keys, RemoveOptions{true});
   if (nodes.empty()) {
-    return Status(ErrorReason::kUnavailable,
-                  "no probe object landed on a node" +
-                      (failure.ok() ? std::string(" (does the store have one?)")
-                                    : "; the first put said: " +
-                                          failure.ToString()));
+    return Status(
+        ErrorReason::kUnavailable,
+        "no probe object landed on a node" +
+            (failure.ok() ? std::string(" (does the store have one?)")
+                          : "; the first put said: " + failure.ToString()));
   }
   uint64_t total = 0;
   for (const NodeId id : nodes) {

@@ -90,7 +90,7 @@ Result<SmallRun> TimeSmallRun(Client& client, const std::string& prefix,
   return run;
 }
 
-// The small-object rows, and a check line per target of issue 24.
+// The small-object rows, and a check line per target.
 
 }  // namespace
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// datapath's small-object rows (issue 24): 4 KiB and 64 KiB objects put
+// datapath's small-object rows: 4 KiB and 64 KiB objects put
 // one per call and read hot or cold, through a client with the location
 // cache on and one with it off, then one check line per target.
 //

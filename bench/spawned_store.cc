@@ -47,7 +47,8 @@ Result<pid_t> Spawn(const std::vector<std::string>& args,
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : args)
+    argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   pid_t pid = 0;
   const int rc =
@@ -86,11 +87,10 @@ Result<std::unique_ptr<SpawnedStore>> SpawnedStore::Start(
   MT_ASSIGN_OR_RETURN(const int port, PickFreePort());
   const std::string master = "127.0.0.1:" + std::to_string(port);
   const std::string ready = dir + "/ready";
-  std::vector<std::string> args = {options.tierd_path, "standalone",
-                                   "--listen",         master,
-                                   "--admin-listen",   "127.0.0.1:0",
-                                   "--ssd-dir",        dir + "/ssd",
-                                   "--ready-file",     ready};
+  std::vector<std::string> args = {
+      options.tierd_path, "standalone",  "--listen",  master,
+      "--admin-listen",   "127.0.0.1:0", "--ssd-dir", dir + "/ssd",
+      "--ready-file",     ready};
   args.insert(args.end(), options.flags.begin(), options.flags.end());
   MT_ASSIGN_OR_RETURN(const pid_t pid, Spawn(args, dir + "/tierd.log"));
   std::unique_ptr<SpawnedStore> store(new SpawnedStore(pid, dir, master));
@@ -122,7 +122,8 @@ SpawnedStore::~SpawnedStore() {
   int wstatus = 0;
   // Already reaped if it exited during Start; kill() then fails harmlessly.
   if (waitpid(pid_, &wstatus, WNOHANG) == 0) kill(pid_, SIGTERM);
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (waitpid(pid_, &wstatus, WNOHANG) == 0) {
     if (std::chrono::steady_clock::now() > give_up) {
       kill(pid_, SIGKILL);

@@ -15,11 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/byte_units.h"
+#include "base/mutex.h"
 #include "bench/bench_util.h"
 #include "bench/raw_device.h"
 #include "bench/remote_store.h"
-#include "base/byte_units.h"
-#include "base/mutex.h"
 
 namespace mooncake_tier::bench {
 namespace {
@@ -533,9 +533,9 @@ Result<SustainedStore> OpenStore(const CommonOptions& common,
   if (remote.spawn) {
     store.dram_bytes = spawn_dram;
   } else {
-    MT_ASSIGN_OR_RETURN(store.dram_bytes,
-                        ProbeStoreDram(*store.remote.client,
-                                       *store.remote.api, prefix));
+    MT_ASSIGN_OR_RETURN(
+        store.dram_bytes,
+        ProbeStoreDram(*store.remote.client, *store.remote.api, prefix));
   }
   return store;
 }

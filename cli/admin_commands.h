@@ -14,11 +14,10 @@
 //
 // Thread safety: registration and actions run on main's thread only.
 
-#include <functional>
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "cli/admin_client.h"
 #include "cli/cli_context.h"

@@ -20,12 +20,11 @@
 //
 // Thread safety: not thread-safe; used by main's thread only.
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/output.h"
 #include "mooncake_tier/status.h"
@@ -44,7 +43,7 @@ ExitCode ExitCodeFor(const Status& status);
 
 // Options given before (or, thanks to fallthrough, after) the command.
 struct GlobalOptions {
-  // Base URL of the admin HTTP API (issue 6's command groups). The kv
+  // Base URL of the admin HTTP API (every command group but kv). The kv
   // commands talk to the master over gRPC (--master) and ignore it.
   // Env: MOONCAKE_TIER_ENDPOINT. Default: "http://127.0.0.1:9003".
   std::string endpoint = "http://127.0.0.1:9003";

@@ -14,12 +14,11 @@
 //
 // Thread safety: pure functions.
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "mooncake_tier/status.h"
 

@@ -8,9 +8,8 @@
 // Thread safety: pure functions.
 
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace mooncake_tier::cli {
 

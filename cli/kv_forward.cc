@@ -62,8 +62,8 @@ bool ForwardKv(int argc, char** argv) {
     std::error_code ec;
     const std::filesystem::path self =
         std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) TryExec((self.parent_path() / kKvBinary).string(), args.data(),
-                     &tried);
+    if (!ec)
+      TryExec((self.parent_path() / kKvBinary).string(), args.data(), &tried);
     tried += (tried.empty() ? "" : ", ") + std::string("PATH");
     ::execvp(kKvBinary, args.data());
   }
@@ -71,8 +71,8 @@ bool ForwardKv(int argc, char** argv) {
                      ", which could not be run (" + std::strerror(errno) +
                      "; tried " + tried +
                      "): build it beside mooncake-tierctl (cmake --build "
-                     "BUILD --target " + kKvBinary +
-                     ") or set MOONCAKE_TIERCTL_KV to its path";
+                     "BUILD --target " +
+                     kKvBinary + ") or set MOONCAKE_TIERCTL_KV to its path";
   return true;
 }
 

@@ -14,9 +14,8 @@
 
 #include <unistd.h>
 
-#include <iostream>
-
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "cli/admin_commands.h"
 #include "cli/cli_context.h"

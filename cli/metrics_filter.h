@@ -7,12 +7,11 @@
 //
 // Thread safety: pure functions.
 
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace mooncake_tier::cli {
 

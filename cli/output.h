@@ -10,11 +10,10 @@
 //
 // Thread safety: not thread-safe; one command uses it from one thread.
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <span>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/table.h"
 #include "mooncake_tier/status.h"

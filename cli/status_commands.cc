@@ -27,9 +27,9 @@ bool PrintRole(const json& s, Output& out) {
     out.PrintLine("master:      leader of " + cluster + ", term " +
                   Count(ha, "term") + failovers);
     if (ha.value("recovering", false)) {
-      out.PrintLine("             recovering: " + Count(ha, "nodes_registered") +
-                    " of " + Count(ha, "nodes_expected") +
-                    " nodes back; clients wait");
+      out.PrintLine(
+          "             recovering: " + Count(ha, "nodes_registered") + " of " +
+          Count(ha, "nodes_expected") + " nodes back; clients wait");
     }
     out.PrintLine("");
     return false;
@@ -38,10 +38,10 @@ bool PrintRole(const json& s, Output& out) {
   out.PrintLine("master:      standby of " + cluster + failovers +
                 (ha.value("in_sync", false) ? "" : ", NOT in sync"));
   out.PrintLine("leader:      " +
-                (leader == "-" ? std::string("none known")
-                                : leader + " (term " + Count(ha, "term") +
-                                      ", admin " + Cell(ha, "leader_admin") +
-                                      ")"));
+                (leader == "-"
+                     ? std::string("none known")
+                     : leader + " (term " + Count(ha, "term") + ", admin " +
+                           Cell(ha, "leader_admin") + ")"));
   return true;  // a standby has nothing else to show
 }
 

@@ -1,8 +1,8 @@
 #include "cli/table.h"
 
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 namespace mooncake_tier::cli {
 namespace {

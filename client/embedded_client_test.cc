@@ -2,9 +2,9 @@
 // cluster with SSD stores in memory, and the public EmbeddedStore on real
 // files.
 
-#include <filesystem>
-
 #include <gtest/gtest.h>
+
+#include <filesystem>
 
 #include "client/embedded_cluster.h"
 #include "mooncake_tier/embedded_store.h"

@@ -1,8 +1,7 @@
 #include "client/embedded_cluster.h"
 
-#include "core/master_host.h"
-
 #include "client/store_client.h"
+#include "core/master_host.h"
 #include "node/uring_ssd_device.h"
 #include "spdlog/spdlog.h"
 

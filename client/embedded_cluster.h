@@ -28,7 +28,6 @@ namespace mooncake_tier {
 class Master;      // core/master.h
 class MasterHost;  // core/master_host.h
 
-
 struct EmbeddedNodeOptions {
   StorageNodeOptions node;
   // SSD tier: capacity 0 means none. With an empty directory the SSD store

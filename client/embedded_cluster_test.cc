@@ -3,8 +3,6 @@
 
 #include "client/embedded_cluster.h"
 
-#include "core/master.h"
-
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/master.h"
 #include "tests/support/client_conformance.h"
 #include "tests/support/temp_dir.h"
 

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "protocol/master_api.h"
 #include "base/mutex.h"
+#include "protocol/master_api.h"
 
 namespace mooncake_tier {
 

@@ -27,9 +27,9 @@ Status ProbeMaster(rpc::GrpcMasterApi& api, const std::string& address) {
                       "(give it the client token or certificate): " +
                       probe.status().message());
   }
-  return Status(probe.status().reason(),
-                "cannot reach the master at " + address + ": " +
-                    probe.status().message());
+  return Status(probe.status().reason(), "cannot reach the master at " +
+                                             address + ": " +
+                                             probe.status().message());
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 #include "core/eviction_planner.h"
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <random>
-
-#include <gtest/gtest.h>
 
 namespace mooncake_tier {
 namespace {

@@ -107,7 +107,6 @@ void SetState(GroupMeta& group, GroupState next, TimePoint now) {
 
 }  // namespace
 
-
 Status GroupMeta::Reserve(const GroupSpec& spec, std::string_view key,
                           TimePoint now, size_t id_hash,
                           Reservation* reservation) {

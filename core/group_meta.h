@@ -30,12 +30,11 @@
 
 #include "base/clock.h"
 #include "core/group_record.h"
-#include "protocol/types.h"
 #include "mooncake_tier/status.h"
 #include "mooncake_tier/types.h"
+#include "protocol/types.h"
 
 namespace mooncake_tier {
-
 
 // One member index's slot (16 bytes): a group costs its members' slots,
 // and a put pays for them in memory (docs/design/groups.md, "Cost").
@@ -98,7 +97,7 @@ struct GroupMeta {
   // that left stay until the dead bytes outweigh the live ones; then the
   // buffer is packed again.
   std::string member_keys;
-  uint32_t expected = 0;  // group_size; 0 until the first reservation
+  uint32_t expected = 0;      // group_size; 0 until the first reservation
   uint32_t member_count = 0;  // members held (reserved or present)
   GroupState state = GroupState::kFilling;
   std::optional<BreakCause> break_cause;  // set iff state == kBroken

@@ -339,8 +339,7 @@ TEST_F(GroupMetaTest, KeyBufferStaysBoundedUnderRevokeAndRetry) {
   GroupMeta g;
   const std::string long_key(200, 'x');
   for (uint32_t i = 0; i < 4; ++i) {
-    ASSERT_TRUE(
-        g.Reserve(Spec(8, i), long_key + Key(i), clock_.Now()).ok());
+    ASSERT_TRUE(g.Reserve(Spec(8, i), long_key + Key(i), clock_.Now()).ok());
   }
   for (int round = 0; round < 1000; ++round) {
     const uint32_t index = 4 + round % 4;
@@ -533,8 +532,8 @@ TEST_F(GroupMetaTest, MembersAcrossTheDenseBoundAnswerAlike) {
   EXPECT_EQ(g.Reserve(Spec(kSize, 7), "other", clock_.Now()).reason(),
             ErrorReason::kObjectExists);
   GroupMeta::Reservation again;
-  ASSERT_TRUE(g.Reserve(Spec(kSize, 999), Key(999), clock_.Now(), 0, &again)
-                  .ok());
+  ASSERT_TRUE(
+      g.Reserve(Spec(kSize, 999), Key(999), clock_.Now(), 0, &again).ok());
   EXPECT_TRUE(again.retried);
   EXPECT_EQ(again.member, g.Find(999));
 
@@ -546,10 +545,9 @@ TEST_F(GroupMetaTest, MembersAcrossTheDenseBoundAnswerAlike) {
   EXPECT_TRUE(g.Lose(dense, BreakCause::kRemoved, clock_.Now()));
   EXPECT_FALSE(g.Lose(999, BreakCause::kRemoved, clock_.Now()));  // broken
   EXPECT_EQ(g.sparse, nullptr);  // the last sparse member took the list
-  EXPECT_EQ(g.Members(), (std::vector<GroupMemberView>{{0, Key(0), false},
-                                                       {dense - 1,
-                                                        Key(dense - 1),
-                                                        false}}));
+  EXPECT_EQ(g.Members(),
+            (std::vector<GroupMemberView>{{0, Key(0), false},
+                                          {dense - 1, Key(dense - 1), false}}));
   g.DropAllMembers();
   EXPECT_TRUE(g.Empty());
   EXPECT_EQ(g.Find(0), nullptr);

@@ -64,9 +64,9 @@ GroupRef GroupRecord::Make(const HashedKey& id, uint32_t size,
   // extra space from the next multiple of 8.
   const size_t id_bytes =
       extra_bytes == 0 ? id.key.size() : RoundUp8(id.key.size());
-  void* memory = ::operator new(sizeof(GroupRecord) +
-                                WordCount(size) * sizeof(uint64_t) + id_bytes +
-                                extra_bytes);
+  void* memory =
+      ::operator new(sizeof(GroupRecord) + WordCount(size) * sizeof(uint64_t) +
+                     id_bytes + extra_bytes);
   GroupRecord* record = new (memory) GroupRecord(id.key, size, id.hash);
   if (extra_bytes != 0) std::memset(record->extra(), 0, extra_bytes);
   return GroupRef(record);
@@ -77,9 +77,9 @@ SharedGroupStatus GroupRecord::CompleteStatus() const {
   if (status == nullptr) {
     // Made on first use: a group no one probes never pays for it. Racing
     // first callers each make one; the first to install it wins.
-    const GroupStatus* made = new GroupStatus{
-        std::string(group_id()), GroupState::kComplete, group_size_,
-        group_size_};
+    const GroupStatus* made =
+        new GroupStatus{std::string(group_id()), GroupState::kComplete,
+                        group_size_, group_size_};
     if (complete_status_.compare_exchange_strong(status, made,
                                                  std::memory_order_acq_rel,
                                                  std::memory_order_acquire)) {

@@ -23,9 +23,9 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "base/mutex.h"
 #include "core/group_meta.h"
 #include "core/hashed_key.h"
-#include "base/mutex.h"
 #include "mooncake_tier/types.h"
 
 namespace mooncake_tier {

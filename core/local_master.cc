@@ -94,9 +94,9 @@ Status LocalMasterLink::Heartbeat(NodeId node,
 
 Result<NodeTasks> LocalMasterLink::PullTasks(NodeId node, uint32_t max_tasks,
                                              Duration wait) {
-  return master_->PullTasks(node, max_tasks,
-                            master_->clock()->Now() +
-                                std::max(wait, Duration::zero()));
+  return master_->PullTasks(
+      node, max_tasks,
+      master_->clock()->Now() + std::max(wait, Duration::zero()));
 }
 
 void LocalMasterLink::InterruptPull(NodeId node) {

@@ -69,7 +69,8 @@ TEST(MasterDirectoryTest, PutEndAnswersOnceTheNodeRecordedThePlacement) {
   // Readable at once, but not acknowledged before the node has it.
   FakeDirectory dir;
   size_t got = 0;
-  for (int i = 0; i < 100 && got == 0; ++i) got = dir.Sync(h.master(), node, 50ms);
+  for (int i = 0; i < 100 && got == 0; ++i)
+    got = dir.Sync(h.master(), node, 50ms);
   ASSERT_EQ(got, 1u);
   EXPECT_EQ(ended.wait_for(100ms), std::future_status::timeout);
   ASSERT_EQ(dir.entries.size(), 1u);
@@ -104,7 +105,10 @@ TEST(MasterDirectoryTest, PutEndTimesOutWhenTheNodeNeverRecords) {
   MasterConfig config = Config();
   config.directory_record_timeout = 50ms;
   MasterHarness h(config);
-  h.link().RegisterNode(DirectorySpec("n", kMiB), {}, {}).status().IgnoreError();
+  h.link()
+      .RegisterNode(DirectorySpec("n", kMiB), {}, {})
+      .status()
+      .IgnoreError();
   ASSERT_TRUE(h.PutStart("k", 1000).ok());
   const Status ended = h.PutEnd("k");
   EXPECT_EQ(ended.reason(), ErrorReason::kTimeout) << ended.ToString();
@@ -161,7 +165,8 @@ TEST(MasterDirectoryTest, RemoveAnswersOnceTheNodeDroppedTheEntry) {
       std::async(std::launch::async, [&h] { return h.Remove("k"); });
   // Gone from the master at once, but not answered while the node lists it.
   size_t got = 0;
-  for (int i = 0; i < 100 && got == 0; ++i) got = dir.Sync(h.master(), node, 50ms);
+  for (int i = 0; i < 100 && got == 0; ++i)
+    got = dir.Sync(h.master(), node, 50ms);
   ASSERT_EQ(got, 1u);
   EXPECT_TRUE(dir.entries.empty());
   EXPECT_EQ(removed.wait_for(100ms), std::future_status::timeout);
@@ -285,8 +290,7 @@ TEST(MasterDirectoryTest, ADramEntryJoinsTheSameKeysSsdCopy) {
   NodeSpec spec = DirectorySpec("n", kMiB);
   spec.ssd_capacity = 64 * kMiB;
   ASSERT_TRUE(h.link().RegisterNode(spec, ssd, dram).ok());
-  EXPECT_EQ(h.Tiers("k"),
-            (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
+  EXPECT_EQ(h.Tiers("k"), (std::vector<Tier>{Tier::kMemory, Tier::kLocalDisk}));
   EXPECT_EQ(h.master().GetStats().dram_restored, 1u);
   EXPECT_EQ(h.master().GetStats().inventory_restored, 1u);
 }

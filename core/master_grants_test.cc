@@ -83,8 +83,7 @@ TEST(MasterGrantsTest, AResumedNodeWaitsOutAPredecessorsGrants) {
   EXPECT_EQ(early.status().reason(), ErrorReason::kUnavailable)
       << early.status().ToString();
   h.clock().Advance(2249ms);
-  EXPECT_EQ(h.PutStart("k", 1000).status().reason(),
-            ErrorReason::kUnavailable);
+  EXPECT_EQ(h.PutStart("k", 1000).status().reason(), ErrorReason::kUnavailable);
   h.clock().Advance(1ms);
   EXPECT_TRUE(h.PutStart("k", 1000).ok());
 }
@@ -97,8 +96,7 @@ TEST(MasterGrantsTest, ANodeBackAtTheSameMasterWaitsOutItsOwnGrants) {
   // It registers again (its registration's answer was lost, say): this
   // master's own grants on it may still be written.
   ASSERT_TRUE(h.link().RegisterNode(Spec("n", true), {}, {}).ok());
-  EXPECT_EQ(h.PutStart("k", 1000).status().reason(),
-            ErrorReason::kUnavailable);
+  EXPECT_EQ(h.PutStart("k", 1000).status().reason(), ErrorReason::kUnavailable);
   h.clock().Advance(2250ms);
   EXPECT_TRUE(h.PutStart("k", 1000).ok());
 }
@@ -109,8 +107,7 @@ TEST(MasterGrantsTest, ALeaderOfANewTermWaitsOnlyTheMargin) {
   config.inherited_grant_window = config.late_write_margin;
   MasterHarness h(config);
   ASSERT_TRUE(h.link().RegisterNode(Spec("n", true), {}, {}).ok());
-  EXPECT_EQ(h.PutStart("k", 1000).status().reason(),
-            ErrorReason::kUnavailable);
+  EXPECT_EQ(h.PutStart("k", 1000).status().reason(), ErrorReason::kUnavailable);
   h.clock().Advance(250ms);
   EXPECT_TRUE(h.PutStart("k", 1000).ok());
 }
@@ -123,8 +120,8 @@ TEST(MasterGrantsTest, APutWaitsForTheFenceWithinItsOwnWait) {
     h.clock().Advance(3s);
   });
   PutStartRequest request{"k", 1000, {}, MasterHarness::kClient};
-  std::vector<Result<ReplicaDescriptor>> placed = h.master().PutStart(
-      {&request, 1}, h.clock().Now() + 5s);
+  std::vector<Result<ReplicaDescriptor>> placed =
+      h.master().PutStart({&request, 1}, h.clock().Now() + 5s);
   later.join();
   ASSERT_TRUE(placed[0].ok()) << placed[0].status().ToString();
   // Waiting for the fence is not a reason to evict: nothing was.

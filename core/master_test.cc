@@ -37,8 +37,9 @@ TEST_F(MasterTest, PutIsInvisibleUntilPutEnd) {
 
 TEST_F(MasterTest, BadInputIsRejectedAndChangesNothing) {
   EXPECT_EQ(h_.PutStart("", 10).status().reason(), ErrorReason::kInvalidKey);
-  EXPECT_EQ(h_.PutStart(std::string(kMaxKeyBytes + 1, 'x'), 10).status().reason(),
-            ErrorReason::kInvalidKey);
+  EXPECT_EQ(
+      h_.PutStart(std::string(kMaxKeyBytes + 1, 'x'), 10).status().reason(),
+      ErrorReason::kInvalidKey);
   EXPECT_EQ(h_.PutStart(std::string("a\0b", 3), 10).status().reason(),
             ErrorReason::kInvalidKey);
   EXPECT_EQ(h_.PutStart("k", 0).status().reason(), ErrorReason::kInvalidSize);
@@ -46,7 +47,8 @@ TEST_F(MasterTest, BadInputIsRejectedAndChangesNothing) {
   bad_group.group = GroupSpec{"g", 2, 2};
   EXPECT_EQ(h_.PutStart("k", 10, bad_group).status().reason(),
             ErrorReason::kInvalidGroup);
-  EXPECT_EQ(h_.PutStart("k", 64 * kMiB).status().reason(), ErrorReason::kNoSpace);
+  EXPECT_EQ(h_.PutStart("k", 64 * kMiB).status().reason(),
+            ErrorReason::kNoSpace);
   EXPECT_EQ(h_.Get("").status().reason(), ErrorReason::kInvalidKey);
   EXPECT_EQ(h_.master().GetStats().objects, 0u);
   EXPECT_EQ(h_.master().Audit().allocated_memory_bytes, 0u);
@@ -64,13 +66,16 @@ TEST_F(MasterTest, RePutIsAlreadyExistsButSameClientRetryIsIdempotent) {
   EXPECT_EQ(h_.master().PutStart({&other, 1})[0].status().reason(),
             ErrorReason::kObjectExists);
   ASSERT_TRUE(h_.PutEnd("k").ok());
-  EXPECT_EQ(h_.PutStart("k", 100).status().reason(), ErrorReason::kObjectExists);
+  EXPECT_EQ(h_.PutStart("k", 100).status().reason(),
+            ErrorReason::kObjectExists);
   EXPECT_TRUE(h_.PutEnd("k").ok());  // repeated end is harmless
 }
 
 TEST_F(MasterTest, BatchGivesEachKeyItsOwnResult) {
-  std::vector<PutStartRequest> batch = {
-      {"a", 10, {}, "c"}, {"", 10, {}, "c"}, {"b", 0, {}, "c"}, {"d", 10, {}, "c"}};
+  std::vector<PutStartRequest> batch = {{"a", 10, {}, "c"},
+                                        {"", 10, {}, "c"},
+                                        {"b", 0, {}, "c"},
+                                        {"d", 10, {}, "c"}};
   auto started = h_.master().PutStart(batch);
   ASSERT_EQ(started.size(), 4u);
   EXPECT_TRUE(started[0].ok());
@@ -94,14 +99,16 @@ TEST_F(MasterTest, RevokeFreesSpaceAndAllowsAFreshPut) {
   std::string key = "k";
   ASSERT_TRUE(h_.master().PutRevoke(MasterHarness::kClient, {&key, 1})[0].ok());
   EXPECT_EQ(h_.master().Audit().allocated_memory_bytes, 0u);
-  EXPECT_EQ(h_.master().PutRevoke(MasterHarness::kClient, {&key, 1})[0].reason(),
-            ErrorReason::kObjectNotFound);
+  EXPECT_EQ(
+      h_.master().PutRevoke(MasterHarness::kClient, {&key, 1})[0].reason(),
+      ErrorReason::kObjectNotFound);
   EXPECT_TRUE(h_.Put("k", 4096).ok());
 }
 
 TEST_F(MasterTest, StalledPutIsFreedByTheTimeoutOnly) {
   ASSERT_TRUE(h_.PutStart("stalled", 4096).ok());
-  h_.clock().Advance(h_.master().config().put_timeout - std::chrono::seconds(1));
+  h_.clock().Advance(h_.master().config().put_timeout -
+                     std::chrono::seconds(1));
   EXPECT_EQ(h_.master().ReapStalledPuts(), 0u);
   h_.clock().Advance(std::chrono::seconds(1));
   EXPECT_EQ(h_.master().ReapStalledPuts(), 1u);

@@ -60,7 +60,6 @@ double SsdFillCap(const SsdReport& report);
 // writes (32 MiB) or 1/32 of where its puts stop, whichever is less.
 bool SsdReportShowsRoom(const SsdReport& report);
 
-
 struct TierUsage {
   uint64_t capacity = 0;
   uint64_t used = 0;
@@ -194,7 +193,7 @@ class NodeRegistry {
   // so that names never reused cannot grow the set without bound).
   size_t DeadCount() const;
   static constexpr size_t kDeadNamesLimit = 4096;
-  TierUsage MemoryUsage() const;  // over alive and suspect nodes
+  TierUsage MemoryUsage() const;             // over alive and suspect nodes
   TierUsage MemoryUsageOf(NodeId id) const;  // one node's segment
   // MemoryUsage().capacity without the walk over the nodes: kept as nodes
   // come and go (every put reads these two; lock-free).

@@ -118,7 +118,8 @@ TEST_F(NodeRegistryTest, PreferredNodeWinsWhenItHasRoom) {
 
 TEST_F(NodeRegistryTest, TwoChoicePlacementBalancesNodes) {
   for (int i = 0; i < 4; ++i) Add("n" + std::to_string(i), 1 << 20);
-  for (int i = 0; i < 400; ++i) ASSERT_TRUE(registry_.AllocateMemory(1024, "").ok());
+  for (int i = 0; i < 400; ++i)
+    ASSERT_TRUE(registry_.AllocateMemory(1024, "").ok());
   for (const NodeView& n : registry_.List()) {
     EXPECT_GT(n.dram_used, 60u * 1024);
     EXPECT_LT(n.dram_used, 140u * 1024);

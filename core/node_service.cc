@@ -87,7 +87,8 @@ void NodeService::RestoreCopy(NodeId node, const Copy& copy) {
     return;
   }
   if (!copy.group) {
-    RestoreObject(node, copy, [](GroupMeta::Reservation*) { return GroupRef(); });
+    RestoreObject(node, copy,
+                  [](GroupMeta::Reservation*) { return GroupRef(); });
     return;
   }
   // The member rejoins its group: group stripe first, then the object.
@@ -151,11 +152,10 @@ bool NodeService::RestoreObject(NodeId node, const Copy& copy, JoinFn join) {
           // A different object now owns the key, or this copy (or, for
           // DRAM, any DRAM copy: one per object) is already known: the
           // node's copy is stale or redundant.
-          const bool same = meta.size == copy.size &&
-                            meta.HasGroup(copy.group) &&
-                            (dram ? !meta.HasComplete(Tier::kMemory) &&
-                                        !meta.PutInFlight()
-                                  : meta.FindDisk(node) == nullptr);
+          const bool same =
+              meta.size == copy.size && meta.HasGroup(copy.group) &&
+              (dram ? !meta.HasComplete(Tier::kMemory) && !meta.PutInFlight()
+                    : meta.FindDisk(node) == nullptr);
           if (!same) {
             if (dram) {
               DiscardDramEntry(node, copy);
@@ -269,15 +269,13 @@ void NodeService::InterruptPull(NodeId node) {
   s_.directory.Interrupt(node);
 }
 
-Result<DirectoryChanges> NodeService::SyncDirectory(NodeId node,
-                                                    uint64_t acked,
+Result<DirectoryChanges> NodeService::SyncDirectory(NodeId node, uint64_t acked,
                                                     uint32_t max_changes,
                                                     TimePoint wait_until) {
   // A node recording placements is alive.
   MT_RETURN_IF_ERROR(s_.nodes.Heartbeat(node));
   const TimePoint now = s_.clock->Now();
-  const Duration wait =
-      wait_until > now ? wait_until - now : Duration::zero();
+  const Duration wait = wait_until > now ? wait_until - now : Duration::zero();
   return s_.directory.Sync(node, acked, max_changes, wait);
 }
 

@@ -212,7 +212,8 @@ TEST(ObjectIndexTest, AnObjectUnderItsGroupIsTheOrder) {
   ObjectIndex index(8, 4);
   // Group, then object: allowed (a member's stripe under its group's).
   index.UpdateGroup("g", [&](GroupSlot&) {
-    index.Update("k", [](ObjectSlot& object) { object.Insert() = MetaOfSize(1); });
+    index.Update("k",
+                 [](ObjectSlot& object) { object.Insert() = MetaOfSize(1); });
   });
   EXPECT_TRUE(Exists(index, "k"));
 }

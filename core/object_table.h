@@ -21,9 +21,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "core/group_record.h"
 #include "core/hashed_key.h"
-#include "base/mutex.h"
 #include "protocol/types.h"
 
 namespace mooncake_tier {

@@ -1,9 +1,9 @@
 #include "core/promotion_admission.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "core/admission_sketch.h"
 #include "core/threshold_admission.h"

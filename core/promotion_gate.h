@@ -15,8 +15,8 @@
 #include <span>
 
 #include "absl/base/thread_annotations.h"
-#include "core/admission_sketch.h"
 #include "base/mutex.h"
+#include "core/admission_sketch.h"
 #include "core/promotion_admission.h"
 #include "core/promotion_options.h"
 #include "mooncake_tier/status.h"
@@ -39,8 +39,8 @@ class PromotionGate {
 
   // The admission gate under `options` (policy and threshold): see
   // core/promotion_admission.h. `victims` empty: DRAM has room.
-  bool Admit(const PromotionOptions& options, uint32_t estimate,
-             uint64_t bytes, std::span<const AdmissionVictim> victims) const;
+  bool Admit(const PromotionOptions& options, uint32_t estimate, uint64_t bytes,
+             std::span<const AdmissionVictim> victims) const;
 
   // tinylfu compares a candidate with DRAM residents, so every read counts
   // then, not only SSD-only ones.

@@ -6,8 +6,8 @@
 // sketch's size is fixed at start.
 
 #include <chrono>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -111,7 +111,8 @@ class Puts {
   };
   using RecordedPlacements = absl::InlinedVector<Recorded, 8>;
   Status CompletePut(const ClientId& client, const std::string& key,
-                     CompletedMembers* members, std::optional<Recorded>* recorded);
+                     CompletedMembers* members,
+                     std::optional<Recorded>* recorded);
   // Waits for every node of `recorded` to record its placements; a put
   // whose node did not gets that node's error.
   void WaitRecorded(const RecordedPlacements& recorded,

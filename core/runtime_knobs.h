@@ -18,8 +18,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "base/clock.h"
-#include "core/master_config.h"
 #include "base/mutex.h"
+#include "core/master_config.h"
 
 namespace mooncake_tier {
 

@@ -48,8 +48,8 @@ bool TaskLifecycle::Cancel(ObjectSlot& object, TaskId id) {
   Result<Task> taken = tasks_.Take(id);
   if (!taken.ok()) return false;
   Left(*taken);
-  policy(taken->kind).Abandon(object, *taken, TaskEnd::kCancelled,
-                              Status::Ok());
+  policy(taken->kind)
+      .Abandon(object, *taken, TaskEnd::kCancelled, Status::Ok());
   return true;
 }
 
@@ -84,21 +84,21 @@ Result<ReplicaDescriptor> TaskLifecycle::Stage(NodeId node, TaskId id) {
   Status failure;
   std::optional<Result<ReplicaDescriptor>> answer = index_->Update(
       found->key,
-      [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role)
-          -> std::optional<Result<ReplicaDescriptor>> {
-            // Read again under the stripe: every exit of the task, and
-            // every staging of it, happens under it.
-            const std::optional<Task> task = tasks_.Find(node, id);
-            if (!task) return NotBooked(id);
-            if (task->target.id != 0) return task->target;  // a retried call
-            Result<ReplicaDescriptor> placed = kind.Stage(object, *task);
-            if (placed.ok()) {
-              tasks_.SetTarget(id, *placed);
-              return placed;
-            }
-            failure = placed.status();
-            return std::nullopt;
-          });
+      [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+          object_stripe_role) -> std::optional<Result<ReplicaDescriptor>> {
+        // Read again under the stripe: every exit of the task, and
+        // every staging of it, happens under it.
+        const std::optional<Task> task = tasks_.Find(node, id);
+        if (!task) return NotBooked(id);
+        if (task->target.id != 0) return task->target;  // a retried call
+        Result<ReplicaDescriptor> placed = kind.Stage(object, *task);
+        if (placed.ok()) {
+          tasks_.SetTarget(id, *placed);
+          return placed;
+        }
+        failure = placed.status();
+        return std::nullopt;
+      });
   if (answer) return std::move(*answer);
   Fail(*found,
        failure.reason() == ErrorReason::kNoSpace ? TaskEnd::kNoRoom
@@ -174,51 +174,49 @@ Status TaskLifecycle::StageMember(NodeId node, const Task& found) {
   std::vector<Task> committed;
   Status done = index_->UpdateGroup(
       group_id,
-      [&](GroupSlot& entry)
-          ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role) -> Status {
-            MT_ASSIGN_OR_RETURN(const Task task,
-                                tasks_.MarkStaged(node, found.id));
-            if (task.doomed) {  // its group failed while it was written
-              TakeAndAbandon(task.id, task.key, TaskEnd::kDoomedEnd,
-                             Status::Ok());
-              return Status::Ok();
-            }
-            if (!entry) return Status::Ok();  // the reaper settles it
-            const GroupMeta& group = *entry;
-            std::vector<Task> staged;
-            const bool unstaged =
-                group.AnyMember([&](uint32_t, const GroupMember& member) {
-                  std::optional<Task> t =
-                      tasks_.FindByKey(task.kind, group.KeyOf(member));
-                  if (!t || t->state != TaskState::kStaged) return true;
-                  staged.push_back(std::move(*t));
-                  return false;
-                });
-            if (unstaged) return Status::Ok();  // not yet
-            std::vector<bool> visited(staged.size(), false);
-            entry.ForEachMember([&](ObjectSlot& member)
-                                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                                        object_stripe_role) {
-              for (size_t i = 0; i < staged.size(); ++i) {
-                if (staged[i].key != member.key()) continue;
-                visited[i] = true;
-                Result<Task> taken = tasks_.Take(staged[i].id);
-                if (!taken.ok()) continue;
-                Left(*taken);
-                p.Commit(member, *taken);
-                committed.push_back(std::move(*taken));
-              }
+      [&](GroupSlot& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+          group_stripe_role) -> Status {
+        MT_ASSIGN_OR_RETURN(const Task task, tasks_.MarkStaged(node, found.id));
+        if (task.doomed) {  // its group failed while it was written
+          TakeAndAbandon(task.id, task.key, TaskEnd::kDoomedEnd, Status::Ok());
+          return Status::Ok();
+        }
+        if (!entry) return Status::Ok();  // the reaper settles it
+        const GroupMeta& group = *entry;
+        std::vector<Task> staged;
+        const bool unstaged =
+            group.AnyMember([&](uint32_t, const GroupMember& member) {
+              std::optional<Task> t =
+                  tasks_.FindByKey(task.kind, group.KeyOf(member));
+              if (!t || t->state != TaskState::kStaged) return true;
+              staged.push_back(std::move(*t));
+              return false;
             });
-            // A member whose object left the group meanwhile has nothing
-            // to commit into.
-            for (size_t i = 0; i < staged.size(); ++i) {
-              if (!visited[i]) {
-                TakeAndAbandon(staged[i].id, staged[i].key,
-                               TaskEnd::kSourceLost, Status::Ok());
-              }
-            }
-            return Status::Ok();
-          });
+        if (unstaged) return Status::Ok();  // not yet
+        std::vector<bool> visited(staged.size(), false);
+        entry.ForEachMember(
+            [&](ObjectSlot& member)
+                ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
+                  for (size_t i = 0; i < staged.size(); ++i) {
+                    if (staged[i].key != member.key()) continue;
+                    visited[i] = true;
+                    Result<Task> taken = tasks_.Take(staged[i].id);
+                    if (!taken.ok()) continue;
+                    Left(*taken);
+                    p.Commit(member, *taken);
+                    committed.push_back(std::move(*taken));
+                  }
+                });
+        // A member whose object left the group meanwhile has nothing
+        // to commit into.
+        for (size_t i = 0; i < staged.size(); ++i) {
+          if (!visited[i]) {
+            TakeAndAbandon(staged[i].id, staged[i].key, TaskEnd::kSourceLost,
+                           Status::Ok());
+          }
+        }
+        return Status::Ok();
+      });
   for (const Task& task : committed) p.Committed(task);
   return done;
 }
@@ -230,8 +228,8 @@ TaskLifecycle::Ended TaskLifecycle::Fail(const Task& task, TaskEnd end,
     TaskPolicy& p = policy(task.kind);
     const std::string& group_id = task.group->group_id;
     const bool group_found = index_->UpdateGroup(
-        group_id, [&](GroupSlot& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                      group_stripe_role) {
+        group_id,
+        [&](GroupSlot& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(group_stripe_role) {
           if (!entry) return false;
           // Every task of the group goes, staged or not, except one whose
           // bytes the node may still be writing (dispatched with space
@@ -240,8 +238,8 @@ TaskLifecycle::Ended TaskLifecycle::Fail(const Task& task, TaskEnd end,
           entry.ForEachMemberKey(
               task.key, [&](ObjectSlot& member) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
                             object_stripe_role) {
-                std::optional<Task> t = tasks_.FindByKey(task.kind,
-                                                         member.key());
+                std::optional<Task> t =
+                    tasks_.FindByKey(task.kind, member.key());
                 if (!t || !t->group || t->group->group_id != group_id) return;
                 const bool self = t->id == task.id;
                 if (!self && t->doomed) return;  // ends when its node reports
@@ -287,18 +285,17 @@ TaskLifecycle::Abandoned TaskLifecycle::TakeAndAbandon(TaskId id,
                                                        TaskEnd end,
                                                        const Status& cause) {
   return index_->Update(
-      key, [&](ObjectSlot& object)
-               ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
-                 Result<Task> taken = tasks_.Take(id);
-                 if (!taken.ok()) return Abandoned::kNone;  // settled
-                 Left(*taken);
-                 const bool was_doomed = taken->doomed;
-                 policy(taken->kind)
-                     .Abandon(object, *taken,
-                              was_doomed ? TaskEnd::kDoomedEnd : end, cause);
-                 return was_doomed ? Abandoned::kDoomedEnded
-                                   : Abandoned::kEnded;
-               });
+      key, [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+               object_stripe_role) {
+        Result<Task> taken = tasks_.Take(id);
+        if (!taken.ok()) return Abandoned::kNone;  // settled
+        Left(*taken);
+        const bool was_doomed = taken->doomed;
+        policy(taken->kind)
+            .Abandon(object, *taken, was_doomed ? TaskEnd::kDoomedEnd : end,
+                     cause);
+        return was_doomed ? Abandoned::kDoomedEnded : Abandoned::kEnded;
+      });
 }
 
 // ---- reap ----
@@ -326,16 +323,14 @@ void TaskLifecycle::DropNode(NodeId node) {
   // need no deletion.
   std::vector<Task> grouped;
   for (const Task& task : tasks_.ReapNode(node)) {
-    index_->Update(task.key, [&](ObjectSlot& object)
-                                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                                     object_stripe_role) {
-                                   Left(task);
-                                   policy(task.kind).Abandon(
-                                       object, task,
-                                       task.doomed ? TaskEnd::kDoomedEnd
-                                                   : TaskEnd::kNodeLost,
-                                       cause);
-                                 });
+    index_->Update(
+        task.key, [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                      object_stripe_role) {
+          Left(task);
+          policy(task.kind).Abandon(
+              object, task,
+              task.doomed ? TaskEnd::kDoomedEnd : TaskEnd::kNodeLost, cause);
+        });
     if (Grouped(task)) grouped.push_back(task);
   }
   // Their groups' tasks on other nodes end too (no stripe is held here).

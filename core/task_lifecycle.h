@@ -84,8 +84,7 @@ class TaskPolicy {
   virtual bool grouped() const { return false; }
   // Space for the task's bytes; an error ends the task (and its group's)
   // with kNoRoom (NO_SPACE) or kSourceLost (anything else).
-  virtual Result<ReplicaDescriptor> Stage(ObjectSlot& object,
-                                          const Task& task)
+  virtual Result<ReplicaDescriptor> Stage(ObjectSlot& object, const Task& task)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role);
   // The node's part landed: make it visible. The policy itself abandons
   // what it cannot commit (its object changed meanwhile).
@@ -248,7 +247,7 @@ class TaskLifecycle {
   // abandons it (a doomed one with kDoomedEnd: counted when it was doomed).
   enum class Abandoned : uint8_t { kNone, kEnded, kDoomedEnded };
   Abandoned TakeAndAbandon(TaskId id, const std::string& key, TaskEnd end,
-                      const Status& cause)
+                           const Status& cause)
       ABSL_LOCKS_EXCLUDED(object_stripe_role);
   // Book-keeping of a task leaving the table (the gate's slot).
   void Left(const Task& task);

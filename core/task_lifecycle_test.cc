@@ -123,17 +123,17 @@ class TaskLifecycleTest : public ::testing::Test {
   }
 
   Result<TaskId> Queue(TaskKind kind, const std::string& key) {
-    return index_.Update(
-        key,
-        [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-            object_stripe_role) -> Result<TaskId> {
-          Task task;
-          task.kind = kind;
-          task.node = object->replicas[0].desc.node;
-          task.key = key;
-          task.group = object->group_spec();
-          return life_.Queue(object->replicas[0], std::move(task), 1000);
-        });
+    return index_.Update(key,
+                         [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                             object_stripe_role) -> Result<TaskId> {
+                           Task task;
+                           task.kind = kind;
+                           task.node = object->replicas[0].desc.node;
+                           task.key = key;
+                           task.group = object->group_spec();
+                           return life_.Queue(object->replicas[0],
+                                              std::move(task), 1000);
+                         });
   }
 
   // Queues a promotion of every member of `keys`' group, as the master
@@ -217,8 +217,7 @@ TEST_F(TaskLifecycleTest, ABatchIsAnsweredItemByItemInOrder) {
       {b, Status(ErrorReason::kNoSpace, "ssd full")},
       {999, Status::Ok()},
       {c, Status::Ok()}};
-  const std::vector<Status> out =
-      life_.Report(1, TaskKind::kOffload, batch);
+  const std::vector<Status> out = life_.Report(1, TaskKind::kOffload, batch);
   ASSERT_EQ(out.size(), 4u);
   EXPECT_TRUE(out[0].ok());
   EXPECT_TRUE(out[1].ok());
@@ -226,8 +225,8 @@ TEST_F(TaskLifecycleTest, ABatchIsAnsweredItemByItemInOrder) {
   EXPECT_TRUE(out[3].ok());
   EXPECT_EQ(offload_.commits, (std::vector<std::string>{"a", "c"}));
   ASSERT_EQ(offload_.ends.size(), 1u);
-  EXPECT_EQ(offload_.ends[0], std::make_pair(std::string("b"),
-                                             TaskEnd::kFailed));
+  EXPECT_EQ(offload_.ends[0],
+            std::make_pair(std::string("b"), TaskEnd::kFailed));
   EXPECT_EQ(Pins("b"), 0u);
 }
 
@@ -303,7 +302,7 @@ TEST_F(TaskLifecycleTest, AStagedMemberWhoseObjectLeftEndsWithTheCommit) {
 TEST_F(TaskLifecycleTest, AFailedMemberEndsItsGroupAndDoomsWhatIsBeingWritten) {
   const std::vector<std::string> keys = AddGroup("g", {1, 1, 1, 1});
   const std::vector<TaskId> ids = QueueGroup(keys);
-  life_.Dispatch(1, 3, 10, 3);  // ids[3] stays queued
+  life_.Dispatch(1, 3, 10, 3);               // ids[3] stays queued
   ASSERT_TRUE(life_.Stage(1, ids[0]).ok());  // being written
   ASSERT_TRUE(life_.Stage(1, ids[1]).ok());
   ASSERT_TRUE(Report(1, TaskKind::kPromotion, ids[1]).ok());  // staged
@@ -360,9 +359,9 @@ TEST_F(TaskLifecycleTest, ALostNodeEndsItsTasksAndTheirGroupsElsewhere) {
                                {"solo", TaskEnd::kNodeLost}}));
   std::vector<std::pair<std::string, TaskEnd>> ends = promotion_.ends;
   std::sort(ends.begin(), ends.end());
-  EXPECT_EQ(ends, (std::vector<std::pair<std::string, TaskEnd>>{
-                      {keys[0], TaskEnd::kNodeLost},
-                      {keys[1], TaskEnd::kNodeLost}}));
+  EXPECT_EQ(ends,
+            (std::vector<std::pair<std::string, TaskEnd>>{
+                {keys[0], TaskEnd::kNodeLost}, {keys[1], TaskEnd::kNodeLost}}));
   EXPECT_TRUE(life_.HasTask(TaskKind::kOffload, "other"));
   EXPECT_EQ(life_.gate().in_flight(), 0u);
   // Its queues are closed: nothing more is booked for it.
@@ -374,11 +373,11 @@ TEST_F(TaskLifecycleTest, CancelTakesBackAQueuedTaskAndItsSlot) {
   AddObject("k");
   ASSERT_TRUE(life_.gate().Reserve(1, 8));
   const TaskId id = *Queue(TaskKind::kPromotion, "k");
-  index_.Update("k", [&](ObjectSlot& object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                         object_stripe_role) {
-    EXPECT_TRUE(life_.Cancel(object, id));
-    EXPECT_FALSE(life_.Cancel(object, id));
-  });
+  index_.Update("k", [&](ObjectSlot& object)
+                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(object_stripe_role) {
+                           EXPECT_TRUE(life_.Cancel(object, id));
+                           EXPECT_FALSE(life_.Cancel(object, id));
+                         });
   EXPECT_EQ(promotion_.ends, (std::vector<std::pair<std::string, TaskEnd>>{
                                  {"k", TaskEnd::kCancelled}}));
   EXPECT_EQ(Pins("k"), 0u);

@@ -127,7 +127,6 @@ Result<Task> TaskTable::Complete(NodeId node, TaskId id) {
   return task;
 }
 
-
 std::optional<Task> TaskTable::FindByKey(TaskKind kind,
                                          std::string_view key) const {
   MutexLock lock(&mu_);

@@ -23,13 +23,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "base/clock.h"
 #include "base/mutex.h"
+#include "mooncake_tier/status.h"
 #include "protocol/task.h"
 #include "protocol/types.h"
-#include "mooncake_tier/status.h"
 
 namespace mooncake_tier {
-
-
 
 struct TaskCounts {
   uint64_t queued = 0;

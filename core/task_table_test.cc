@@ -52,12 +52,14 @@ TEST(TaskTableTest, CompleteOnlyByTheOwningNode) {
   table.AddNode(2);
   Result<TaskId> id = table.Enqueue(OffloadOf("a", 1), 10);
   ASSERT_TRUE(id.ok());
-  EXPECT_EQ(table.Complete(2, *id).status().reason(), ErrorReason::kTaskNotFound);
+  EXPECT_EQ(table.Complete(2, *id).status().reason(),
+            ErrorReason::kTaskNotFound);
   Result<Task> done = table.Complete(1, *id);
   ASSERT_TRUE(done.ok());
   EXPECT_EQ(done->key, "a");
   EXPECT_FALSE(table.HasTask(TaskKind::kOffload, "a"));
-  EXPECT_EQ(table.Complete(1, *id).status().reason(), ErrorReason::kTaskNotFound);
+  EXPECT_EQ(table.Complete(1, *id).status().reason(),
+            ErrorReason::kTaskNotFound);
 }
 
 TEST(TaskTableTest, ReapsExpiredAndWholeNodes) {
@@ -87,7 +89,8 @@ TEST(TaskTableTest, SsdDeletesAreHandedOutInBoundedBatches) {
   TaskTable table(&clock);
   table.AddNode(1);
   table.AddNode(2);
-  for (int i = 0; i < 5; ++i) table.EnqueueSsdDelete(1, "k" + std::to_string(i));
+  for (int i = 0; i < 5; ++i)
+    table.EnqueueSsdDelete(1, "k" + std::to_string(i));
   EXPECT_EQ(table.DispatchSsdDeletes(1, 3).size(), 3u);
   EXPECT_EQ(table.PendingSsdDeletes(), 2u);
   EXPECT_EQ(table.DispatchSsdDeletes(1, 3).size(), 2u);
@@ -120,7 +123,8 @@ TEST(TaskTableTest, NodeWorkHoldsOffloadsWhileDeletesAreBackedUp) {
   ManualClock clock;
   TaskTable table(&clock);
   table.AddNode(1);
-  for (int i = 0; i < 5; ++i) table.EnqueueSsdDelete(1, "d" + std::to_string(i));
+  for (int i = 0; i < 5; ++i)
+    table.EnqueueSsdDelete(1, "d" + std::to_string(i));
   ASSERT_TRUE(table.Enqueue(OffloadOf("k", 1), 10).ok());
   TaskTable::NodeWork first = table.DispatchNodeWork(1, 10, 3);
   EXPECT_EQ(first.ssd_deletes.size(), 3u);

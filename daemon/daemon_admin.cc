@@ -90,12 +90,11 @@ admin::ClusterRole ClusterRoleOf(const HaView& view) {
 }
 
 metrics::MasterRoleSample RoleSampleOf(const HaView& view) {
-  return metrics::MasterRoleSample{
-      .leader = view.role == MasterRole::kLeader,
-      .term = view.term,
-      .failovers = view.failovers,
-      .in_sync = view.in_sync,
-      .recovering = view.recovering};
+  return metrics::MasterRoleSample{.leader = view.role == MasterRole::kLeader,
+                                   .term = view.term,
+                                   .failovers = view.failovers,
+                                   .in_sync = view.in_sync,
+                                   .recovering = view.recovering};
 }
 
 }  // namespace
@@ -187,8 +186,7 @@ Result<std::unique_ptr<DaemonAdmin>> DaemonAdmin::Start(
         return std::shared_ptr<MasterAdmin>(host, &host->admin());
       };
       admin->facade_ = std::make_unique<admin::MasterAdminFacade>(
-          current, [ha] { return ClusterRoleOf(ha->View()); },
-          master->clock());
+          current, [ha] { return ClusterRoleOf(ha->View()); }, master->clock());
       admin->master_metrics_ = std::make_unique<metrics::MasterMetrics>(
           [current]() -> std::shared_ptr<const MasterAdmin> {
             return current();

@@ -328,8 +328,7 @@ std::string ApplyHaOptions(DaemonOptions* o) {
     const size_t comma = o->etcd.find(',', begin);
     const std::string endpoint = o->etcd.substr(begin, comma - begin);
     if (!SplitHostPort(endpoint).ok()) {
-      return "--etcd '" + o->etcd + "': '" + endpoint +
-             "' is not HOST:PORT";
+      return "--etcd '" + o->etcd + "': '" + endpoint + "' is not HOST:PORT";
     }
     ha.etcd.push_back(endpoint);
     if (comma == std::string::npos) break;
@@ -338,8 +337,7 @@ std::string ApplyHaOptions(DaemonOptions* o) {
   if (o->etcd_lease_ttl < std::chrono::seconds(1)) {
     return "--etcd-lease-ttl must be at least 1s";
   }
-  ha.lease_ttl =
-      std::chrono::ceil<std::chrono::seconds>(o->etcd_lease_ttl);
+  ha.lease_ttl = std::chrono::ceil<std::chrono::seconds>(o->etcd_lease_ttl);
   const std::string advertise =
       ha.advertise.empty() ? o->master.listen : ha.advertise;
   Result<HostPort> where = SplitHostPort(advertise);

@@ -3,11 +3,10 @@
 // start-up failures.
 
 #include <chrono>
-
-#include "core/master.h"
 #include <memory>
 #include <thread>
 
+#include "core/master.h"
 #include "daemon/master_process.h"
 #include "daemon/node_process.h"
 #include "gtest/gtest.h"

@@ -128,9 +128,9 @@ class Roles {
     if (!node_) return "mooncake-tierd master: serving on " + MasterAddress();
     const NodeProcessOptions& n = node_->options();
     const std::string ssd =
-        n.ssd_capacity == 0 ? "no SSD tier"
-                            : "SSD " + FormatSizeHuman(n.ssd_capacity) +
-                                  " at " + n.ssd_dir;
+        n.ssd_capacity == 0
+            ? "no SSD tier"
+            : "SSD " + FormatSizeHuman(n.ssd_capacity) + " at " + n.ssd_dir;
     const std::string node = "node \"" + n.node.name + "\" registered";
     const std::string tiers =
         " (DRAM " + FormatSizeHuman(n.node.dram_bytes) + ", " + ssd + ")";

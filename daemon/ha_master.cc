@@ -142,9 +142,10 @@ void HaMaster::OnElected(uint64_t term) {
     }
     next->published = next->expected;
   } else {
-    spdlog::warn("master: cannot read the cluster's nodes from etcd ({}); "
-                 "serving clients after the recovery timeout",
-                 nodes.status().ToString());
+    spdlog::warn(
+        "master: cannot read the cluster's nodes from etcd ({}); "
+        "serving clients after the recovery timeout",
+        nodes.status().ToString());
     next->expected.insert("");  // never registers
   }
   next->recovery_deadline = clock_->Now() + options_.recovery_timeout;
@@ -167,12 +168,13 @@ void HaMaster::OnElected(uint64_t term) {
     return;
   }
   next->host = std::move(*host);
-  spdlog::info("master: leading in term {}; waiting for {} node(s) of the "
-               "previous term (at most {} ms)",
-               term, next->expected.size(),
-               std::chrono::duration_cast<std::chrono::milliseconds>(
-                   options_.recovery_timeout)
-                   .count());
+  spdlog::info(
+      "master: leading in term {}; waiting for {} node(s) of the "
+      "previous term (at most {} ms)",
+      term, next->expected.size(),
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          options_.recovery_timeout)
+          .count());
   MutexLock lock(&mu_);
   term_ = std::move(next);
 }
@@ -295,9 +297,8 @@ void HaMaster::Reconcile(const std::shared_ptr<Term>& term) {
     registered += alive.count(name);
   }
   term->registered = registered;
-  if (term->recovering.load() &&
-      (registered == term->expected.size() ||
-       clock_->Now() >= term->recovery_deadline)) {
+  if (term->recovering.load() && (registered == term->expected.size() ||
+                                  clock_->Now() >= term->recovery_deadline)) {
     term->recovering = false;
     spdlog::info("master: term {} serves clients ({} of {} nodes back)",
                  term->term, registered, term->expected.size());
@@ -347,10 +348,9 @@ void HaMaster::TickLoop() {
   while (true) {
     {
       MutexLock lock(&mu_);
-      if (stop_cv_.WaitFor(options_.tick_interval,
-                           [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                             return stopping_;
-                           })) {
+      if (stop_cv_.WaitFor(
+              options_.tick_interval,
+              [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_; })) {
         return;
       }
     }
@@ -358,8 +358,8 @@ void HaMaster::TickLoop() {
       NoteLeaderTerm(static_cast<uint64_t>(seen->term));
     }
     std::shared_ptr<Term> term = CurrentTerm();
-    if (!term || !StillServing(rpc::ServingMaster{nullptr, nullptr,
-                                                  term->term, nullptr})) {
+    if (!term || !StillServing(rpc::ServingMaster{nullptr, nullptr, term->term,
+                                                  nullptr})) {
       continue;
     }
     term->host->Tick();

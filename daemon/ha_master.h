@@ -148,7 +148,8 @@ class HaMaster final : public rpc::MasterSource {
 
   const HaMasterOptions options_;
   const Clock* const clock_;
-  std::unique_ptr<ha::EtcdClient> etcd_;  // node names (the elector has its own)
+  std::unique_ptr<ha::EtcdClient>
+      etcd_;  // node names (the elector has its own)
   std::unique_ptr<ha::LeaderElector> elector_;
 
   mutable Mutex mu_;

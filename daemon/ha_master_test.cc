@@ -83,8 +83,8 @@ TEST_F(HaMasterTest, OneLeadsTheOtherNamesIt) {
   std::unique_ptr<HaMaster> a = StartMaster("a:1", seconds(5));
   ASSERT_TRUE(Eventually([&] { return Leads(*a); }, seconds(10)));
   std::unique_ptr<HaMaster> b = StartMaster("b:1", seconds(5));
-  ASSERT_TRUE(Eventually([&] { return b->View().leader == "a:1"; },
-                         seconds(10)));
+  ASSERT_TRUE(
+      Eventually([&] { return b->View().leader == "a:1"; }, seconds(10)));
   EXPECT_FALSE(Leads(*b));
   // In sync once it holds a lease and campaigns (it may see the leader
   // first).
@@ -113,8 +113,8 @@ TEST_F(HaMasterTest, ANewLeaderServesClientsOnceThePreviousNodesAreBack) {
   ASSERT_TRUE(Eventually([&] { return NodesInEtcd() == 2; }, seconds(5)));
 
   std::unique_ptr<HaMaster> b = StartMaster("b:1", seconds(30));
-  ASSERT_TRUE(Eventually([&] { return b->View().leader == "a:1"; },
-                         seconds(10)));
+  ASSERT_TRUE(
+      Eventually([&] { return b->View().leader == "a:1"; }, seconds(10)));
   std::string leader;
   Result<rpc::ServingMaster> held = a->Acquire(rpc::Caller::kClient, &leader);
   ASSERT_TRUE(held.ok());
@@ -130,8 +130,8 @@ TEST_F(HaMasterTest, ANewLeaderServesClientsOnceThePreviousNodesAreBack) {
   EXPECT_EQ(client.status().reason(), ErrorReason::kUnavailable);
   EXPECT_EQ(leader, "b:1");
   ASSERT_TRUE(Register(*b, "n1").ok());
-  ASSERT_TRUE(Eventually([&] { return b->View().nodes_registered == 1; },
-                         seconds(5)));
+  ASSERT_TRUE(
+      Eventually([&] { return b->View().nodes_registered == 1; }, seconds(5)));
   EXPECT_TRUE(b->View().recovering);
   ASSERT_TRUE(Register(*b, "n2").ok());
   ASSERT_TRUE(Eventually([&] { return !b->View().recovering; }, seconds(5)));
@@ -147,9 +147,9 @@ TEST_F(HaMasterTest, ANodeThatNeverReturnsHoldsClientsOnlyUntilTheTimeout) {
   std::unique_ptr<HaMaster> b = StartMaster("b:1", milliseconds(300));
   ASSERT_TRUE(Eventually([&] { return Leads(*b); }, seconds(10)));
   std::string leader;
-  ASSERT_TRUE(Eventually(
-      [&] { return b->Acquire(rpc::Caller::kClient, &leader).ok(); },
-      seconds(5)));
+  ASSERT_TRUE(
+      Eventually([&] { return b->Acquire(rpc::Caller::kClient, &leader).ok(); },
+                 seconds(5)));
   EXPECT_EQ(b->View().nodes_registered, 0u);
   // The node that did not come back is no longer listed for the next term.
   ASSERT_TRUE(Eventually([&] { return NodesInEtcd() == 0; }, seconds(5)));

@@ -75,8 +75,8 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
     ha_options.config = process->options_.config;
     ha_options.config.first_node_id = 1;  // each term picks its own
     ha_options.tick_interval = process->options_.tick_interval;
-    MT_ASSIGN_OR_RETURN(process->ha_, HaMaster::Start(std::move(ha_options),
-                                                      process->clock()));
+    MT_ASSIGN_OR_RETURN(
+        process->ha_, HaMaster::Start(std::move(ha_options), process->clock()));
     process->service_ = std::make_unique<rpc::MasterService>(process->ha_.get(),
                                                              service_options);
   } else {
@@ -113,10 +113,9 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
     server_options.credentials =
         rpc::MakeServerCredentials(*process->tls_, o.tls_client_auth);
   }
-  MT_ASSIGN_OR_RETURN(
-      process->server_,
-      rpc::RpcServer::Start(server_options,
-                            {process->service_->grpc_service()}));
+  MT_ASSIGN_OR_RETURN(process->server_,
+                      rpc::RpcServer::Start(
+                          server_options, {process->service_->grpc_service()}));
   process->address_ = process->server_->address();
   if (process->master_) {
     process->ticker_ = std::thread([p = process.get()] { p->TickLoop(); });
@@ -216,10 +215,9 @@ void MasterProcess::TickLoop() {
   while (true) {
     {
       MutexLock lock(&mu_);
-      if (stop_cv_.WaitFor(options_.tick_interval,
-                           [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                             return stopping_;
-                           })) {
+      if (stop_cv_.WaitFor(
+              options_.tick_interval,
+              [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_; })) {
         return;
       }
     }

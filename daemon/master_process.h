@@ -157,8 +157,8 @@ class MasterProcess {
 
   const MasterProcessOptions options_;
   std::string address_;
-  std::unique_ptr<MasterHost> master_;  // a lone master
-  std::unique_ptr<HaMaster> ha_;        // or a cluster's
+  std::unique_ptr<MasterHost> master_;               // a lone master
+  std::unique_ptr<HaMaster> ha_;                     // or a cluster's
   std::unique_ptr<rpc::TlsIdentity> tls_;            // null: plaintext
   std::unique_ptr<rpc::CallAuthorizer> authorizer_;  // null: open plane
   std::unique_ptr<rpc::MasterService> service_;

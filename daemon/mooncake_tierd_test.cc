@@ -17,10 +17,10 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/tierd_test_support.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rpc/grpc_master_api.h"
-#include "daemon/tierd_test_support.h"
 #include "tests/support/silent_listener.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -28,9 +28,9 @@
 namespace mooncake_tier {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 using testing::ExitStatus;
+using ::testing::HasSubstr;
 using testing::SilentListener;
 using testing::Subprocess;
 using testing::SubprocessOptions;
@@ -88,17 +88,16 @@ TEST(MooncakeTierdTest, MasterAndNodeAsTwoProcesses) {
   const int port = testing::PickFreePort();
   const std::string master_ready = dir.path() + "/master.ready";
   const std::string node_ready = dir.path() + "/node.ready";
-  auto master = StartTierd("master", dir.path(),
-                           {"master", "--listen", Loopback(port),
-                            "--ready-file", master_ready});
+  auto master = StartTierd(
+      "master", dir.path(),
+      {"master", "--listen", Loopback(port), "--ready-file", master_ready});
   ASSERT_TRUE(master);
   ASSERT_TRUE(testing::WaitForFile(master_ready, kReady))
       << master->OutputTail();
-  auto node = StartTierd(
-      "node", dir.path(),
-      Concat({"node", "--master", Loopback(port), "--name", "n1",
-              "--ready-file", node_ready},
-             SmallNode(dir.path() + "/ssd")));
+  auto node = StartTierd("node", dir.path(),
+                         Concat({"node", "--master", Loopback(port), "--name",
+                                 "n1", "--ready-file", node_ready},
+                                SmallNode(dir.path() + "/ssd")));
   ASSERT_TRUE(node);
   ASSERT_TRUE(testing::WaitForFile(node_ready, kReady)) << node->OutputTail();
   const auto fields = ReadyFields(node_ready);
@@ -134,11 +133,10 @@ TEST(MooncakeTierdTest, SecondSignalDuringShutdownExitsAtOnce) {
   SilentListener silent;
   ASSERT_GT(silent.port(), 0);
   TempDir dir;
-  auto node = StartTierd(
-      "node", dir.path(),
-      Concat({"node", "--master", Loopback(silent.port()), "--rpc-deadline",
-              "20s"},
-             SmallNode(dir.path() + "/ssd")));
+  auto node = StartTierd("node", dir.path(),
+                         Concat({"node", "--master", Loopback(silent.port()),
+                                 "--rpc-deadline", "20s"},
+                                SmallNode(dir.path() + "/ssd")));
   ASSERT_TRUE(node);
   std::this_thread::sleep_for(milliseconds(1000));  // registration in flight
   ASSERT_TRUE(node->Signal(SIGTERM));
@@ -148,7 +146,8 @@ TEST(MooncakeTierdTest, SecondSignalDuringShutdownExitsAtOnce) {
   const std::optional<ExitStatus> status = node->Wait(milliseconds(3000));
   ASSERT_TRUE(status.has_value()) << node->OutputTail();
   EXPECT_TRUE(status->exited() && status->code == 1)
-      << status->ToString() << "\n" << node->OutputTail();
+      << status->ToString() << "\n"
+      << node->OutputTail();
 }
 
 TEST(MooncakeTierdTest, BadFlagIsAUsageError) {
@@ -175,8 +174,8 @@ TEST(MooncakeTierdTest, PortInUseIsAStartFailure) {
   const int port = ntohs(addr.sin_port);
 
   TempDir dir;
-  auto tierd = StartTierd("busy", dir.path(),
-                          {"master", "--listen", Loopback(port)});
+  auto tierd =
+      StartTierd("busy", dir.path(), {"master", "--listen", Loopback(port)});
   ASSERT_TRUE(tierd);
   const std::optional<ExitStatus> status = tierd->Wait(kExit);
   ::close(fd);
@@ -191,9 +190,9 @@ TEST(MooncakeTierdTest, UnusableSsdDirectoryIsAStartFailure) {
   TempDir dir;
   const std::string file = dir.path() + "/not-a-dir";
   std::ofstream(file) << "x";
-  auto tierd = StartTierd(
-      "node", dir.path(),
-      Concat({"node", "--master", "127.0.0.1:1"}, SmallNode(file)));
+  auto tierd =
+      StartTierd("node", dir.path(),
+                 Concat({"node", "--master", "127.0.0.1:1"}, SmallNode(file)));
   ASSERT_TRUE(tierd);
   const std::optional<ExitStatus> status = tierd->Wait(kExit);
   ASSERT_TRUE(status.has_value());

@@ -40,13 +40,11 @@ CLI::Validator UnitGiven() {
 
 CLI::Validator DurationUnits() {
   const std::map<std::string, int64_t> ms_per_unit = {
-      {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"min", 60'000},
-      {"h", 3'600'000}};
+      {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"min", 60'000}, {"h", 3'600'000}};
   CLI::Validator units = CLI::AsNumberWithUnit(
-      ms_per_unit,
-      static_cast<CLI::AsNumberWithUnit::Options>(
-          CLI::AsNumberWithUnit::CASE_INSENSITIVE |
-          CLI::AsNumberWithUnit::UNIT_REQUIRED));
+      ms_per_unit, static_cast<CLI::AsNumberWithUnit::Options>(
+                       CLI::AsNumberWithUnit::CASE_INSENSITIVE |
+                       CLI::AsNumberWithUnit::UNIT_REQUIRED));
   units.description("");  // the help footer explains the units
   return units;
 }
@@ -60,8 +58,8 @@ CLI::Option* AddMillisecondsOption(CLI::App* app, const std::string& name,
                                    std::function<void(int64_t)> store,
                                    const std::string& description,
                                    const std::string& default_text) {
-  CLI::Option* option = app->add_option_function<int64_t>(
-      name, std::move(store), description);
+  CLI::Option* option =
+      app->add_option_function<int64_t>(name, std::move(store), description);
   option->transform(DurationUnits())
       ->transform(UnitGiven())
       ->check([](const std::string& ms) {
@@ -91,17 +89,17 @@ CLI::Option* AddSizeOption(CLI::App* app, const std::string& name,
   CLI::Option* option = app->add_option(name, *target, description);
   CLI::Validator units = CLI::AsSizeValue(/*kb_is_1000=*/false);
   units.description("");  // the help footer explains the units
-  option->transform(units)->transform(NotNegative())
+  option->transform(units)
+      ->transform(NotNegative())
       ->type_name("SIZE")
       ->default_str(FormatSizeFlag(*target));
   if (min_bytes > 0) {
     option->check(
         [min_bytes](const std::string& bytes) {
-          return std::stoull(bytes) >= min_bytes
-                     ? std::string()
-                     : min_bytes == 1
-                         ? std::string("must be positive")
-                         : "must be at least " + FormatSizeFlag(min_bytes);
+          return std::stoull(bytes) >= min_bytes ? std::string()
+                 : min_bytes == 1
+                     ? std::string("must be positive")
+                     : "must be at least " + FormatSizeFlag(min_bytes);
         },
         "", "");
   }
@@ -145,7 +143,8 @@ std::string FormatSizeHuman(uint64_t bytes) {
 std::string FormatDurationFlag(Duration duration) {
   const int64_t ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(duration).count();
-  if (ms != 0 && ms % 3'600'000 == 0) return std::to_string(ms / 3'600'000) + "h";
+  if (ms != 0 && ms % 3'600'000 == 0)
+    return std::to_string(ms / 3'600'000) + "h";
   if (ms != 0 && ms % 60'000 == 0) return std::to_string(ms / 60'000) + "m";
   if (ms != 0 && ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
   return std::to_string(ms) + "ms";

@@ -43,21 +43,22 @@ TEST(OptionUnitsTest, SizesTakeBinaryUnits) {
 TEST(OptionUnitsTest, BadSizesNameTheFlag) {
   for (const char* bad : {"abc", "-1", "-1GiB", "1.5GiB", "4XB", "0"}) {
     const Parsed p = Parse({"--size", bad});
-    EXPECT_NE(p.error.find("--size"), std::string::npos) << bad << ": "
-                                                         << p.error;
+    EXPECT_NE(p.error.find("--size"), std::string::npos)
+        << bad << ": " << p.error;
     EXPECT_EQ(p.size, 7u) << bad;
   }
 }
 
 TEST(OptionUnitsTest, DurationsNeedAUnit) {
-  EXPECT_EQ(Parse({"--wait", "250ms"}).duration, std::chrono::milliseconds(250));
+  EXPECT_EQ(Parse({"--wait", "250ms"}).duration,
+            std::chrono::milliseconds(250));
   EXPECT_EQ(Parse({"--wait", "10s"}).duration, std::chrono::seconds(10));
   EXPECT_EQ(Parse({"--wait", "5m"}).duration, std::chrono::minutes(5));
   EXPECT_EQ(Parse({"--wait", "1h"}).duration, std::chrono::hours(1));
   for (const char* bad : {"10", "0s", "-1s", "1.5s", "10parsecs"}) {
     const Parsed p = Parse({"--wait", bad});
-    EXPECT_NE(p.error.find("--wait"), std::string::npos) << bad << ": "
-                                                         << p.error;
+    EXPECT_NE(p.error.find("--wait"), std::string::npos)
+        << bad << ": " << p.error;
     EXPECT_EQ(p.duration, std::chrono::seconds(3)) << bad;
   }
   EXPECT_NE(Parse({"--wait", "10"}).error.find("needs a unit"),

@@ -37,8 +37,8 @@ Status ReadyFile::Publish(
   std::string contents;
   for (const auto& [key, value] : fields) contents += key + "=" + value + "\n";
   const std::string temp = path_ + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                        0644);
+  const int fd =
+      ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("create ready file " + temp, errno);
   Status written = WriteAll(fd, contents, temp);
   if (written.ok() && ::fsync(fd) != 0) {

@@ -28,7 +28,8 @@ class ReadyFile {
   ReadyFile& operator=(const ReadyFile&) = delete;
 
   // Writes the file atomically. IO_ERROR (naming the path) when it cannot.
-  Status Publish(const std::vector<std::pair<std::string, std::string>>& fields);
+  Status Publish(
+      const std::vector<std::pair<std::string, std::string>>& fields);
   // Removes the file if this object published it.
   void Withdraw();
 

@@ -27,7 +27,8 @@ void ShutdownSignal::Block() {
 
 std::optional<int> ShutdownSignal::Wait(std::chrono::milliseconds timeout) {
   const sigset_t set = ShutdownSet();
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout);
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(timeout);
   timespec ts{};
   ts.tv_sec = static_cast<time_t>(seconds.count());
   ts.tv_nsec = static_cast<long>(
@@ -43,11 +44,14 @@ std::optional<int> ShutdownSignal::Wait(std::chrono::milliseconds timeout) {
 
 const char* ShutdownSignal::Name(int signal) {
   switch (signal) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
     case SIGHUP:
       return "SIGHUP";
-    default: return "a signal";
+    default:
+      return "a signal";
   }
 }
 

@@ -35,9 +35,8 @@ Result<std::unique_ptr<SsdDirLock>> SsdDirLock::Acquire(
   std::error_code ec;
   std::filesystem::create_directories(directory, ec);
   if (ec) {
-    return Status(ErrorReason::kIoError,
-                  "cannot create SSD directory " + directory + ": " +
-                      ec.message());
+    return Status(ErrorReason::kIoError, "cannot create SSD directory " +
+                                             directory + ": " + ec.message());
   }
   const std::string path = directory + "/" + kFileName;
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -54,9 +53,8 @@ Result<std::unique_ptr<SsdDirLock>> SsdDirLock::Acquire(
     return Errno("cannot lock " + path, error);
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd, 0) != 0 ||
-      ::pwrite(fd, pid.data(), pid.size(), 0) !=
-          static_cast<ssize_t>(pid.size())) {
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) !=
+                                     static_cast<ssize_t>(pid.size())) {
     const int error = errno;
     ::close(fd);
     return Errno("cannot write " + path, error);

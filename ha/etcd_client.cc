@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <nlohmann/json.hpp>
 #include <thread>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "ha/etcd_json.h"
 #include "httplib.h"
@@ -15,8 +14,8 @@ namespace mooncake_tier::ha {
 using nlohmann::json;
 // The gateway's encoding lives in etcd_json.{h,cc}.
 using etcd_json::Base64Encode;
-using etcd_json::EtcdErrorOf;
 using etcd_json::ErrorReply;
+using etcd_json::EtcdErrorOf;
 using etcd_json::HeaderRevision;
 using etcd_json::kMaxMessageBytes;
 using etcd_json::LeaderKeyJson;
@@ -116,8 +115,8 @@ Result<std::unique_ptr<EtcdClient>> EtcdClient::Create(
   if (options.endpoints.empty()) return Invalid("no etcd endpoint given");
   using std::chrono::milliseconds;
   for (milliseconds t :
-       {options.call_timeout, options.connect_timeout,
-        options.campaign_timeout, options.watch_idle_timeout}) {
+       {options.call_timeout, options.connect_timeout, options.campaign_timeout,
+        options.watch_idle_timeout}) {
     if (t <= milliseconds::zero()) return Invalid("etcd timeouts must be > 0");
   }
   std::vector<Endpoint> endpoints;
@@ -321,9 +320,8 @@ EtcdClient::StreamOutcome EtcdClient::Stream(
 
 Result<LeaseGrant> EtcdClient::GrantLease(int64_t ttl_seconds) {
   if (ttl_seconds <= 0) return Invalid("lease TTL must be > 0 seconds");
-  MT_ASSIGN_OR_RETURN(json reply,
-                      Call("/v3/lease/grant",
-                           {{"TTL", std::to_string(ttl_seconds)}}));
+  MT_ASSIGN_OR_RETURN(json reply, Call("/v3/lease/grant",
+                                       {{"TTL", std::to_string(ttl_seconds)}}));
   ReplyReader r(reply, "lease/grant");
   LeaseGrant grant{r.Int("ID"), r.Int("TTL")};
   if (r.ok() && (grant.id == 0 || grant.ttl_seconds <= 0)) {
@@ -334,8 +332,8 @@ Result<LeaseGrant> EtcdClient::GrantLease(int64_t ttl_seconds) {
 }
 
 Result<int64_t> EtcdClient::RenewLease(int64_t lease) {
-  MT_ASSIGN_OR_RETURN(json reply, Call("/v3/lease/keepalive",
-                                       {{"ID", std::to_string(lease)}}));
+  MT_ASSIGN_OR_RETURN(
+      json reply, Call("/v3/lease/keepalive", {{"ID", std::to_string(lease)}}));
   // keepalive is a stream: its one answer comes wrapped in "result".
   ReplyReader r(reply, "lease/keepalive");
   const json* result = r.RequiredObject("result");
@@ -389,11 +387,11 @@ Result<std::optional<KeyValue>> EtcdClient::Get(std::string_view key) {
 
 Result<PrefixRange> EtcdClient::GetPrefix(std::string_view prefix) {
   // etcd refuses an empty key; "\0" with range_end "\0" means every key.
-  const std::string start = prefix.empty() ? std::string(1, '\0')
-                                           : std::string(prefix);
-  MT_ASSIGN_OR_RETURN(json reply,
-                      Call("/v3/kv/range",
-                           {{"key", Base64Encode(start)},
+  const std::string start =
+      prefix.empty() ? std::string(1, '\0') : std::string(prefix);
+  MT_ASSIGN_OR_RETURN(
+      json reply,
+      Call("/v3/kv/range", {{"key", Base64Encode(start)},
                             {"range_end", Base64Encode(PrefixEnd(prefix))}}));
   PrefixRange range;
   MT_ASSIGN_OR_RETURN(range.revision, HeaderRevision(reply, "kv/range"));
@@ -409,8 +407,8 @@ Result<PrefixRange> EtcdClient::GetPrefix(std::string_view prefix) {
 
 Result<bool> EtcdClient::Delete(std::string_view key) {
   if (key.empty()) return Invalid("etcd key must not be empty");
-  MT_ASSIGN_OR_RETURN(json reply, Call("/v3/kv/deleterange",
-                                       {{"key", Base64Encode(key)}}));
+  MT_ASSIGN_OR_RETURN(json reply,
+                      Call("/v3/kv/deleterange", {{"key", Base64Encode(key)}}));
   ReplyReader r(reply, "kv/deleterange");
   const int64_t deleted = r.Int("deleted");
   if (!r.ok()) return r.status();
@@ -459,18 +457,19 @@ Result<LeaderKey> EtcdClient::Campaign(std::string_view name, int64_t lease,
                                        CallCanceller* cancel) {
   if (name.empty()) return Invalid("election name must not be empty");
   if (lease == 0) return Invalid("a campaign needs a lease");
-  const std::string body = json{{"name", Base64Encode(name)},
-                                {"lease", std::to_string(lease)},
-                                {"value", Base64Encode(value)}}
-                               .dump();
+  const std::string body = json{
+      {"name", Base64Encode(name)},
+      {"lease", std::to_string(lease)},
+      {"value",
+       Base64Encode(value)}}.dump();
   std::string reply_text;
   const Clock::time_point start = Clock::now();
-  StreamOutcome outcome = Stream(
-      "/v3/election/campaign", body, options_.campaign_timeout, cancel,
-      [&reply_text](std::string_view data) {
-        reply_text.append(data);
-        return reply_text.size() < kMaxMessageBytes;
-      });
+  StreamOutcome outcome =
+      Stream("/v3/election/campaign", body, options_.campaign_timeout, cancel,
+             [&reply_text](std::string_view data) {
+               reply_text.append(data);
+               return reply_text.size() < kMaxMessageBytes;
+             });
   if (outcome.stopped) return Malformed("election/campaign", reply_text);
   if (outcome.transport == httplib::Error::Read &&
       Clock::now() - start >= options_.campaign_timeout * 9 / 10) {
@@ -553,8 +552,8 @@ Status EtcdClient::WatchOnce(
     std::string_view prefix, int64_t* next_revision, bool* created_seen,
     const std::function<bool(const WatchBatch&)>& on_batch,
     CallCanceller* cancel) {
-  const std::string start = prefix.empty() ? std::string(1, '\0')
-                                           : std::string(prefix);
+  const std::string start =
+      prefix.empty() ? std::string(1, '\0') : std::string(prefix);
   json create = {{"key", Base64Encode(start)},
                  {"range_end", Base64Encode(PrefixEnd(prefix))}};
   if (*next_revision > 0) {

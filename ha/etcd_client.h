@@ -36,14 +36,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "base/mutex.h"
 #include "mooncake_tier/status.h"
@@ -135,9 +134,9 @@ struct WriteOp {
 // What a successful Campaign holds: the candidate's key in the election.
 // Pass it to Resign and Proclaim.
 struct LeaderKey {
-  std::string name;       // the election
-  std::string key;        // "<name>/<lease in hex>", created by etcd
-  int64_t revision = 0;   // create revision of `key`: the leader's term
+  std::string name;      // the election
+  std::string key;       // "<name>/<lease in hex>", created by etcd
+  int64_t revision = 0;  // create revision of `key`: the leader's term
   int64_t lease = 0;
 };
 

@@ -16,11 +16,10 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "httplib.h"
 #include "tests/support/etcd_server.h"
@@ -224,8 +223,9 @@ TEST_F(EtcdClientTest, PutGetAreBinarySafe) {
 
   // Every tail length of the base64 groups, and the empty value etcd
   // leaves out of its reply.
-  for (const std::string& v : {std::string(), std::string(1, '\0'),
-                               std::string("\xff\xfe", 2), std::string("abc")}) {
+  for (const std::string& v :
+       {std::string(), std::string(1, '\0'), std::string("\xff\xfe", 2),
+        std::string("abc")}) {
     Result<int64_t> again = client_->Put(key, v);
     ASSERT_TRUE(again.ok());
     got = client_->Get(key);
@@ -297,10 +297,10 @@ TEST_F(EtcdClientTest, FencedWriteNeedsTheGuardsCreateRevision) {
   // Rewriting the guard keeps its create revision: still the same term.
   ASSERT_TRUE(client_->Put(guard, "term 1, new value").ok());
 
-  Result<bool> applied = client_->FencedWrite(
-      guard, *created,
-      {WriteOp::Put(prefix_ + "a", std::string("1\0", 2)),
-       WriteOp::Delete(prefix_ + "old")});
+  Result<bool> applied =
+      client_->FencedWrite(guard, *created,
+                           {WriteOp::Put(prefix_ + "a", std::string("1\0", 2)),
+                            WriteOp::Delete(prefix_ + "old")});
   ASSERT_TRUE(applied.ok()) << applied.status().ToString();
   EXPECT_TRUE(*applied);
   Result<std::optional<KeyValue>> a = client_->Get(prefix_ + "a");
@@ -329,10 +329,9 @@ TEST_F(EtcdClientTest, FencedWriteNeedsTheGuardsCreateRevision) {
                                  {WriteOp::Put(prefix_ + "a", "x")});
   ASSERT_TRUE(applied.ok());
   EXPECT_FALSE(*applied);
-  EXPECT_EQ(client_->FencedWrite(guard, 0, {WriteOp::Delete("k")})
-                .status()
-                .reason(),
-            ErrorReason::kInvalidArgument);
+  EXPECT_EQ(
+      client_->FencedWrite(guard, 0, {WriteOp::Delete("k")}).status().reason(),
+      ErrorReason::kInvalidArgument);
 }
 
 TEST_F(EtcdClientTest, SecondCandidateLeadsAfterTheFirstResigns) {
@@ -465,19 +464,17 @@ TEST_F(EtcdClientTest, CancelUnblocksAWaitingCampaign) {
   // Its connection closed, etcd withdrew the candidate.
   EXPECT_TRUE(WaitUntil([&] { return KeysUnder(election + "/") == 1; }, kLong));
   // Sticky: a later call with the same canceller does not start.
-  EXPECT_EQ(client_->Campaign(election, Lease(30), "c", &cancel)
-                .status()
-                .reason(),
-            ErrorReason::kAborted);
+  EXPECT_EQ(
+      client_->Campaign(election, Lease(30), "c", &cancel).status().reason(),
+      ErrorReason::kAborted);
 }
 
 TEST_F(EtcdClientTest, CampaignGivesUpAfterCampaignTimeout) {
   const std::string election = prefix_ + "master";
   ASSERT_TRUE(client_->Campaign(election, Lease(30), "a").ok());
-  std::unique_ptr<EtcdClient> impatient =
-      MakeClient({server_->endpoint()}, [](EtcdClientOptions& o) {
-        o.campaign_timeout = milliseconds(300);
-      });
+  std::unique_ptr<EtcdClient> impatient = MakeClient(
+      {server_->endpoint()},
+      [](EtcdClientOptions& o) { o.campaign_timeout = milliseconds(300); });
   Result<LeaderKey> b = impatient->Campaign(election, Lease(30), "b");
   EXPECT_EQ(b.status().reason(), ErrorReason::kTimeout)
       << b.status().ToString();
@@ -565,20 +562,20 @@ TEST_F(EtcdClientTest, WatchStopsWhenTheCallbackSaysSo) {
   ASSERT_TRUE(before.ok());
   // Replays from a past revision; stops at the first event.
   std::vector<std::string> seen;
-  Status status = client_->WatchPrefix(
-      prefix_, before->revision, [&](const WatchBatch& batch) {
-        for (const auto& e : batch.events) seen.push_back(e.kv.value);
-        return batch.events.empty();
-      });
+  Status status = client_->WatchPrefix(prefix_, before->revision,
+                                       [&](const WatchBatch& batch) {
+                                         for (const auto& e : batch.events)
+                                           seen.push_back(e.kv.value);
+                                         return batch.events.empty();
+                                       });
   EXPECT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(seen, std::vector<std::string>{"1"});
 }
 
 TEST_F(EtcdClientTest, WatchResumesAcrossIdleReconnects) {
-  std::unique_ptr<EtcdClient> client =
-      MakeClient({server_->endpoint()}, [](EtcdClientOptions& o) {
-        o.watch_idle_timeout = milliseconds(200);
-      });
+  std::unique_ptr<EtcdClient> client = MakeClient(
+      {server_->endpoint()},
+      [](EtcdClientOptions& o) { o.watch_idle_timeout = milliseconds(200); });
   WatchRecorder watch(client.get(), prefix_, 0);
   ASSERT_TRUE(WaitUntil([&] { return watch.created() == 1; }, kLong));
   ASSERT_TRUE(client_->Put(prefix_ + "1", "a").ok());
@@ -602,10 +599,10 @@ TEST_F(EtcdClientTest, WatchFromACompactedRevisionIsNotApplicable) {
   ASSERT_TRUE(second.ok());
   // The client has no compaction call (HA needs none): ask etcd directly.
   httplib::Client http("127.0.0.1", server_->client_port());
-  httplib::Result compacted = http.Post(
-      "/v3/kv/compaction",
-      nlohmann::json{{"revision", std::to_string(*second)}}.dump(),
-      "application/json");
+  httplib::Result compacted =
+      http.Post("/v3/kv/compaction",
+                nlohmann::json{{"revision", std::to_string(*second)}}.dump(),
+                "application/json");
   ASSERT_TRUE(compacted && compacted->status == 200);
   Status status = client_->WatchPrefix(prefix_, *first,
                                        [](const WatchBatch&) { return true; });
@@ -644,10 +641,11 @@ TEST(EtcdClientRepliesTest, MalformedRepliesAreInternal) {
   fake.Post("/v3/kv/put", [](const httplib::Request&, httplib::Response& r) {
     r.set_content("<html>proxy</html>", "text/html");
   });
-  fake.Post("/v3/lease/grant", [](const httplib::Request&, httplib::Response& r) {
-    r.status = 503;
-    r.set_content("Service Unavailable", "text/plain");
-  });
+  fake.Post("/v3/lease/grant",
+            [](const httplib::Request&, httplib::Response& r) {
+              r.status = 503;
+              r.set_content("Service Unavailable", "text/plain");
+            });
   const int port = fake.bind_to_any_port("127.0.0.1");
   ASSERT_GT(port, 0);
   std::thread serve([&] { fake.listen_after_bind(); });
@@ -665,8 +663,7 @@ TEST(EtcdClientRepliesTest, MalformedRepliesAreInternal) {
   EXPECT_NE(put.message().find("<html>"), std::string::npos) << put.ToString();
   Status grant = client->GrantLease(5).status();
   EXPECT_EQ(grant.reason(), ErrorReason::kInternal);
-  EXPECT_NE(grant.message().find("503"), std::string::npos)
-      << grant.ToString();
+  EXPECT_NE(grant.message().find("503"), std::string::npos) << grant.ToString();
   client.reset();  // its idle connection would hold the server's stop()
   fake.stop();
   serve.join();
@@ -692,10 +689,9 @@ class EtcdFailureTest : public ::testing::Test {
 TEST_F(EtcdFailureTest, KilledEtcdIsUnavailableThenRestartedWorksAgain) {
   std::unique_ptr<EtcdServer> server = StartEtcd();
   ASSERT_NE(server, nullptr);
-  std::unique_ptr<EtcdClient> client =
-      MakeClient({server->endpoint()}, [](EtcdClientOptions& o) {
-        o.call_timeout = milliseconds(1000);
-      });
+  std::unique_ptr<EtcdClient> client = MakeClient(
+      {server->endpoint()},
+      [](EtcdClientOptions& o) { o.call_timeout = milliseconds(1000); });
   ASSERT_TRUE(client->Put("/k", "before").ok());
   Result<LeaseGrant> grant = client->GrantLease(30);
   ASSERT_TRUE(grant.ok()) << grant.status().ToString();
@@ -753,8 +749,7 @@ TEST_F(EtcdFailureTest, SkipsAnEndpointThatRefusesConnections) {
   ASSERT_NE(server, nullptr);
   EtcdServer never_started;  // its ports are free: connections are refused
   const std::string dead = never_started.endpoint();
-  std::unique_ptr<EtcdClient> client =
-      MakeClient({dead, server->endpoint()});
+  std::unique_ptr<EtcdClient> client = MakeClient({dead, server->endpoint()});
   EXPECT_EQ(client->CurrentEndpoint(), dead);
   ASSERT_TRUE(client->Put("/k", "v").ok());
   EXPECT_EQ(client->CurrentEndpoint(), server->endpoint());
@@ -776,9 +771,9 @@ TEST_F(EtcdFailureTest, MovesOnFromAnEndpointThatTimedOut) {
   std::unique_ptr<EtcdServer> second = StartEtcd();
   ASSERT_NE(first, nullptr);
   ASSERT_NE(second, nullptr);
-  std::unique_ptr<EtcdClient> client =
-      MakeClient({first->endpoint(), second->endpoint()},
-                 [](EtcdClientOptions& o) { o.call_timeout = milliseconds(300); });
+  std::unique_ptr<EtcdClient> client = MakeClient(
+      {first->endpoint(), second->endpoint()},
+      [](EtcdClientOptions& o) { o.call_timeout = milliseconds(300); });
   ASSERT_TRUE(client->Put("/k", "1").ok());
   EXPECT_EQ(client->CurrentEndpoint(), first->endpoint()) << "not sticky";
 

@@ -15,9 +15,9 @@ std::string Excerpt(std::string_view text) {
 }
 
 Status Malformed(std::string_view what, std::string_view reply) {
-  return Status(ErrorReason::kInternal, "malformed etcd reply (" +
-                                            std::string(what) +
-                                            "): " + Excerpt(reply));
+  return Status(
+      ErrorReason::kInternal,
+      "malformed etcd reply (" + std::string(what) + "): " + Excerpt(reply));
 }
 
 // ---- base64
@@ -225,8 +225,8 @@ ErrorReason ReasonForEtcdError(int code, std::string_view message) {
     return ErrorReason::kNotApplicable;
   }
   switch (code) {  // gRPC codes
-    case 1:   // CANCELLED
-    case 10:  // ABORTED
+    case 1:        // CANCELLED
+    case 10:       // ABORTED
       return ErrorReason::kAborted;
     case 3:  // INVALID_ARGUMENT
       return ErrorReason::kInvalidArgument;
@@ -311,7 +311,8 @@ Status ParseWatchMessage(std::string_view line, const std::string& endpoint,
   if (canceled) {
     return Status(ErrorReason::kNotApplicable,
                   compacted > 0 ? "watch start revision compacted (oldest "
-                                  "kept: " + std::to_string(compacted) + ")"
+                                  "kept: " +
+                                      std::to_string(compacted) + ")"
                                 : "etcd cancelled the watch: " + reason);
   }
   batch->events.clear();

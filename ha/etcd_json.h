@@ -13,11 +13,10 @@
 // thread.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "ha/etcd_client.h"
 #include "mooncake_tier/status.h"

@@ -1,9 +1,9 @@
 #include "ha/leader_elector.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <utility>
-
-#include <spdlog/spdlog.h>
 
 namespace mooncake_tier::ha {
 

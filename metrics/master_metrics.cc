@@ -47,8 +47,7 @@ void AddStore(const MasterStats& s, FamilySet& f) {
   f.Add(M::kObjectsLostTotal, s.objects_lost);
   f.Add(M::kInventoryRestoredTotal, s.inventory_restored);
   f.Add(M::kSsdCorruptionsTotal, s.ssd_corruptions);
-  f.Add(M::kRecoveredObjectsTotal, s.dram_restored,
-        {TierName(Tier::kMemory)});
+  f.Add(M::kRecoveredObjectsTotal, s.dram_restored, {TierName(Tier::kMemory)});
   f.Add(M::kRecoveredObjectsTotal, s.inventory_restored,
         {TierName(Tier::kLocalDisk)});
 }
@@ -248,8 +247,8 @@ MasterMetrics::MasterMetrics(const MasterAdmin* master, const Clock* clock,
                              const rpc::CallRecorder* admin)
     : MasterMetrics(
           [master] {
-            return std::shared_ptr<const MasterAdmin>(master,
-                                                      [](const MasterAdmin*) {});
+            return std::shared_ptr<const MasterAdmin>(
+                master, [](const MasterAdmin*) {});
           },
           [] { return MasterRoleSample{}; }, clock, rpc, admin) {}
 

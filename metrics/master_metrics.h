@@ -22,7 +22,6 @@
 #include "prometheus/metric_family.h"
 #include "rpc/call_recorder.h"
 
-
 namespace mooncake_tier::metrics {
 
 // This master's place in a high-availability cluster.

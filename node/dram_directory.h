@@ -25,8 +25,7 @@ namespace mooncake_tier {
 class DramDirectory {
  public:
   // Entries must lie within [0, segment_size).
-  explicit DramDirectory(uint64_t segment_size)
-      : segment_size_(segment_size) {}
+  explicit DramDirectory(uint64_t segment_size) : segment_size_(segment_size) {}
 
   // Applies one change. Returns false, changing nothing, for one that does
   // not fit the segment, or a drop naming another key than the entry at

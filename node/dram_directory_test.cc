@@ -5,8 +5,7 @@
 namespace mooncake_tier {
 namespace {
 
-DirectoryOp Add(uint64_t seq, std::string key, uint64_t offset,
-                uint64_t size) {
+DirectoryOp Add(uint64_t seq, std::string key, uint64_t offset, uint64_t size) {
   return DirectoryOp{seq, DirectoryOp::Kind::kAdd,
                      DramEntry{std::move(key), offset, size, std::nullopt}};
 }

@@ -500,8 +500,8 @@ bool SsdStore::WriteToFiles(std::span<PendingWrite> writes) {
     auto flush_run = [&] {
       if (run.empty()) return;
       const uint64_t at = run.front()->offset;
-      const uint64_t len = run.back()->offset + run.back()->bytes +
-                           run.back()->pad - at;
+      const uint64_t len =
+          run.back()->offset + run.back()->bytes + run.back()->pad - at;
       if (run.size() == 1 && run.front()->pad == 0) {
         requests.push_back({at, run.front()->buffer.data(), len, 0});
       } else {
@@ -519,8 +519,9 @@ bool SsdStore::WriteToFiles(std::span<PendingWrite> writes) {
     for (auto& w : writes) {
       if (!w.admitted || w.skipped || w.handle.get() != file) continue;
       if (w.direct_bytes == 0) {
-        if (!run.empty() && (run.back()->offset + run.back()->bytes +
-                                 run.back()->pad != w.offset)) {
+        if (!run.empty() &&
+            (run.back()->offset + run.back()->bytes + run.back()->pad !=
+             w.offset)) {
           flush_run();
         }
         run.push_back(&w);

@@ -283,7 +283,7 @@ class SsdStore {
     std::vector<SsdRecord::Removal> owed_kept;
     // kCarryTombstone: hashes of every key the tombstone says was removed.
     std::vector<uint64_t> carried_hashes;
-    uint64_t bytes = 0;          // record size in the file
+    uint64_t bytes = 0;  // record size in the file
     // The record starts on a block boundary (SsdRecord::block_aligned());
     // otherwise on a sector boundary, right after the batch's previous one.
     bool block_aligned = false;

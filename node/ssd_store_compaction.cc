@@ -71,9 +71,8 @@ bool SsdStore::SealDeadActiveFileLocked(double min_dead_ratio) {
   // Not worth a file of its own below a quarter of the file size.
   if (f.size < max_file_bytes_ / 4) return false;
   const uint64_t need = f.live_bytes + f.tombstone_bytes;
-  const double dead =
-      static_cast<double>(f.size - std::min(need, f.size)) /
-      static_cast<double>(f.size);
+  const double dead = static_cast<double>(f.size - std::min(need, f.size)) /
+                      static_cast<double>(f.size);
   if (dead < min_dead_ratio) return false;
   const Status rolled = RollActiveFileLocked();
   if (!rolled.ok()) {

@@ -20,7 +20,7 @@ struct SsdStore::ReadPlan {
   std::shared_ptr<SsdFile> file;
   std::optional<SsdRecord> expected;  // key, group, lengths, sequence
   AlignedBuffer bounce;
-  uint64_t skip = 0;     // bounce buffer bytes before the record's start
+  uint64_t skip = 0;    // bounce buffer bytes before the record's start
   bool direct = false;  // value body read into the caller's buffer
   uint64_t body = 0;    // direct: bytes of it read there
   std::vector<IoRequest> requests;

@@ -25,13 +25,13 @@
 
 #include "absl/base/thread_annotations.h"
 #include "base/clock.h"
-#include "protocol/master_link.h"
 #include "base/mutex.h"
-#include "protocol/task.h"
 #include "node/dram_directory.h"
 #include "node/dram_segment.h"
 #include "node/log_limiter.h"
 #include "node/ssd_store.h"
+#include "protocol/master_link.h"
+#include "protocol/task.h"
 #include "transport/transport.h"
 
 namespace mooncake_tier {

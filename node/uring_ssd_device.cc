@@ -308,8 +308,8 @@ Result<std::unique_ptr<UringSsdDevice>> UringSsdDevice::Open(
     // Ask the file system once, with a scratch file, rather than failing at
     // the first data file.
     const char* probe = ".direct-io-probe";
-    const int fd = ::openat(dir_fd, probe,
-                            O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC, 0600);
+    const int fd =
+        ::openat(dir_fd, probe, O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC, 0600);
     const int err = fd < 0 ? errno : 0;
     if (fd >= 0) ::close(fd);
     ::unlinkat(dir_fd, probe, 0);
@@ -386,7 +386,8 @@ Result<SsdDevice::Space> UringSsdDevice::FreeSpace() const {
   }
   // Blocks kept for root (f_bfree - f_bavail) are no room of ours.
   const uint64_t reserved = fs.f_bfree - std::min(fs.f_bfree, fs.f_bavail);
-  const uint64_t blocks = fs.f_blocks - std::min<uint64_t>(fs.f_blocks, reserved);
+  const uint64_t blocks =
+      fs.f_blocks - std::min<uint64_t>(fs.f_blocks, reserved);
   return Space{static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize,
                blocks * fs.f_frsize};
 }

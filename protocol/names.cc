@@ -16,28 +16,38 @@ std::string_view ReplicaStateName(ReplicaState state) {
 
 std::string_view GroupStateName(GroupState state) {
   switch (state) {
-    case GroupState::kFilling: return "filling";
-    case GroupState::kComplete: return "complete";
-    case GroupState::kBroken: return "broken";
-    case GroupState::kExpired: return "expired";
+    case GroupState::kFilling:
+      return "filling";
+    case GroupState::kComplete:
+      return "complete";
+    case GroupState::kBroken:
+      return "broken";
+    case GroupState::kExpired:
+      return "expired";
   }
   return "unknown";
 }
 
 std::string_view NodeStateName(NodeState state) {
   switch (state) {
-    case NodeState::kAlive: return "alive";
-    case NodeState::kSuspect: return "suspect";
-    case NodeState::kDead: return "dead";
+    case NodeState::kAlive:
+      return "alive";
+    case NodeState::kSuspect:
+      return "suspect";
+    case NodeState::kDead:
+      return "dead";
   }
   return "unknown";
 }
 
 std::string_view OffloadModeName(OffloadMode mode) {
   switch (mode) {
-    case OffloadMode::kOff: return "off";
-    case OffloadMode::kWriteThrough: return "write_through";
-    case OffloadMode::kOnEvict: return "on_evict";
+    case OffloadMode::kOff:
+      return "off";
+    case OffloadMode::kWriteThrough:
+      return "write_through";
+    case OffloadMode::kOnEvict:
+      return "on_evict";
   }
   return "unknown";
 }
@@ -51,7 +61,7 @@ std::optional<OffloadMode> ParseOffloadMode(std::string_view name) {
 
 std::string_view GroupVisibilityName(GroupVisibility visibility) {
   return visibility == GroupVisibility::kAllOrNothing ? "all_or_nothing"
-                                                       : "best_effort";
+                                                      : "best_effort";
 }
 
 std::optional<GroupVisibility> ParseGroupVisibility(std::string_view name) {

@@ -73,8 +73,8 @@ auto DecodeAndCall(const Items& items, Decode&& decode, Call&& call) {
 
 // A reply the stub could not make sense of.
 inline Status MalformedReply(const Status& why) {
-  return Status(ErrorReason::kInternal, "malformed reply from master: " +
-                                            why.message());
+  return Status(ErrorReason::kInternal,
+                "malformed reply from master: " + why.message());
 }
 
 // An OK item of a reply without the value it must carry; a malformed reply
@@ -89,9 +89,9 @@ inline Status MissingPayload(const char* what) {
 inline Status WholeReplyError(const Status& call, size_t results, size_t n) {
   if (!call.ok()) return call;
   if (results == n) return Status::Ok();
-  return MalformedReply(Status(ErrorReason::kInternal,
-                               std::to_string(results) + " results for " +
-                                   std::to_string(n) + " items"));
+  return MalformedReply(
+      Status(ErrorReason::kInternal, std::to_string(results) + " results for " +
+                                         std::to_string(n) + " items"));
 }
 
 // Per-item statuses of a reply.

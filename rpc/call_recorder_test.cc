@@ -1,9 +1,9 @@
 #include "rpc/call_recorder.h"
 
+#include <gtest/gtest.h>
+
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "rpc/master_methods.h"
 

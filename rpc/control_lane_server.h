@@ -58,9 +58,9 @@ struct ControlLaneServerOptions {
 };
 
 struct ControlLaneServerStats {
-  uint64_t calls = 0;              // answered, whatever the outcome
-  uint64_t malformed = 0;          // requests that did not decode
-  uint64_t replies_dropped = 0;    // over a limit, or failed to send
+  uint64_t calls = 0;            // answered, whatever the outcome
+  uint64_t malformed = 0;        // requests that did not decode
+  uint64_t replies_dropped = 0;  // over a limit, or failed to send
 };
 
 class ControlLaneServer {

@@ -18,11 +18,11 @@
 //
 // Thread safety: pure functions.
 
+#include "mooncake_tier/status.h"
+#include "mooncake_tier/types.h"
 #include "protocol/messages.h"
 #include "protocol/node.h"
 #include "protocol/types.h"
-#include "mooncake_tier/status.h"
-#include "mooncake_tier/types.h"
 #include "rpc/proto/master.pb.h"
 
 namespace mooncake_tier::rpc {

@@ -68,8 +68,7 @@ class GrpcMasterApi final : public MasterApi {
                                 std::span<const std::string> keys) override;
   std::vector<Result<ObjectReplicas>> GetReplicaList(
       std::span<const std::string> keys) override;
-  Result<size_t> ReleaseLeases(
-      std::span<const LeaseRelease> releases) override;
+  Result<size_t> ReleaseLeases(std::span<const LeaseRelease> releases) override;
   std::vector<Result<ExistsInfo>> Exists(
       std::span<const std::string> keys) override;
   Result<PrefixInfo> ProbePrefix(std::span<const std::string> keys) override;

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
-#include "protocol/master_link.h"
 #include "base/mutex.h"
+#include "protocol/master_link.h"
 #include "rpc/call_recorder.h"
 #include "rpc/grpc_channel_options.h"
 #include "rpc/master_methods.h"

@@ -271,9 +271,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
     ServingMaster m;
     return ServeBatch(
         ctx, &m, MasterMethod::kExists, req->keys(), DecodeKey,
-        [&](std::span<const std::string> keys) {
-          return m.api->Exists(keys);
-        },
+        [&](std::span<const std::string> keys) { return m.api->Exists(keys); },
         [&](const Result<ExistsInfo>& r) {
           proto::ExistsResult* out = resp->add_results();
           EncodeResult(r, out->mutable_status(),
@@ -328,14 +326,13 @@ class MasterService::Handler final : public proto::MasterService::Service {
         StatusesInto(resp->mutable_results()));
   }
 
-  grpc::Status GetGroup(grpc::ServerContext* ctx, const proto::GetGroupRequest* req,
+  grpc::Status GetGroup(grpc::ServerContext* ctx,
+                        const proto::GetGroupRequest* req,
                         proto::GetGroupResponse* resp) override {
     ServingMaster m;
     return ServeBatch(
         ctx, &m, MasterMethod::kGetGroup, req->group_ids(), DecodeGroupId,
-        [&](std::span<const std::string> ids) {
-          return m.api->GetGroup(ids);
-        },
+        [&](std::span<const std::string> ids) { return m.api->GetGroup(ids); },
         [&](const Result<GroupDescription>& r) {
           proto::GetGroupResult* out = resp->add_results();
           EncodeResult(r, out->mutable_status(), [&](const auto& v) {
@@ -356,14 +353,14 @@ class MasterService::Handler final : public proto::MasterService::Service {
         StatusesInto(resp->mutable_results()));
   }
 
-  grpc::Status GetNode(grpc::ServerContext* ctx, const proto::GetNodeRequest* req,
+  grpc::Status GetNode(grpc::ServerContext* ctx,
+                       const proto::GetNodeRequest* req,
                        proto::GetNodeResponse* resp) override {
     ServingMaster m;
     return ServeBatch(
         ctx, &m, MasterMethod::kGetNode, req->node_ids(), DecodeId,
         [&](std::span<const NodeId> ids) {
-          return CallEach(ids,
-                          [&](NodeId id) { return m.api->GetNode(id); });
+          return CallEach(ids, [&](NodeId id) { return m.api->GetNode(id); });
         },
         [&](const Result<NodeView>& r) {
           proto::GetNodeResult* out = resp->add_results();
@@ -529,7 +526,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
           std::min<uint32_t>(req->wait_ms(), kMaxPullWaitMs));
       Result<DirectoryChanges> changes =
           m.link->SyncDirectory(req->node_id(), req->acked(),
-                               req->max_changes(), WaitBudget(ctx, asked));
+                                req->max_changes(), WaitBudget(ctx, asked));
       EncodeResult(changes, resp->mutable_status(), [&](const auto& v) {
         resp->mutable_changes()->Reserve(static_cast<int>(v.ops.size()));
         for (const DirectoryOp& op : v.ops) ToProto(op, resp->add_changes());
@@ -552,7 +549,8 @@ class MasterService::Handler final : public proto::MasterService::Service {
     });
   }
 
-  grpc::Status NotifyOffloadSuccess(grpc::ServerContext* ctx, const proto::NotifyOffloadSuccessRequest* req,
+  grpc::Status NotifyOffloadSuccess(
+      grpc::ServerContext* ctx, const proto::NotifyOffloadSuccessRequest* req,
       proto::NotifyOffloadSuccessResponse* resp) override {
     ServingMaster m;
     const NodeId node = req->node_id();
@@ -564,7 +562,8 @@ class MasterService::Handler final : public proto::MasterService::Service {
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
 
-  grpc::Status NotifyOffloadFailure(grpc::ServerContext* ctx, const proto::NotifyOffloadFailureRequest* req,
+  grpc::Status NotifyOffloadFailure(
+      grpc::ServerContext* ctx, const proto::NotifyOffloadFailureRequest* req,
       proto::NotifyOffloadFailureResponse* resp) override {
     ServingMaster m;
     const NodeId node = req->node_id();
@@ -577,7 +576,8 @@ class MasterService::Handler final : public proto::MasterService::Service {
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
 
-  grpc::Status ReportSsdCorruption(grpc::ServerContext* ctx, const proto::ReportSsdCorruptionRequest* req,
+  grpc::Status ReportSsdCorruption(
+      grpc::ServerContext* ctx, const proto::ReportSsdCorruptionRequest* req,
       proto::ReportSsdCorruptionResponse*) override {
     ServingMaster m;
     const NodeId node = req->node_id();
@@ -593,7 +593,8 @@ class MasterService::Handler final : public proto::MasterService::Service {
 
   // ---- Promotion calls ----
 
-  grpc::Status PromotionAllocStart(grpc::ServerContext* ctx, const proto::PromotionAllocStartRequest* req,
+  grpc::Status PromotionAllocStart(
+      grpc::ServerContext* ctx, const proto::PromotionAllocStartRequest* req,
       proto::PromotionAllocStartResponse* resp) override {
     ServingMaster m;
     const NodeId node = req->node_id();
@@ -611,19 +612,22 @@ class MasterService::Handler final : public proto::MasterService::Service {
         CheckNodeId(node));
   }
 
-  grpc::Status NotifyPromotionSuccess(grpc::ServerContext* ctx, const proto::NotifyPromotionSuccessRequest* req,
+  grpc::Status NotifyPromotionSuccess(
+      grpc::ServerContext* ctx, const proto::NotifyPromotionSuccessRequest* req,
       proto::NotifyPromotionSuccessResponse* resp) override {
     ServingMaster m;
     const NodeId node = req->node_id();
     return ServeBatch(
-        ctx, &m, MasterMethod::kNotifyPromotionSuccess, req->task_ids(), DecodeId,
+        ctx, &m, MasterMethod::kNotifyPromotionSuccess, req->task_ids(),
+        DecodeId,
         [&](std::span<const TaskId> ids) {
           return m.link->NotifyPromotionSuccess(node, ids);
         },
         StatusesInto(resp->mutable_results()), CheckNodeId(node));
   }
 
-  grpc::Status NotifyPromotionFailure(grpc::ServerContext* ctx, const proto::NotifyPromotionFailureRequest* req,
+  grpc::Status NotifyPromotionFailure(
+      grpc::ServerContext* ctx, const proto::NotifyPromotionFailureRequest* req,
       proto::NotifyPromotionFailureResponse* resp) override {
     ServingMaster m;
     const NodeId node = req->node_id();

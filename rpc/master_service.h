@@ -4,9 +4,9 @@
 // (rpc/proto/master.proto) served over a master's MasterApi (client calls)
 // and MasterLink (node calls), the interfaces of protocol/. Each handler
 // validates the request, calls the master once with the items that passed,
-// and encodes one result per item in order. A request refused as a whole (too many items, a missing node id or
-// spec) fails the call with INVALID_ARGUMENT and the reason attached;
-// nothing in a request can make the server assert.
+// and encodes one result per item in order. A request refused as a whole (too
+// many items, a missing node id or spec) fails the call with INVALID_ARGUMENT
+// and the reason attached; nothing in a request can make the server assert.
 //
 // Host it in a grpc::Server through grpc_service() (RpcServer does this).
 // The generated gRPC headers stay inside master_service.cc.
@@ -25,7 +25,6 @@
 #include "rpc/call_recorder.h"
 #include "rpc/master_methods.h"
 #include "rpc/master_source.h"
-
 
 namespace grpc {
 class Service;

@@ -1,8 +1,9 @@
 // Authenticated calls (rpc/call_authorizer.h) against a real MasterService
 // over a real Master on 127.0.0.1:0: anonymous and wrong-role callers are
 // refused before any master sees the call, the right role is served, and
-// the control lane is off. The attacks of issue 25, turned into checks: an
-// anonymous DeregisterNode, removes, fake registrations.
+// the control lane is off. The attacks an unauthenticated plane allowed,
+// turned into checks: an anonymous DeregisterNode, removes, fake
+// registrations.
 
 #include <gtest/gtest.h>
 

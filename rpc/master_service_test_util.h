@@ -109,7 +109,8 @@ class MasterServiceTest : public ::testing::Test {
  protected:
   MasterServiceTest()
       : harness_(WriteThrough()),
-        service_(&harness_.api(), &harness_.link(), {.clock = &harness_.clock()}) {}
+        service_(&harness_.api(), &harness_.link(),
+                 {.clock = &harness_.clock()}) {}
 
   void SetUp() override {
     Result<std::unique_ptr<RpcServer>> server =
@@ -125,7 +126,8 @@ class MasterServiceTest : public ::testing::Test {
 
   NodeId Register(const std::string& name, uint64_t dram, uint64_t ssd,
                   std::vector<SsdInventoryEntry> inventory = {}) {
-    Result<NodeId> id = link_->RegisterNode(Spec(name, dram, ssd), inventory, {});
+    Result<NodeId> id =
+        link_->RegisterNode(Spec(name, dram, ssd), inventory, {});
     EXPECT_TRUE(id.ok()) << id.status().ToString();
     return id.ok() ? *id : kNoNode;
   }

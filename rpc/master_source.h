@@ -61,7 +61,8 @@ class MasterSource {
 class FixedMasterSource final : public MasterSource {
  public:
   // `api` and `link` must outlive this object.
-  FixedMasterSource(MasterApi* api, MasterLink* link) : api_(api), link_(link) {}
+  FixedMasterSource(MasterApi* api, MasterLink* link)
+      : api_(api), link_(link) {}
   Result<ServingMaster> Acquire(Caller, std::string*) override {
     return ServingMaster{api_, link_, 0, nullptr};
   }

@@ -50,9 +50,9 @@ Result<std::unique_ptr<MasterStub>> MasterStub::Create(
   }
   for (const std::string& target : targets) {
     if (Trimmed(target).empty()) {
-      return Status(ErrorReason::kInvalidArgument,
-                    "empty entry in the master addresses '" + options.target +
-                        "'");
+      return Status(
+          ErrorReason::kInvalidArgument,
+          "empty entry in the master addresses '" + options.target + "'");
     }
   }
   if (options.deadline <= Duration::zero()) {
@@ -98,10 +98,10 @@ MasterStub::Endpoint& MasterStub::AddEndpointLocked(const std::string& target) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options_.max_message_bytes);
   args.SetMaxSendMessageSize(options_.max_message_bytes);
-  const int backoff_ms = static_cast<int>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(
-          options_.max_reconnect_backoff)
-          .count());
+  const int backoff_ms =
+      static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                           options_.max_reconnect_backoff)
+                           .count());
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, std::max(backoff_ms, 1));
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
               std::clamp(backoff_ms / 10, 1, 100));
@@ -183,8 +183,9 @@ bool MasterStub::Redirect(const Endpoint& endpoint, const grpc::Status& status,
       pause = false;
     } else if (!leader.empty() && leader != endpoint.target &&
                (endpoints_.size() < kMaxMasterAddresses ||
-                std::any_of(endpoints_.begin(), endpoints_.end(),
-                            [&](const auto& e) { return e->target == leader; }))) {
+                std::any_of(
+                    endpoints_.begin(), endpoints_.end(),
+                    [&](const auto& e) { return e->target == leader; }))) {
       Endpoint& next = AddEndpointLocked(leader);
       for (size_t i = 0; i < endpoints_.size(); ++i) {
         if (endpoints_[i].get() == &next) current_ = i;

@@ -61,10 +61,9 @@ class MasterStub {
   Status CallWithin(MasterMethod method, size_t items, Duration extra,
                     Rpc&& rpc) {
     if (items == 0) return Status::Ok();
-    const auto deadline =
-        std::chrono::system_clock::now() +
-        std::chrono::duration_cast<std::chrono::microseconds>(
-            options_.deadline + extra);
+    const auto deadline = std::chrono::system_clock::now() +
+                          std::chrono::duration_cast<std::chrono::microseconds>(
+                              options_.deadline + extra);
     Attempts attempts;
     while (true) {
       Endpoint& endpoint = Current();
@@ -76,8 +75,8 @@ class MasterStub {
       const grpc::Status status =
           recorder_->Time(static_cast<size_t>(method),
                           [&]() { return rpc(*endpoint.stub, &context); });
-      if (status.ok() || !Redirect(endpoint, status, context, deadline,
-                                   &attempts)) {
+      if (status.ok() ||
+          !Redirect(endpoint, status, context, deadline, &attempts)) {
         return FromGrpcStatus(status, MasterMethodName(method),
                               endpoint.target);
       }

@@ -122,10 +122,10 @@ Result<std::unique_ptr<RpcServer>> RpcServer::Start(
                            .count()));
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS,
-                              options.min_pollers);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
-                              options.max_pollers);
+  builder.SetSyncServerOption(
+      grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, options.min_pollers);
+  builder.SetSyncServerOption(
+      grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, options.max_pollers);
   std::vector<
       std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
@@ -153,8 +153,9 @@ RpcServer::~RpcServer() { Shutdown(); }
 void RpcServer::Shutdown(Duration grace) {
   MutexLock lock(&mu_);
   if (!server_) return;
-  server_->Shutdown(std::chrono::system_clock::now() +
-                    std::chrono::duration_cast<std::chrono::microseconds>(grace));
+  server_->Shutdown(
+      std::chrono::system_clock::now() +
+      std::chrono::duration_cast<std::chrono::microseconds>(grace));
   server_->Wait();
   server_.reset();
 }

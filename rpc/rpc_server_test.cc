@@ -31,12 +31,13 @@ TEST(RpcServerTest, ShutdownStopsServingAndIsIdempotent) {
   MasterHarness harness;
   MasterService service(&harness.api(), &harness.link(),
                         {.clock = &harness.clock()});
-  std::unique_ptr<RpcServer> server =
-      std::move(*RpcServer::Start(RpcServerOptions(), {service.grpc_service()}));
+  std::unique_ptr<RpcServer> server = std::move(
+      *RpcServer::Start(RpcServerOptions(), {service.grpc_service()}));
   GrpcChannelOptions options;
   options.target = server->address();
   options.deadline = milliseconds(500);
-  std::unique_ptr<GrpcMasterApi> api = std::move(*GrpcMasterApi::Create(options));
+  std::unique_ptr<GrpcMasterApi> api =
+      std::move(*GrpcMasterApi::Create(options));
   const std::string k = "k";
   EXPECT_TRUE(api->Exists({&k, 1})[0].ok());
   server->Shutdown(milliseconds(100));
@@ -50,8 +51,8 @@ TEST(RpcServerTest, ShutdownStopsServingAndIsIdempotent) {
 TEST(RpcServerTest, BadAddressesAreRefused) {
   MasterHarness harness;
   MasterService service(&harness.api(), &harness.link());
-  std::unique_ptr<RpcServer> first =
-      std::move(*RpcServer::Start(RpcServerOptions(), {service.grpc_service()}));
+  std::unique_ptr<RpcServer> first = std::move(
+      *RpcServer::Start(RpcServerOptions(), {service.grpc_service()}));
   MasterService other(&harness.api(), &harness.link());
   RpcServerOptions same;
   same.address = first->address();
@@ -82,8 +83,8 @@ TEST(RpcServerTest, CallsAreServedByLastingThreadsNotOneThreadEach) {
   MasterService service(&harness.api(), &harness.link(),
                         {.clock = &harness.clock()});
   RpcServerOptions server_options;
-  std::unique_ptr<RpcServer> server = std::move(
-      *RpcServer::Start(server_options, {service.grpc_service()}));
+  std::unique_ptr<RpcServer> server =
+      std::move(*RpcServer::Start(server_options, {service.grpc_service()}));
   GrpcChannelOptions options;
   options.target = server->address();
   options.deadline = milliseconds(5000);
@@ -163,16 +164,14 @@ TEST(RpcServerTest, PollerLimitsAreChecked) {
   MasterService service(&harness.api(), &harness.link());
   RpcServerOptions options;
   options.min_pollers = 0;
-  EXPECT_EQ(RpcServer::Start(options, {service.grpc_service()})
-                .status()
-                .reason(),
-            ErrorReason::kInvalidArgument);
+  EXPECT_EQ(
+      RpcServer::Start(options, {service.grpc_service()}).status().reason(),
+      ErrorReason::kInvalidArgument);
   options.min_pollers = 4;
   options.max_pollers = 3;
-  EXPECT_EQ(RpcServer::Start(options, {service.grpc_service()})
-                .status()
-                .reason(),
-            ErrorReason::kInvalidArgument);
+  EXPECT_EQ(
+      RpcServer::Start(options, {service.grpc_service()}).status().reason(),
+      ErrorReason::kInvalidArgument);
 }
 
 }  // namespace

@@ -90,8 +90,8 @@ grpc::Status ToGrpcStatus(const Status& status) {
 Status FromGrpcStatus(const grpc::Status& status, std::string_view method,
                       std::string_view target) {
   if (status.ok()) return Status::Ok();
-  std::string where = std::string(method) + " to master at " +
-                      std::string(target) + ": ";
+  std::string where =
+      std::string(method) + " to master at " + std::string(target) + ": ";
   proto::ItemStatus details;
   if (!status.error_details().empty() &&
       details.ParseFromString(status.error_details()) &&

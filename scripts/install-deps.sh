@@ -19,7 +19,7 @@ run_packages=(
   python3 python3-dev pybind11-dev python3-pybind11 python3-numpy
 )
 test_packages=(
-  clang make git ucx-utils
+  clang clang-format make git ucx-utils
   libgtest-dev libgmock-dev libbenchmark-dev
   prometheus  # server and promtool, for the dashboard tests (they run their own)
   etcd-server etcd-client  # for the HA tests (they run their own, on loopback)

@@ -90,11 +90,11 @@ class ShmMapping {
 };
 
 struct ShmMappingCacheStats {
-  uint64_t mapped = 0;        // segments mapped so far
-  uint64_t map_failures = 0;  // locators that could not be mapped (UCX used)
-  uint64_t gone = 0;          // mapped segments found no longer exported
-  uint64_t evicted = 0;       // dropped to stay within max_mappings
-  uint64_t live = 0;          // mapped now
+  uint64_t mapped = 0;           // segments mapped so far
+  uint64_t map_failures = 0;     // locators that could not be mapped (UCX used)
+  uint64_t gone = 0;             // mapped segments found no longer exported
+  uint64_t evicted = 0;          // dropped to stay within max_mappings
+  uint64_t live = 0;             // mapped now
   uint64_t populated_bytes = 0;  // entered ahead of use (see above)
 };
 

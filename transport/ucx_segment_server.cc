@@ -422,7 +422,8 @@ void UcxSegmentServer::ServePass(std::span<QueuedRead> reads,
         // Ranges are allocated while this thread reads into them: nobody
         // else touches them until the reply names them.
         const auto& [range_at, length] = part.ranges[i];
-        buffer = std::span<std::byte>(base_ + staging_begin_ + range_at, length);
+        buffer =
+            std::span<std::byte>(base_ + staging_begin_ + range_at, length);
       } else {
         buffer = std::span<std::byte>(staging.data() + offset, op.length);
         offset += op.length;
@@ -578,8 +579,9 @@ void UcxSegmentServer::FinishStaged(
       Result<uint64_t>& result = reply.results[i];
       if (!result.ok()) continue;
       if (*result > transfers[i].buffer.size()) {
-        result = Status(ErrorReason::kInternal,
-                        "SSD handler reported more bytes than the buffer holds");
+        result =
+            Status(ErrorReason::kInternal,
+                   "SSD handler reported more bytes than the buffer holds");
         continue;
       }
       reply.offsets[i] = staging_begin_ + ranges[i].first;

@@ -14,11 +14,12 @@
 // a pass of its own: its values go into a private staging buffer, are put
 // into the client's registered buffer and flushed before the reply, and a
 // slow client must not hold other requests' replies. A request that waited
-// past its deadline is answered TIMEOUT without being read. A request that finds the queue full is answered
-// QUEUE_FULL; a malformed one INVALID_ARGUMENT when its header names where
-// to answer, else it is dropped and counted. Replies are sent without
-// waiting; the progress thread reaps them and force-closes the endpoint of
-// a client that does not take one within `options.timeout`.
+// past its deadline is answered TIMEOUT without being read. A request that
+// finds the queue full is answered QUEUE_FULL; a malformed one INVALID_ARGUMENT
+// when its header names where to answer, else it is dropped and counted.
+// Replies are sent without waiting; the progress thread reaps them and
+// force-closes the endpoint of a client that does not take one within
+// `options.timeout`.
 //
 // When `options.shared_memory` is set and the segment lives in a
 // SharedMemoryFile, the published remote key also carries its shared-memory

@@ -149,7 +149,8 @@ class StagedSsdReadTest : public ::testing::Test {
     bool lined_up = Eventually([&] { return ssd_.entered() == before + 1; });
     if (lined_up) {
       for (int k = 1; k < 4; ++k) threads.emplace_back(read, k);
-      lined_up = Eventually([&] { return NodeStats().ssd_requests_queued == 3; });
+      lined_up =
+          Eventually([&] { return NodeStats().ssd_requests_queued == 3; });
     }
     ssd_.Release();
     for (std::thread& t : threads) t.join();

@@ -62,7 +62,7 @@ enum class StatusCode : uint8_t {
   X(kIoError, "IO_ERROR", kInternal)                               \
   X(kInternal, "INTERNAL", kInternal)                              \
   X(kUnauthenticated, "UNAUTHENTICATED", kUnauthenticated)         \
-  X(kNotApplicable, "NOT_APPLICABLE", kFailedPrecondition)        \
+  X(kNotApplicable, "NOT_APPLICABLE", kFailedPrecondition)         \
   X(kFillingGroupsFull, "FILLING_GROUPS_FULL", kResourceExhausted) \
   X(kNotLeader, "NOT_LEADER", kUnavailable)
 
@@ -122,7 +122,8 @@ class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::in_place_index<1>, std::move(value)) {}  // NOLINT
   // REQUIRES: !status.ok()
-  Result(Status status) : v_(std::in_place_index<0>, std::move(status)) {  // NOLINT
+  Result(Status status)
+      : v_(std::in_place_index<0>, std::move(status)) {  // NOLINT
     if (std::get<0>(v_).ok()) {
       v_.template emplace<0>(ErrorReason::kInternal,
                              "Result constructed from an OK status");
@@ -153,14 +154,14 @@ class [[nodiscard]] Result {
 #define MT_STATUS_CONCAT(a, b) MT_STATUS_CONCAT_INNER(a, b)
 
 // Returns from the enclosing function when `expr` (a Status) is not OK.
-#define MT_RETURN_IF_ERROR(expr)                         \
-  do {                                                   \
-    ::mooncake_tier::Status mt_status_ = (expr);         \
-    if (!mt_status_.ok()) return mt_status_;             \
+#define MT_RETURN_IF_ERROR(expr)                 \
+  do {                                           \
+    ::mooncake_tier::Status mt_status_ = (expr); \
+    if (!mt_status_.ok()) return mt_status_;     \
   } while (false)
 
 // `lhs = value of expr` (a Result<T>), or returns its Status.
-#define MT_ASSIGN_OR_RETURN(lhs, expr)                                      \
+#define MT_ASSIGN_OR_RETURN(lhs, expr) \
   MT_ASSIGN_OR_RETURN_IMPL(MT_STATUS_CONCAT(mt_result_, __LINE__), lhs, expr)
 #define MT_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                             \

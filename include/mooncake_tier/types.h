@@ -76,8 +76,8 @@ class GroupStatusOwner;
 class SharedGroupStatus {
  public:
   SharedGroupStatus() noexcept = default;
-  SharedGroupStatus(std::nullopt_t) noexcept {}  // NOLINT: as optional
-  SharedGroupStatus(GroupStatus status);  // NOLINT: as optional
+  SharedGroupStatus(std::nullopt_t) noexcept {}         // NOLINT: as optional
+  SharedGroupStatus(GroupStatus status);                // NOLINT: as optional
   SharedGroupStatus(std::optional<GroupStatus> status)  // NOLINT: as optional
       : SharedGroupStatus(status ? SharedGroupStatus(std::move(*status))
                                  : SharedGroupStatus()) {}

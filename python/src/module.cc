@@ -265,7 +265,8 @@ Store(master="127.0.0.1:50051", *, rpc_timeout=5.0, transfer_timeout=5.0,
 Connects to the master at `master` ("host:port"), or to the masters of a
 high-availability cluster ("h1:p,h2:p,h3:p"; calls follow the leader
 across failovers); raises UnavailableError or StoreTimeoutError naming the
-address when no master answers within rpc_timeout seconds. Use it as a context manager, or call close().
+address when no master answers within rpc_timeout seconds. Use it as a
+context manager, or call close().
 
 With location_cache (the default), a repeated read of an object in DRAM
 reads it again where the master last said it is, with no call to the
@@ -457,8 +458,8 @@ How many of `keys`, in order from the first, can be read now (each
 object complete; a group member's group complete), in one call to the
 master: an engine's lookup of a prompt's cached blocks. Returns a
 PrefixInfo: length, bytes and memory_bytes (the part in DRAM now, which
-loads fastest); it unpacks as (length, bytes). Like exists, it extends no lease. Raises
-InvalidKeyError, naming the key's position, for a bad key.
+loads fastest); it unpacks as (length, bytes). Like exists, it extends
+no lease. Raises InvalidKeyError, naming the key's position, for a bad key.
 )doc")
       .def("group", &PyStore::Group, py::arg("group_id"),
            "Returns the GroupInfo of `group_id`: state, counts, members. "

@@ -31,8 +31,7 @@ namespace mooncake_tier::python {
 class PyBatchQueue {
  public:
   // Throws StatusError (INVALID_ARGUMENT for bad options).
-  PyBatchQueue(std::shared_ptr<Client> client, int workers,
-               size_t max_pending);
+  PyBatchQueue(std::shared_ptr<Client> client, int workers, size_t max_pending);
   ~PyBatchQueue();  // closes; REQUIRES: GIL held
 
   PyBatchQueue(const PyBatchQueue&) = delete;

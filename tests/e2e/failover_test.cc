@@ -188,12 +188,11 @@ class FailoverTest : public ::testing::Test {
   void StartNode(const std::string& name) {
     const std::string ready = Path(name + ".ready");
     std::remove(ready.c_str());
-    nodes_[name] =
-        Start(name, {"node", "--master", all_masters_, "--name", name,
-                     "--admin-listen", "127.0.0.1:0", "--dram", "64MiB",
-                     "--ssd-dir", Path(name + "-ssd"), "--ssd-capacity",
-                     "512MiB", "--heartbeat-interval", "100ms",
-                     "--ready-file", ready});
+    nodes_[name] = Start(
+        name, {"node", "--master", all_masters_, "--name", name,
+               "--admin-listen", "127.0.0.1:0", "--dram", "64MiB", "--ssd-dir",
+               Path(name + "-ssd"), "--ssd-capacity", "512MiB",
+               "--heartbeat-interval", "100ms", "--ready-file", ready});
     ASSERT_TRUE(WaitForFile(ready, seconds(30))) << nodes_[name]->OutputTail();
   }
 
@@ -286,8 +285,7 @@ class FailoverTest : public ::testing::Test {
           // Members of a group are readable once it is complete: only a
           // whole group is owed.
           acked->groups.push_back(group);
-          acked->keys.insert(acked->keys.end(), members.begin(),
-                             members.end());
+          acked->keys.insert(acked->keys.end(), members.begin(), members.end());
         } else {
           acked->partial.insert(acked->partial.end(), members.begin(),
                                 members.end());
@@ -307,7 +305,8 @@ class FailoverTest : public ::testing::Test {
         std::string earlier;
         {
           std::lock_guard<std::mutex> lock(acked->mu);
-          if (!acked->keys.empty()) earlier = acked->keys[i % acked->keys.size()];
+          if (!acked->keys.empty())
+            earlier = acked->keys[i % acked->keys.size()];
         }
         if (!earlier.empty()) client.Get(earlier).status().IgnoreError();
       }
@@ -417,9 +416,8 @@ TEST_F(FailoverTest, LeaderKilledUnderLoadLosesNothingAcknowledged) {
     const int leader = WaitForLeader(seconds(20));
     ASSERT_GE(leader, 0) << "round " << round;
     std::atomic<bool> stop{false};
-    std::thread load([&] {
-      Load(*writer, "r" + std::to_string(round), stop, &acked);
-    });
+    std::thread load(
+        [&] { Load(*writer, "r" + std::to_string(round), stop, &acked); });
     std::this_thread::sleep_for(milliseconds(800));
     ASSERT_TRUE(masters_[leader]->Kill());
     masters_[leader]->Wait(seconds(5));
@@ -431,14 +429,14 @@ TEST_F(FailoverTest, LeaderKilledUnderLoadLosesNothingAcknowledged) {
     load.join();
     ASSERT_GE(next, 0) << "no new leader after round " << round;
     WaitForNodesBack(next);
-    std::printf("round %d: master %d killed, master %d serves after %lld ms; "
-                "%zu keys and %zu groups acknowledged so far, %d puts "
-                "failed twice\n",
-                round, leader, next,
-                static_cast<long long>(
-                    std::chrono::duration_cast<milliseconds>(unavailable)
-                        .count()),
-                acked.keys.size(), acked.groups.size(), acked.failed.load());
+    std::printf(
+        "round %d: master %d killed, master %d serves after %lld ms; "
+        "%zu keys and %zu groups acknowledged so far, %d puts "
+        "failed twice\n",
+        round, leader, next,
+        static_cast<long long>(
+            std::chrono::duration_cast<milliseconds>(unavailable).count()),
+        acked.keys.size(), acked.groups.size(), acked.failed.load());
     ExpectAllReadable(*reader, acked);
     // The killed master comes back as a standby.
     ASSERT_NO_FATAL_FAILURE(StartMaster(leader));

@@ -10,6 +10,7 @@
 // - the master killed and restarted: nodes register again and their SSD
 //   objects are readable again.
 
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <atomic>
@@ -20,8 +21,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "mooncake_tier/remote_client.h"
 #include "rpc/grpc_master_api.h"
@@ -96,14 +95,12 @@ class MultiProcessTest : public ::testing::Test {
   void StartNode(const std::string& name) {
     const std::string ready = Path(name + ".ready");
     std::remove(ready.c_str());
-    nodes_[name] =
-        Start(name, {"node", "--master", master_address_, "--name", name,
-                     "--admin-listen", "127.0.0.1:0",
-                     "--dram", "16MiB", "--ssd-dir", Path(name + "-ssd"),
-                     "--ssd-capacity", "256MiB", "--heartbeat-interval",
-                     "100ms", "--ready-file", ready});
-    ASSERT_TRUE(WaitForFile(ready, seconds(30)))
-        << nodes_[name]->OutputTail();
+    nodes_[name] = Start(
+        name, {"node", "--master", master_address_, "--name", name,
+               "--admin-listen", "127.0.0.1:0", "--dram", "16MiB", "--ssd-dir",
+               Path(name + "-ssd"), "--ssd-capacity", "256MiB",
+               "--heartbeat-interval", "100ms", "--ready-file", ready});
+    ASSERT_TRUE(WaitForFile(ready, seconds(30))) << nodes_[name]->OutputTail();
   }
 
   // Each start has output files of its own, so a restarted process keeps

@@ -1,4 +1,4 @@
-// Property test of groups in the Master (issue 3, docs/design/groups.md): a
+// Property test of groups in the Master (docs/design/groups.md): a
 // seeded, single-threaded random walk of grouped and ungrouped puts, gets,
 // removes, evictions, offloads and clock moves over little DRAM and SSD, for
 // each offload mode. After every step:

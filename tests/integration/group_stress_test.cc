@@ -1,4 +1,4 @@
-// Concurrency stress of groups in the Master (issue 3): client threads put
+// Concurrency stress of groups in the Master: client threads put
 // the members of shared groups (each group's members spread over the
 // clients, in random order), read them, probe Exists and GetGroup, and
 // remove members and whole groups, while a node thread reports offloads and
@@ -29,14 +29,14 @@
 // threads, node and driver in group_stress.cc, the end of the run in
 // group_stress_verify.cc); this file runs it per offload mode.
 
+#include "tests/integration/group_stress.h"
+
 #include <gtest/gtest.h>
 
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <string_view>
-
-#include "tests/integration/group_stress.h"
 
 namespace mooncake_tier::group_stress {
 namespace {

@@ -43,8 +43,8 @@ void GroupStress::Quiesce() {
   bool settled = false;
   uint64_t evicted = 0;
   for (int round = 0; round < 500 && !settled; ++round) {
-    evicted = master().EvictMemory() + master().EvictSsd() +
-              master().WriteBack();
+    evicted =
+        master().EvictMemory() + master().EvictSsd() + master().WriteBack();
     NodeStep(rng, true);
     settled = evicted == 0 && master().Audit().tasks == 0;
   }

@@ -12,10 +12,10 @@
 // - RemoteUcx: the same with shared memory off on both sides, so every
 //   transfer goes over UCX as between hosts.
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <utility>
-
-#include <gtest/gtest.h>
 
 #include "mooncake_tier/remote_client.h"
 #include "tests/support/client_conformance.h"

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "core/master.h"
 #include "base/mutex.h"
+#include "core/master.h"
 #include "tests/support/master_harness.h"
 #include "tests/support/violations.h"
 

@@ -44,10 +44,9 @@
 #include "absl/base/thread_annotations.h"
 #include "base/mutex.h"
 #include "core/master.h"
+#include "tests/integration/master_stress_model.h"
 #include "tests/support/master_harness.h"
 #include "tests/support/round_barrier.h"
-#include "tests/integration/master_stress_model.h"
-
 
 namespace mooncake_tier {
 namespace {
@@ -393,8 +392,8 @@ void StressRun::Quiesce() {
                        << master().ListTasks(TaskKind::kOffload).size()
                        << " offloads, "
                        << master().ListTasks(TaskKind::kPromotion).size()
-                       << " promotions left, "
-                       << master().EvictMemory() << " bytes evictable";
+                       << " promotions left, " << master().EvictMemory()
+                       << " bytes evictable";
   // Hand every node its remaining SSD deletions.
   for (auto& node : nodes_) {
     while (node->Step(rng, /*drain=*/true) > 0) {

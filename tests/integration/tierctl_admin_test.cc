@@ -14,10 +14,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tests/integration/tierctl_admin_fixture.h"
 #include "tests/integration/tierctl_test_util.h"
@@ -218,7 +217,8 @@ TEST_F(TierctlAdminTest, EvictObjectsAndGroups) {
 
   CommandResult object = Admin({"objects", "evict", "k"});
   ASSERT_EQ(object.exit_code, kOk) << object.err;
-  EXPECT_TRUE(Contains(object.out, "evicted 'k' from DRAM: freed")) << object.out;
+  EXPECT_TRUE(Contains(object.out, "evicted 'k' from DRAM: freed"))
+      << object.out;
   EXPECT_EQ(h_.Tiers("k"), std::vector<Tier>{Tier::kLocalDisk});
 
   const json group = Json(Admin({"groups", "evict", "blk/1", "-o", "json"}));
@@ -405,7 +405,8 @@ TEST_F(TierctlAdminTest, ConfigGetAndSet) {
   CommandResult watermark =
       Admin({"config", "set", "eviction_high_watermark=0.8"});
   ASSERT_EQ(watermark.exit_code, kOk) << watermark.err;
-  EXPECT_TRUE(Contains(watermark.out, "eviction_high_watermark")) << watermark.out;
+  EXPECT_TRUE(Contains(watermark.out, "eviction_high_watermark"))
+      << watermark.out;
   EXPECT_DOUBLE_EQ(h_.master().config().eviction_high_watermark, 0.8);
 
   CommandResult fixed = Admin({"config", "set", "shard_count=4"});

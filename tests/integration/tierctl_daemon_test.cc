@@ -103,13 +103,12 @@ TEST(TierctlDaemonTest, EveryCommandAgainstARealDaemon) {
       {{"objects", "rm", "plain/two"}, kOk, ""},
   };
   for (const Case& c : cases) {
-    std::vector<std::string> args = {"--endpoint", endpoint, "--token",
-                                     kToken};
+    std::vector<std::string> args = {"--endpoint", endpoint, "--token", kToken};
     args.insert(args.end(), c.args.begin(), c.args.end());
     const std::string what = ::testing::PrintToString(c.args);
     // Mutating commands run once (in table form); reads run in both forms.
-    const bool mutating =
-        c.args[0] == "config" ? c.args[1] == "set"
+    const bool mutating = c.args[0] == "config"
+                              ? c.args[1] == "set"
                               : (c.args.size() > 1 &&
                                  (c.args[1] == "promote" ||
                                   c.args[1] == "evict" || c.args[1] == "rm"));
@@ -123,9 +122,9 @@ TEST(TierctlDaemonTest, EveryCommandAgainstARealDaemon) {
     EXPECT_EQ(as_json.exit_code, c.exit_code) << what << as_json.err;
     if (c.args[0] != "metrics" && c.exit_code == kOk) Json(as_json);
   }
-  EXPECT_EQ(Tierctl({}, {"--endpoint", endpoint, "groups", "get", "blk/b"})
-                .exit_code,
-            kNotFound);
+  EXPECT_EQ(
+      Tierctl({}, {"--endpoint", endpoint, "groups", "get", "blk/b"}).exit_code,
+      kNotFound);
   CommandResult no_token =
       Tierctl({}, {"--endpoint", endpoint, "objects", "rm", "blk/a/0"});
   EXPECT_EQ(no_token.exit_code, kError);

@@ -378,22 +378,19 @@ TEST_F(TierctlKvTest, WithoutItsKvBinaryKvFailsSayingWhatToBuild) {
   EXPECT_NE(top.out.find("kv"), std::string::npos) << top.out;
   EXPECT_NE(top.out.find("Data-path checks"), std::string::npos) << top.out;
 
-  ASSERT_EQ(setenv("MOONCAKE_TIERCTL_KV", "/nonexistent/mooncake-tierctl-kv",
-                   1),
-            0);
+  ASSERT_EQ(
+      setenv("MOONCAKE_TIERCTL_KV", "/nonexistent/mooncake-tierctl-kv", 1), 0);
   CommandResult missing = Kv({"exists", "k", "-o", "json"});
   unsetenv("MOONCAKE_TIERCTL_KV");
   EXPECT_EQ(missing.exit_code, kError) << missing.err;
-  EXPECT_NE(missing.err.find("UNAVAILABLE"), std::string::npos)
-      << missing.err;
+  EXPECT_NE(missing.err.find("UNAVAILABLE"), std::string::npos) << missing.err;
   EXPECT_NE(missing.err.find("/nonexistent/mooncake-tierctl-kv"),
             std::string::npos)
       << missing.err;
   EXPECT_EQ(Json(missing)["error"]["reason"], "UNAVAILABLE");
   // Other command groups never need it.
-  ASSERT_EQ(setenv("MOONCAKE_TIERCTL_KV", "/nonexistent/mooncake-tierctl-kv",
-                   1),
-            0);
+  ASSERT_EQ(
+      setenv("MOONCAKE_TIERCTL_KV", "/nonexistent/mooncake-tierctl-kv", 1), 0);
   CommandResult status = Tierctl({"status", "--help"});
   unsetenv("MOONCAKE_TIERCTL_KV");
   EXPECT_EQ(status.exit_code, kOk) << status.err;

@@ -7,11 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "httplib.h"
 #include "tests/integration/tierctl_admin_fixture.h"

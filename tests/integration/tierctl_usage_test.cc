@@ -7,10 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "admin_server/admin_server.h"
 #include "admin_server/node_admin_server.h"

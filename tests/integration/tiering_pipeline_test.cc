@@ -29,13 +29,12 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "httplib.h"
 #include "mooncake_tier/client.h"
@@ -85,12 +84,13 @@ struct Unit {
 
 Unit MakeUnit(const std::string& prefix, int thread, int i) {
   Unit u;
-  const std::string base = prefix + "/t" + std::to_string(thread) + "/u" +
-                           std::to_string(i);
+  const std::string base =
+      prefix + "/t" + std::to_string(thread) + "/u" + std::to_string(i);
   if (i % 2 == 0) {
     u.group_id = base;
     u.member_bytes = 64 * kKiB;
-    for (int m = 0; m < 4; ++m) u.keys.push_back(base + "/" + std::to_string(m));
+    for (int m = 0; m < 4; ++m)
+      u.keys.push_back(base + "/" + std::to_string(m));
   } else {
     u.member_bytes = 128 * kKiB;
     u.keys.push_back(base);
@@ -102,8 +102,8 @@ std::vector<PutItem> PutItems(const Unit& u, std::span<const std::byte> bytes,
                               const std::string& preferred_node) {
   std::vector<PutItem> items;
   for (size_t m = 0; m < u.keys.size(); ++m) {
-    PutItem item{u.keys[m],
-                 bytes.subspan(m * u.member_bytes, u.member_bytes), {}};
+    PutItem item{
+        u.keys[m], bytes.subspan(m * u.member_bytes, u.member_bytes), {}};
     if (!u.group_id.empty()) {
       item.options.group =
           GroupSpec{u.group_id, static_cast<uint32_t>(u.keys.size()),
@@ -121,9 +121,8 @@ size_t ReadUnit(Client& client, const Unit& u, uint64_t* wrong) {
   std::vector<std::byte> buf(u.bytes());
   std::vector<GetIntoItem> items;
   for (size_t m = 0; m < u.keys.size(); ++m) {
-    items.push_back(
-        {u.keys[m],
-         std::span<std::byte>(buf).subspan(m * u.member_bytes, u.member_bytes)});
+    items.push_back({u.keys[m], std::span<std::byte>(buf).subspan(
+                                    m * u.member_bytes, u.member_bytes)});
   }
   std::vector<Result<uint64_t>> got = client.GetIntoBatch(items);
   size_t readable = 0;
@@ -152,8 +151,8 @@ struct StreamOutcome {
 // `threads` threads each put units until together they stored `bytes`;
 // every 3rd unit a thread reads back one it put earlier (while it may be
 // in DRAM, being written back, or on SSD only).
-StreamOutcome RunStream(Client& client, const std::string& prefix,
-                        int threads, uint64_t bytes,
+StreamOutcome RunStream(Client& client, const std::string& prefix, int threads,
+                        uint64_t bytes,
                         const std::string& preferred_node = "") {
   std::vector<StreamOutcome> per(threads);
   std::atomic<uint64_t> stored{0};
@@ -184,11 +183,10 @@ StreamOutcome RunStream(Client& client, const std::string& prefix,
           out.units.push_back(std::move(u));
         }
         if (i % 3 == 2 && !out.units.empty()) {
-          const Unit& back =
-              out.units[std::uniform_int_distribution<size_t>(
-                  0, out.units.size() - 1)(rng)];
-          out.read_failed += back.keys.size() - ReadUnit(client, back,
-                                                         &out.wrong);
+          const Unit& back = out.units[std::uniform_int_distribution<size_t>(
+              0, out.units.size() - 1)(rng)];
+          out.read_failed +=
+              back.keys.size() - ReadUnit(client, back, &out.wrong);
         }
       }
     });
@@ -331,8 +329,8 @@ class TieringPipelineTest : public ::testing::Test {
     std::vector<Result<GroupInfo>> groups = client_->GetGroupBatch(group_ids);
     size_t partial = 0;
     for (size_t g = 0; g < groups.size(); ++g) {
-      ASSERT_TRUE(groups[g].ok()) << group_ids[g] << ": "
-                                  << groups[g].status().ToString();
+      ASSERT_TRUE(groups[g].ok())
+          << group_ids[g] << ": " << groups[g].status().ToString();
       const GroupInfo& info = *groups[g];
       EXPECT_EQ(info.status.state, GroupState::kComplete) << group_ids[g];
       EXPECT_EQ(info.status.present, 4u) << group_ids[g];
@@ -363,11 +361,10 @@ TEST_F(TieringPipelineTest, StandaloneAbsorbsAStreamFourTimesItsDram) {
   const std::string master = "127.0.0.1:" + std::to_string(port);
   const std::string ready = Path("tierd.ready");
   // The daemon's defaults, but for the sizes.
-  std::unique_ptr<Subprocess> tierd =
-      Start("tierd", {"standalone", "--listen", master, "--admin-listen",
-                      "127.0.0.1:0", "--ssd-dir", Path("ssd"), "--dram",
-                      "16MiB", "--ssd-capacity", "512MiB", "--ready-file",
-                      ready});
+  std::unique_ptr<Subprocess> tierd = Start(
+      "tierd", {"standalone", "--listen", master, "--admin-listen",
+                "127.0.0.1:0", "--ssd-dir", Path("ssd"), "--dram", "16MiB",
+                "--ssd-capacity", "512MiB", "--ready-file", ready});
   ASSERT_NE(tierd, nullptr);
   const std::string admin = WaitReady(*tierd, ready);
   ASSERT_FALSE(admin.empty()) << tierd->OutputTail();
@@ -401,7 +398,8 @@ TEST_F(TieringPipelineTest, StandaloneAbsorbsAStreamFourTimesItsDram) {
   EXPECT_TRUE(tierd->Running()) << tierd->OutputTail();
 }
 
-TEST_F(TieringPipelineTest, FullNodeBesideAnEmptyOneIsWrittenBackAndSurvivesAKill) {
+TEST_F(TieringPipelineTest,
+       FullNodeBesideAnEmptyOneIsWrittenBackAndSurvivesAKill) {
   const int port = PickFreePort();
   ASSERT_NE(port, 0);
   const std::string master_address = "127.0.0.1:" + std::to_string(port);
@@ -534,8 +532,7 @@ TEST_F(TieringPipelineTest, SsdOnATinyFileSystemIsAStateNotAWedge) {
   std::unique_ptr<Subprocess> tierd =
       Start("tiny", {"standalone", "--listen", master, "--admin-listen",
                      "127.0.0.1:0", "--ssd-dir", fs.path() + "/ssd", "--dram",
-                     "16MiB", "--ssd-capacity", "1GiB", "--ready-file",
-                     ready});
+                     "16MiB", "--ssd-capacity", "1GiB", "--ready-file", ready});
   ASSERT_NE(tierd, nullptr);
   const std::string admin = WaitReady(*tierd, ready);
   ASSERT_FALSE(admin.empty()) << tierd->OutputTail();
@@ -560,9 +557,9 @@ TEST_F(TieringPipelineTest, SsdOnATinyFileSystemIsAStateNotAWedge) {
   EXPECT_LE(ssd["capacity_bytes"].get<uint64_t>(), 40 * kMiB) << ssd.dump();
 
   // The newest units are all there (older ones were evicted from SSD).
-  std::vector<Unit> newest(out.units.end() - std::min<size_t>(
-                                                 out.units.size(), 16),
-                           out.units.end());
+  std::vector<Unit> newest(
+      out.units.end() - std::min<size_t>(out.units.size(), 16),
+      out.units.end());
   uint64_t wrong = 0;
   size_t unreadable = 0;
   for (const Unit& u : newest) {

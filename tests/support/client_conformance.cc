@@ -277,7 +277,8 @@ TEST_P(ClientConformanceTest, ManyClientsInParallel) {
     threads.emplace_back([&, t] {
       std::unique_ptr<Client> c = env_->NewClient();
       for (int i = 0; i < kPerThread; ++i) {
-        const std::string key = "p" + std::to_string(t) + "-" + std::to_string(i);
+        const std::string key =
+            "p" + std::to_string(t) + "-" + std::to_string(i);
         const std::vector<std::byte> v = Pattern(4096, t * 1000 + i);
         if (!c->Put(key, v).ok()) failures++;
         Result<std::vector<std::byte>> got = c->Get(key);

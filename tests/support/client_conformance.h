@@ -7,10 +7,10 @@
 //   INSTANTIATE_TEST_SUITE_P(Embedded, ClientConformanceTest,
 //                            ::testing::Values(&MakeEmbeddedEnv));
 
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <memory>
-
-#include <gtest/gtest.h>
 
 #include "mooncake_tier/client.h"
 

@@ -123,8 +123,7 @@ Status EtcdServer::Start(std::chrono::milliseconds deadline) {
 
 Status EtcdServer::Launch(std::chrono::milliseconds deadline) {
   const std::string client_url = "http://" + endpoint();
-  const std::string peer_url =
-      "http://127.0.0.1:" + std::to_string(peer_port_);
+  const std::string peer_url = "http://127.0.0.1:" + std::to_string(peer_port_);
   std::vector<std::string> args = {
       kBinary,
       "--name=test",
@@ -192,8 +191,8 @@ Status EtcdServer::Launch(std::chrono::milliseconds deadline) {
       Kill();
       return Status(ErrorReason::kInternal,
                     "etcd not healthy within " +
-                        std::to_string(deadline.count()) +
-                        " ms; log tail:\n" + LogTail());
+                        std::to_string(deadline.count()) + " ms; log tail:\n" +
+                        LogTail());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -246,8 +245,7 @@ void EtcdServer::Pause() {
   const std::string tasks = "/proc/" + std::to_string(pid_) + "/task";
   auto all_stopped = [&tasks] {
     std::error_code error;
-    for (const auto& task :
-         std::filesystem::directory_iterator(tasks, error)) {
+    for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
       std::ifstream in(task.path() / "stat");
       std::string stat((std::istreambuf_iterator<char>(in)),
                        std::istreambuf_iterator<char>());

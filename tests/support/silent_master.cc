@@ -23,8 +23,7 @@ void ExpectSilentMasterCallGivesUp(
   EXPECT_TRUE(s.reason() == ErrorReason::kTimeout ||
               s.reason() == ErrorReason::kUnavailable)
       << s.ToString();
-  EXPECT_LT(std::chrono::steady_clock::now() - start,
-            std::chrono::seconds(10));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
 }  // namespace mooncake_tier::testing

@@ -124,7 +124,8 @@ Result<std::unique_ptr<Subprocess>> Subprocess::Start(
 
   std::vector<std::string> args = {options.binary};
   args.insert(args.end(), options.args.begin(), options.args.end());
-  std::vector<std::string> env = ChildEnvironment(options.env, options.unset_env);
+  std::vector<std::string> env =
+      ChildEnvironment(options.env, options.unset_env);
   std::vector<char*> argv = Pointers(args);
   std::vector<char*> envp = Pointers(env);
 
@@ -222,14 +223,14 @@ std::string Subprocess::OutputTail(size_t max_bytes) const {
   auto tail = [max_bytes](std::string s) {
     return s.size() > max_bytes ? "..." + s.substr(s.size() - max_bytes) : s;
   };
-  return "--- " + name_ + " stdout:\n" + tail(ReadStdout()) + "\n--- " +
-         name_ + " stderr:\n" + tail(ReadStderr());
+  return "--- " + name_ + " stdout:\n" + tail(ReadStdout()) + "\n--- " + name_ +
+         " stderr:\n" + tail(ReadStderr());
 }
 
 bool Subprocess::WaitForStdout(std::string_view text,
                                std::chrono::milliseconds timeout) const {
-  return PollUntil(
-      [&] { return ReadStdout().find(text) != std::string::npos; }, timeout);
+  return PollUntil([&] { return ReadStdout().find(text) != std::string::npos; },
+                   timeout);
 }
 
 bool WaitForFile(const std::string& path, std::chrono::milliseconds timeout) {
