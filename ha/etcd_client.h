@@ -28,6 +28,10 @@
 //
 // Thread safety: every method may be called from any number of threads at
 // once. Short calls share a small pool of keep-alive connections.
+//
+// REQUIRES: the process ignores SIGPIPE (as mooncake-tierd does): the HTTP
+// library writes with plain send(), and a write to a connection etcd has
+// closed would otherwise end the process instead of failing the call.
 // REQUIRES: no call is running when the client is destroyed (cancel long
 // calls and join their threads first).
 
