@@ -29,11 +29,18 @@ StoreFill ReadStoreFill(const RemoteStore& store) {
     fill.dram_used += dram.value("used_bytes", uint64_t{0});
   }
   fill.known = true;
-  res = http.Get("/api/v1/status");
-  if (!res || res->status != 200) return fill;
+  return fill;
+}
+
+void ReadPromotionCounters(const RemoteStore& store, StoreFill& fill) {
+  if (store.spawned == nullptr || store.spawned->admin().empty()) return;
+  httplib::Client http("http://" + store.spawned->admin());
+  http.set_read_timeout(10, 0);
+  httplib::Result res = http.Get("/api/v1/status");
+  if (!res || res->status != 200) return;
   const nlohmann::json status =
       nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
-  if (!status.is_object() || !status.contains("promotions")) return fill;
+  if (!status.is_object() || !status.contains("promotions")) return;
   const nlohmann::json& p = status["promotions"];
   fill.promotion_attempts = p.value("attempts_total", uint64_t{0});
   fill.promotions_completed = p.value("completed_total", uint64_t{0});
@@ -43,7 +50,6 @@ StoreFill ReadStoreFill(const RemoteStore& store) {
   fill.promotion_watermark_gated =
       p.value("watermark_gated_total", uint64_t{0});
   fill.promotion_alloc_failed = p.value("alloc_failed_total", uint64_t{0});
-  return fill;
 }
 
 FillSampler::FillSampler(const RemoteStore& store) : store_(store) {
@@ -57,6 +63,7 @@ StoreFill FillSampler::Finish() {
   Stop();
   StoreFill last = ReadStoreFill(store_);
   if (!last.known) return last;
+  ReadPromotionCounters(store_, last);
   MutexLock lock(&mu_);
   const size_t from = samples_.size() / 2;
   if (samples_.size() == from) return last;

@@ -28,7 +28,7 @@ struct StoreFill {
   uint64_t ssd_used = 0;
   uint64_t dram_used = 0;
   uint64_t ssd_device_bytes_written = 0;  // by the SSD stores, all kinds
-  // The master's promotion counters (GET /api/v1/status), at the end.
+  // The master's promotion counters (ReadPromotionCounters), at the end.
   uint64_t promotion_attempts = 0;  // reads that found a unit only on SSD
   uint64_t promotions_completed = 0;
   uint64_t promotions_useful = 0;  // read from DRAM after they landed
@@ -37,9 +37,12 @@ struct StoreFill {
   uint64_t promotion_alloc_failed = 0;
 };
 
-// GET /api/v1/nodes (and /api/v1/status for the promotion counters) of
-// `store`'s admin server; unknown for a store the bench did not spawn.
+// GET /api/v1/nodes of `store`'s admin server; unknown for a store the
+// bench did not spawn.
 StoreFill ReadStoreFill(const RemoteStore& store);
+// The master's promotion counters into `fill` (GET /api/v1/status): read
+// once, at the end of a run, not with every sample.
+void ReadPromotionCounters(const RemoteStore& store, StoreFill& fill);
 
 // Samples a spawned store's fill every second from construction to
 // Finish(), which gives the tiers' use averaged over the second half of
