@@ -31,7 +31,8 @@ Result<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(
     MT_RETURN_IF_ERROR(cluster->StartNode(slot));
   }
   if (cluster->options_.background) {
-    cluster->ticker_ = std::thread([c = cluster.get()] { c->TickLoop(); });
+    cluster->ticker_.Start(cluster->options_.tick_interval,
+                           [c = cluster.get()] { c->master_->Tick(); });
   }
   return cluster;
 }
@@ -67,27 +68,8 @@ Status EmbeddedCluster::StartNode(NodeSlot& slot) {
 Master& EmbeddedCluster::master() { return master_->engine(); }
 
 EmbeddedCluster::~EmbeddedCluster() {
-  {
-    MutexLock lock(&mu_);
-    stopping_ = true;
-    stop_cv_.SignalAll();
-  }
-  if (ticker_.joinable()) ticker_.join();
+  ticker_.Stop();
   for (NodeSlot& slot : nodes_) slot.node.reset();
-}
-
-void EmbeddedCluster::TickLoop() {
-  while (true) {
-    {
-      MutexLock lock(&mu_);
-      if (stop_cv_.WaitFor(
-              options_.tick_interval,
-              [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_; })) {
-        return;
-      }
-    }
-    master_->Tick();
-  }
 }
 
 std::unique_ptr<Client> EmbeddedCluster::NewClient(

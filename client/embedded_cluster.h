@@ -10,10 +10,9 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "base/mutex.h"
+#include "base/periodic_thread.h"
 #include "client/store_client.h"
 #include "core/master_config.h"
 #include "mooncake_tier/client.h"
@@ -83,17 +82,13 @@ class EmbeddedCluster {
 
   explicit EmbeddedCluster(EmbeddedClusterOptions options);
   Status StartNode(NodeSlot& slot);
-  void TickLoop();
 
   const EmbeddedClusterOptions options_;
   const Clock* const clock_;
   std::unique_ptr<MasterHost> master_;
   InProcessTransport transport_;
   std::vector<NodeSlot> nodes_;
-  Mutex mu_;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  CondVar stop_cv_{&mu_};
-  std::thread ticker_;
+  PeriodicThread ticker_;  // the master's Tick, with background
 };
 
 }  // namespace mooncake_tier

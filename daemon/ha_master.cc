@@ -111,7 +111,8 @@ Result<std::unique_ptr<HaMaster>> HaMaster::Start(HaMasterOptions options,
   MT_ASSIGN_OR_RETURN(master->elector_,
                       ha::LeaderElector::Create(elector, std::move(callbacks)));
   MT_RETURN_IF_ERROR(master->elector_->Start());
-  master->ticker_ = std::thread([self] { self->TickLoop(); });
+  master->ticker_.Start(master->options_.tick_interval,
+                        [self] { self->Tick(); });
   spdlog::info(
       "master: campaigning in cluster '{}' through etcd {} (publishes {})",
       master->options_.cluster, master->options_.etcd.front(),
@@ -344,38 +345,21 @@ void HaMaster::NoteLeaderTerm(uint64_t term) const {
   seen_term_ = term;
 }
 
-void HaMaster::TickLoop() {
-  while (true) {
-    {
-      MutexLock lock(&mu_);
-      if (stop_cv_.WaitFor(
-              options_.tick_interval,
-              [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_; })) {
-        return;
-      }
-    }
-    if (std::optional<ha::LeaderInfo> seen = elector_->CurrentLeader()) {
-      NoteLeaderTerm(static_cast<uint64_t>(seen->term));
-    }
-    std::shared_ptr<Term> term = CurrentTerm();
-    if (!term || !StillServing(rpc::ServingMaster{nullptr, nullptr, term->term,
-                                                  nullptr})) {
-      continue;
-    }
-    term->host->Tick();
-    Reconcile(term);
+void HaMaster::Tick() {
+  if (std::optional<ha::LeaderInfo> seen = elector_->CurrentLeader()) {
+    NoteLeaderTerm(static_cast<uint64_t>(seen->term));
   }
+  std::shared_ptr<Term> term = CurrentTerm();
+  if (!term || !StillServing(
+                   rpc::ServingMaster{nullptr, nullptr, term->term, nullptr})) {
+    return;
+  }
+  term->host->Tick();
+  Reconcile(term);
 }
 
 void HaMaster::Shutdown() {
-  if (ticker_.joinable()) {
-    {
-      MutexLock lock(&mu_);
-      stopping_ = true;
-      stop_cv_.SignalAll();
-    }
-    ticker_.join();
-  }
+  ticker_.Stop();
   // Steps down and revokes the lease: a standby leads within moments.
   if (elector_) elector_->Stop();
   MutexLock lock(&mu_);

@@ -32,12 +32,12 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "base/clock.h"
 #include "base/mutex.h"
+#include "base/periodic_thread.h"
 #include "core/master_config.h"
 #include "rpc/master_source.h"
 
@@ -135,7 +135,10 @@ class HaMaster final : public rpc::MasterSource {
   HaMaster(HaMasterOptions options, const Clock* clock);
   void OnElected(uint64_t term) ABSL_LOCKS_EXCLUDED(mu_);
   void OnDeposed(uint64_t term) ABSL_LOCKS_EXCLUDED(mu_);
-  void TickLoop();
+  // One round of the background steps (the ticker's callback): notes the
+  // leader's term and, while this master leads, ticks the term's master
+  // and reconciles.
+  void Tick();
   // Ends recovery once every expected node registered or the timeout
   // passed, and mirrors the registered nodes' names into etcd.
   void Reconcile(const std::shared_ptr<Term>& term);
@@ -156,9 +159,7 @@ class HaMaster final : public rpc::MasterSource {
   std::shared_ptr<Term> term_ ABSL_GUARDED_BY(mu_);
   mutable uint64_t seen_term_ ABSL_GUARDED_BY(mu_) = 0;
   mutable uint64_t failovers_ ABSL_GUARDED_BY(mu_) = 0;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  CondVar stop_cv_{&mu_};
-  std::thread ticker_;
+  PeriodicThread ticker_;
 };
 
 }  // namespace mooncake_tier::daemon

@@ -118,7 +118,8 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
                           server_options, {process->service_->grpc_service()}));
   process->address_ = process->server_->address();
   if (process->master_) {
-    process->ticker_ = std::thread([p = process.get()] { p->TickLoop(); });
+    process->ticker_.Start(process->options_.tick_interval,
+                           [p = process.get()] { p->master_->Tick(); });
   }
   if (process->tls_) {
     spdlog::info(
@@ -200,28 +201,9 @@ void MasterProcess::Shutdown() {
     server_->Shutdown(options_.shutdown_grace);
     server_.reset();
   }
-  if (ticker_.joinable()) {
-    {
-      MutexLock lock(&mu_);
-      stopping_ = true;
-      stop_cv_.SignalAll();
-    }
-    ticker_.join();
+  if (ticker_.running()) {
+    ticker_.Stop();
     spdlog::info("master: background thread stopped");
-  }
-}
-
-void MasterProcess::TickLoop() {
-  while (true) {
-    {
-      MutexLock lock(&mu_);
-      if (stop_cv_.WaitFor(
-              options_.tick_interval,
-              [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_; })) {
-        return;
-      }
-    }
-    master_->Tick();
   }
 }
 

@@ -18,12 +18,10 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "base/clock.h"
-#include "base/mutex.h"
+#include "base/periodic_thread.h"
 #include "core/master_admin.h"
 #include "core/master_config.h"
 #include "rpc/call_authorizer.h"
@@ -151,7 +149,6 @@ class MasterProcess {
 
  private:
   explicit MasterProcess(MasterProcessOptions options);
-  void TickLoop();
   // The tokens of the token files (empty sets without files).
   Result<rpc::CallTokens> ReadTokens() const;
 
@@ -165,10 +162,7 @@ class MasterProcess {
   std::unique_ptr<rpc::ControlLaneServer> lane_;  // null: gRPC only
   std::unique_ptr<rpc::RpcServer> server_;
 
-  Mutex mu_;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  CondVar stop_cv_{&mu_};
-  std::thread ticker_;
+  PeriodicThread ticker_;  // a lone master's Tick
 };
 
 }  // namespace mooncake_tier::daemon

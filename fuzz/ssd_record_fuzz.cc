@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/coding.h"
 #include "core/validation.h"
 #include "fuzz/fuzz_support.h"
 #include "node/aligned_buffer.h"
@@ -64,19 +65,6 @@ constexpr uint64_t kSector = SsdRecord::kSmallAlignment;
 
 uint64_t AlignUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
-template <typename T>
-T Get(const std::byte* p) {
-  T v = 0;
-  for (size_t i = 0; i < sizeof(T); ++i) {
-    v |= static_cast<T>(static_cast<T>(p[i]) << (8 * i));
-  }
-  return v;
-}
-
-void PutU64(std::byte* p, uint64_t v) {
-  for (size_t i = 0; i < 8; ++i) p[i] = static_cast<std::byte>(v >> (8 * i));
-}
-
 // Gives every header-looking record on a sector the checksums a writer
 // would have given it (layout: docs/design/ssd-store.md, "Header").
 void Seal(std::vector<std::byte>& file) {
@@ -84,10 +72,10 @@ void Seal(std::vector<std::byte>& file) {
        at += kSector) {
     std::byte* p = file.data() + at;
     const uint64_t room = file.size() - at;
-    if (Get<uint32_t>(p) != SsdRecord::kMagic) continue;
-    const uint32_t key_len = Get<uint32_t>(p + 8);
-    const uint32_t group_id_len = Get<uint32_t>(p + 12);
-    const uint64_t value_len = Get<uint64_t>(p + 24);
+    if (DecodeFixed<uint32_t>(p) != SsdRecord::kMagic) continue;
+    const uint32_t key_len = DecodeFixed<uint32_t>(p + 8);
+    const uint32_t group_id_len = DecodeFixed<uint32_t>(p + 12);
+    const uint64_t value_len = DecodeFixed<uint64_t>(p + 24);
     if (key_len > kMaxKeyBytes || group_id_len > kMaxGroupIdBytes) continue;
     const uint64_t meta = SsdRecord::kHeaderBytes + key_len + group_id_len;
     if (meta > room) continue;
@@ -102,14 +90,14 @@ void Seal(std::vector<std::byte>& file) {
         XXH3_64bits_update(&state, p + SsdRecord::kHeaderBytes,
                            meta - SsdRecord::kHeaderBytes);
         XXH3_64bits_update(&state, p + value_at, value_len);
-        PutU64(p + 48, XXH3_64bits_digest(&state));
+        EncodeFixed<uint64_t>(p + 48, XXH3_64bits_digest(&state));
       }
     }
     XXH3_64bits_reset(&state);
     XXH3_64bits_update(&state, p, 56);
     XXH3_64bits_update(&state, p + SsdRecord::kHeaderBytes,
                        meta - SsdRecord::kHeaderBytes);
-    PutU64(p + 56, XXH3_64bits_digest(&state));
+    EncodeFixed<uint64_t>(p + 56, XXH3_64bits_digest(&state));
   }
 }
 

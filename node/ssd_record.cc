@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "base/coding.h"
 #include "core/validation.h"
 
 #define XXH_STATIC_LINKING_ONLY
@@ -39,22 +40,6 @@ constexpr size_t kRemovalHeaderBytes = 10;
 
 constexpr uint64_t AlignUp(uint64_t n, uint64_t a) {
   return (n + a - 1) / a * a;
-}
-
-template <typename T>
-void Put(std::byte* p, T v) {
-  for (size_t i = 0; i < sizeof(T); ++i) {
-    p[i] = static_cast<std::byte>(v >> (8 * i));
-  }
-}
-
-template <typename T>
-T Get(const std::byte* p) {
-  T v = 0;
-  for (size_t i = 0; i < sizeof(T); ++i) {
-    v |= static_cast<T>(static_cast<T>(p[i]) << (8 * i));
-  }
-  return v;
 }
 
 Status BadHeader(std::string_view why) {
@@ -97,8 +82,9 @@ std::vector<std::byte> SsdRecord::EncodeRemovals(
   for (const Removal& more : removed.subspan(1)) {
     const size_t at = out.size();
     out.resize(at + kRemovalHeaderBytes + more.key.size());
-    Put<uint64_t>(out.data() + at, more.sequence);
-    Put<uint16_t>(out.data() + at + 8, static_cast<uint16_t>(more.key.size()));
+    EncodeFixed<uint64_t>(out.data() + at, more.sequence);
+    EncodeFixed<uint16_t>(out.data() + at + 8,
+                          static_cast<uint16_t>(more.key.size()));
     std::memcpy(out.data() + at + kRemovalHeaderBytes, more.key.data(),
                 more.key.size());
   }
@@ -119,8 +105,8 @@ Result<std::vector<SsdRecord::Removal>> SsdRecord::Removals(
     if (value.size() - at < kRemovalHeaderBytes) {
       return BadHeader("removal list entry");
     }
-    const uint64_t sequence = Get<uint64_t>(value.data() + at);
-    const uint16_t len = Get<uint16_t>(value.data() + at + 8);
+    const uint64_t sequence = DecodeFixed<uint64_t>(value.data() + at);
+    const uint16_t len = DecodeFixed<uint16_t>(value.data() + at + 8);
     at += kRemovalHeaderBytes;
     if (len == 0 || len > kMaxKeyBytes || value.size() - at < len) {
       return BadHeader("removal list key");
@@ -190,22 +176,22 @@ void SsdRecord::EncodeMeta(std::span<const std::byte> value,
   std::byte* p = out.data();
   const uint64_t meta = meta_bytes();
   std::memset(p, 0, kHeaderBytes);
-  Put<uint32_t>(p + kMagicOffset, kMagic);
-  Put<uint16_t>(p + kVersionOffset, version_);
-  Put<uint16_t>(
+  EncodeFixed<uint32_t>(p + kMagicOffset, kMagic);
+  EncodeFixed<uint16_t>(p + kVersionOffset, version_);
+  EncodeFixed<uint16_t>(
       p + kFlagsOffset,
       static_cast<uint16_t>((tombstone_ ? kFlagTombstone : 0) |
                             (group_ ? kFlagGroup : 0) |
                             (tombstone_list() ? kFlagRemovalList : 0)));
-  Put<uint32_t>(p + kKeyLenOffset, static_cast<uint32_t>(key_.size()));
+  EncodeFixed<uint32_t>(p + kKeyLenOffset, static_cast<uint32_t>(key_.size()));
   if (group_) {
-    Put<uint32_t>(p + kGroupIdLenOffset,
-                  static_cast<uint32_t>(group_->group_id.size()));
-    Put<uint32_t>(p + kGroupSizeOffset, group_->group_size);
-    Put<uint32_t>(p + kGroupIndexOffset, group_->group_index);
+    EncodeFixed<uint32_t>(p + kGroupIdLenOffset,
+                          static_cast<uint32_t>(group_->group_id.size()));
+    EncodeFixed<uint32_t>(p + kGroupSizeOffset, group_->group_size);
+    EncodeFixed<uint32_t>(p + kGroupIndexOffset, group_->group_index);
   }
-  Put<uint64_t>(p + kValueLenOffset, value_len_);
-  Put<uint64_t>(p + kSequenceOffset, sequence_);
+  EncodeFixed<uint64_t>(p + kValueLenOffset, value_len_);
+  EncodeFixed<uint64_t>(p + kSequenceOffset, sequence_);
   std::memcpy(p + kHeaderBytes, key_.data(), key_.size());
   if (group_) {
     std::memcpy(p + kHeaderBytes + key_.size(), group_->group_id.data(),
@@ -213,13 +199,13 @@ void SsdRecord::EncodeMeta(std::span<const std::byte> value,
   }
   std::memset(p + meta, 0, value_offset() - meta);
 
-  Put<uint64_t>(p + kRecordChecksumOffset,
-                RecordChecksum({p, meta}, value.first(value_len_)));
+  EncodeFixed<uint64_t>(p + kRecordChecksumOffset,
+                        RecordChecksum({p, meta}, value.first(value_len_)));
   XXH3_state_t state;
   XXH3_64bits_reset(&state);
   XXH3_64bits_update(&state, p, kHeaderChecksumCovers);
   XXH3_64bits_update(&state, p + kHeaderBytes, meta - kHeaderBytes);
-  Put<uint64_t>(p + kHeaderChecksumOffset, XXH3_64bits_digest(&state));
+  EncodeFixed<uint64_t>(p + kHeaderChecksumOffset, XXH3_64bits_digest(&state));
 }
 
 Result<SsdRecord> SsdRecord::Decode(std::span<const std::byte> bytes) {
@@ -227,17 +213,18 @@ Result<SsdRecord> SsdRecord::Decode(std::span<const std::byte> bytes) {
     return Status(ErrorReason::kTornRecord, "record header cut short");
   }
   const std::byte* p = bytes.data();
-  if (Get<uint32_t>(p + kMagicOffset) != kMagic) return BadHeader("magic");
-  const uint16_t version = Get<uint16_t>(p + kVersionOffset);
+  if (DecodeFixed<uint32_t>(p + kMagicOffset) != kMagic)
+    return BadHeader("magic");
+  const uint16_t version = DecodeFixed<uint16_t>(p + kVersionOffset);
   if (version < kOldestFormatVersion || version > kFormatVersion) {
     return BadHeader("format version");
   }
-  const uint16_t flags = Get<uint16_t>(p + kFlagsOffset);
-  const uint32_t key_len = Get<uint32_t>(p + kKeyLenOffset);
-  const uint32_t group_id_len = Get<uint32_t>(p + kGroupIdLenOffset);
-  const uint32_t group_size = Get<uint32_t>(p + kGroupSizeOffset);
-  const uint32_t group_index = Get<uint32_t>(p + kGroupIndexOffset);
-  const uint64_t value_len = Get<uint64_t>(p + kValueLenOffset);
+  const uint16_t flags = DecodeFixed<uint16_t>(p + kFlagsOffset);
+  const uint32_t key_len = DecodeFixed<uint32_t>(p + kKeyLenOffset);
+  const uint32_t group_id_len = DecodeFixed<uint32_t>(p + kGroupIdLenOffset);
+  const uint32_t group_size = DecodeFixed<uint32_t>(p + kGroupSizeOffset);
+  const uint32_t group_index = DecodeFixed<uint32_t>(p + kGroupIndexOffset);
+  const uint64_t value_len = DecodeFixed<uint64_t>(p + kValueLenOffset);
   const bool has_group = (flags & kFlagGroup) != 0;
   const bool tombstone = (flags & kFlagTombstone) != 0;
   const bool removal_list = (flags & kFlagRemovalList) != 0;
@@ -264,7 +251,8 @@ Result<SsdRecord> SsdRecord::Decode(std::span<const std::byte> bytes) {
   XXH3_64bits_reset(&state);
   XXH3_64bits_update(&state, p, kHeaderChecksumCovers);
   XXH3_64bits_update(&state, p + kHeaderBytes, meta - kHeaderBytes);
-  if (XXH3_64bits_digest(&state) != Get<uint64_t>(p + kHeaderChecksumOffset)) {
+  if (XXH3_64bits_digest(&state) !=
+      DecodeFixed<uint64_t>(p + kHeaderChecksumOffset)) {
     return BadHeader("header checksum");
   }
 
@@ -279,8 +267,8 @@ Result<SsdRecord> SsdRecord::Decode(std::span<const std::byte> bytes) {
         group_size, group_index};
   }
   r.value_len_ = value_len;
-  r.sequence_ = Get<uint64_t>(p + kSequenceOffset);
-  r.record_checksum_ = Get<uint64_t>(p + kRecordChecksumOffset);
+  r.sequence_ = DecodeFixed<uint64_t>(p + kSequenceOffset);
+  r.record_checksum_ = DecodeFixed<uint64_t>(p + kRecordChecksumOffset);
   if (!ValidateKey(r.key_).ok() ||
       (r.group_ && !ValidateGroupSpec(*r.group_).ok())) {
     return BadHeader("key or group id");

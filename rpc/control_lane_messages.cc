@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "base/coding.h"
+
 namespace mooncake_tier::rpc {
 namespace {
 
@@ -12,62 +14,16 @@ constexpr uint16_t kKindReply = 2;
 // The longest reason name on the wire ("OBJECT_ALREADY_EXISTS" and the like).
 constexpr size_t kMaxReasonNameBytes = 64;
 
-template <typename T>
-void Put(std::string& out, T value) {
-  unsigned char bytes[sizeof(T)];
-  for (size_t i = 0; i < sizeof(T); ++i) {
-    bytes[i] =
-        static_cast<unsigned char>(static_cast<uint64_t>(value) >> (8 * i));
-  }
-  out.append(reinterpret_cast<const char*>(bytes), sizeof(T));
-}
-
-void PutString(std::string& out, std::string_view s) {
-  Put<uint32_t>(out, static_cast<uint32_t>(s.size()));
-  out.append(s);
-}
-
 Status Malformed(std::string_view what) {
   return Status(ErrorReason::kInvalidArgument,
                 "malformed control lane message: " + std::string(what));
 }
 
-// Reads from a message, never past its end.
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-
-  template <typename T>
-  bool Get(T* value) {
-    if (in_.size() < sizeof(T)) return false;
-    uint64_t v = 0;
-    for (size_t i = 0; i < sizeof(T); ++i) {
-      v |= static_cast<uint64_t>(static_cast<unsigned char>(in_[i])) << (8 * i);
-    }
-    *value = static_cast<T>(v);
-    in_.remove_prefix(sizeof(T));
-    return true;
-  }
-
-  bool GetString(size_t limit, std::string_view* s) {
-    uint32_t length = 0;
-    if (!Get(&length) || length > limit || length > in_.size()) return false;
-    *s = in_.substr(0, length);
-    in_.remove_prefix(length);
-    return true;
-  }
-
-  std::string_view rest() const { return in_; }
-
- private:
-  std::string_view in_;
-};
-
-Status CheckHeader(Reader& r, uint16_t kind) {
+Status CheckHeader(ByteReader& r, uint16_t kind) {
   uint32_t magic = 0;
   uint16_t version = 0;
   uint16_t got_kind = 0;
-  if (!r.Get(&magic) || !r.Get(&version) || !r.Get(&got_kind)) {
+  if (!r.GetFixed(&magic) || !r.GetFixed(&version) || !r.GetFixed(&got_kind)) {
     return Malformed("shorter than its header");
   }
   if (magic != kMagic) return Malformed("bad magic");
@@ -80,9 +36,9 @@ Status CheckHeader(Reader& r, uint16_t kind) {
 }
 
 void PutHeader(std::string& out, uint16_t kind) {
-  Put<uint32_t>(out, kMagic);
-  Put<uint16_t>(out, kVersion);
-  Put<uint16_t>(out, kind);
+  PutFixed<uint32_t>(out, kMagic);
+  PutFixed<uint16_t>(out, kVersion);
+  PutFixed<uint16_t>(out, kind);
 }
 
 }  // namespace
@@ -92,18 +48,18 @@ std::string EncodeControlLaneRequest(uint32_t method, uint64_t request_id,
   std::string out;
   out.reserve(20 + payload.size());
   PutHeader(out, kKindRequest);
-  Put<uint32_t>(out, method);
-  Put<uint64_t>(out, request_id);
+  PutFixed<uint32_t>(out, method);
+  PutFixed<uint64_t>(out, request_id);
   out.append(payload);
   return out;
 }
 
 Result<ControlLaneRequest> DecodeControlLaneRequest(std::string_view in) {
   if (in.size() > kMaxControlLaneBytes) return Malformed("too large");
-  Reader r(in);
+  ByteReader r(in);
   MT_RETURN_IF_ERROR(CheckHeader(r, kKindRequest));
   ControlLaneRequest out;
-  if (!r.Get(&out.method) || !r.Get(&out.request_id)) {
+  if (!r.GetFixed(&out.method) || !r.GetFixed(&out.request_id)) {
     return Malformed("request header cut short");
   }
   out.payload = r.rest();
@@ -122,22 +78,23 @@ std::string EncodeControlLaneReply(uint64_t request_id, const Status& status,
   out.reserve(32 + reason.size() + message.size() +
               (status.ok() ? payload.size() : 0));
   PutHeader(out, kKindReply);
-  Put<uint64_t>(out, request_id);
-  PutString(out, reason);
-  PutString(out, status.ok() ? std::string_view() : message);
+  PutFixed<uint64_t>(out, request_id);
+  PutLengthPrefixed<uint32_t>(out, reason);
+  PutLengthPrefixed<uint32_t>(out, status.ok() ? std::string_view() : message);
   if (status.ok()) out.append(payload);
   return out;
 }
 
 Result<ControlLaneReply> DecodeControlLaneReply(std::string_view in) {
   if (in.size() > kMaxControlLaneBytes) return Malformed("too large");
-  Reader r(in);
+  ByteReader r(in);
   MT_RETURN_IF_ERROR(CheckHeader(r, kKindReply));
   ControlLaneReply out;
   std::string_view reason;
   std::string_view message;
-  if (!r.Get(&out.request_id) || !r.GetString(kMaxReasonNameBytes, &reason) ||
-      !r.GetString(kMaxControlLaneMessageBytes, &message)) {
+  if (!r.GetFixed(&out.request_id) ||
+      !r.GetLengthPrefixed<uint32_t>(kMaxReasonNameBytes, &reason) ||
+      !r.GetLengthPrefixed<uint32_t>(kMaxControlLaneMessageBytes, &message)) {
     return Malformed("reply header cut short");
   }
   if (reason.empty()) {

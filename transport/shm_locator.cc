@@ -6,20 +6,16 @@
 #include <cstring>
 #include <fstream>
 
+#include "base/coding.h"
+
 namespace mooncake_tier {
 namespace {
 
 constexpr size_t kHeaderBytes = 8 + 2 + 2 + 4;
 
-void PutU16(std::string& out, uint16_t v) {
-  for (int i = 0; i < 2; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-void PutU32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-void PutU64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
+void PutU16(std::string& out, uint16_t v) { PutFixed(out, v); }
+void PutU32(std::string& out, uint32_t v) { PutFixed(out, v); }
+void PutU64(std::string& out, uint64_t v) { PutFixed(out, v); }
 void PutBytes(std::string& out, const std::array<uint8_t, 16>& bytes) {
   out.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
@@ -28,37 +24,20 @@ void PutBytes(std::string& out, const std::array<uint8_t, 16>& bytes) {
 class Reader {
  public:
   explicit Reader(std::string_view in) : in_(in) {}
-  bool U16(uint16_t& v) { return Uint(v); }
-  bool U32(uint32_t& v) { return Uint(v); }
-  bool U64(uint64_t& v) { return Uint(v); }
+  bool U16(uint16_t& v) { return in_.GetFixed(&v); }
+  bool U32(uint32_t& v) { return in_.GetFixed(&v); }
+  bool U64(uint64_t& v) { return in_.GetFixed(&v); }
   bool Bytes(std::array<uint8_t, 16>& out) {
-    if (in_.size() - pos_ < out.size()) return false;
-    std::memcpy(out.data(), in_.data() + pos_, out.size());
-    pos_ += out.size();
+    std::string_view view;
+    if (!in_.GetBytes(out.size(), &view)) return false;
+    std::memcpy(out.data(), view.data(), out.size());
     return true;
   }
-  bool View(size_t n, std::string_view& out) {
-    if (in_.size() - pos_ < n) return false;
-    out = in_.substr(pos_, n);
-    pos_ += n;
-    return true;
-  }
-  size_t remaining() const { return in_.size() - pos_; }
+  bool View(size_t n, std::string_view& out) { return in_.GetBytes(n, &out); }
+  size_t remaining() const { return in_.remaining(); }
 
  private:
-  template <typename T>
-  bool Uint(T& v) {
-    if (in_.size() - pos_ < sizeof(T)) return false;
-    v = 0;
-    for (size_t i = 0; i < sizeof(T); ++i) {
-      v |= static_cast<T>(static_cast<uint8_t>(in_[pos_ + i])) << (8 * i);
-    }
-    pos_ += sizeof(T);
-    return true;
-  }
-
-  std::string_view in_;
-  size_t pos_ = 0;
+  ByteReader in_;
 };
 
 Status Malformed(std::string_view why) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/coding.h"
+
 namespace mooncake_tier {
 namespace {
 
@@ -23,67 +25,41 @@ constexpr uint16_t kReasonCount = 0
 #undef MOONCAKE_TIER_REASON_COUNT
     ;
 
+// The protocol's field helpers over base/coding.h.
 class Writer {
  public:
-  void U16(uint16_t v) { Int(v, 2); }
-  void U32(uint32_t v) { Int(v, 4); }
-  void U64(uint64_t v) { Int(v, 8); }
+  void U16(uint16_t v) { PutFixed(out_, v); }
+  void U32(uint32_t v) { PutFixed(out_, v); }
+  void U64(uint64_t v) { PutFixed(out_, v); }
   // Strings longer than the caller's limit must be cut before.
-  void Bytes32(std::string_view s) {
-    U32(static_cast<uint32_t>(s.size()));
-    out_.append(s);
-  }
-  void Bytes16(std::string_view s) {
-    U16(static_cast<uint16_t>(s.size()));
-    out_.append(s);
-  }
+  void Bytes32(std::string_view s) { PutLengthPrefixed<uint32_t>(out_, s); }
+  void Bytes16(std::string_view s) { PutLengthPrefixed<uint16_t>(out_, s); }
   std::string Take() { return std::move(out_); }
 
  private:
-  void Int(uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i)
-      out_.push_back(static_cast<char>(v >> (8 * i)));
-  }
   std::string out_;
 };
 
 class Reader {
  public:
   explicit Reader(std::string_view in) : in_(in) {}
-  bool U16(uint16_t* v) { return Int(v, 2); }
-  bool U32(uint32_t* v) { return Int(v, 4); }
-  bool U64(uint64_t* v) { return Int(v, 8); }
-  bool Bytes32(std::string* s, size_t max) {
-    uint32_t n = 0;
-    return U32(&n) && Take(n, max, s);
-  }
-  bool Bytes16(std::string* s, size_t max) {
-    uint16_t n = 0;
-    return U16(&n) && Take(n, max, s);
-  }
-  bool empty() const { return pos_ == in_.size(); }
-  size_t remaining() const { return in_.size() - pos_; }
+  bool U16(uint16_t* v) { return in_.GetFixed(v); }
+  bool U32(uint32_t* v) { return in_.GetFixed(v); }
+  bool U64(uint64_t* v) { return in_.GetFixed(v); }
+  bool Bytes32(std::string* s, size_t max) { return Take<uint32_t>(s, max); }
+  bool Bytes16(std::string* s, size_t max) { return Take<uint16_t>(s, max); }
+  bool empty() const { return in_.empty(); }
+  size_t remaining() const { return in_.remaining(); }
 
  private:
-  template <typename T>
-  bool Int(T* v, size_t bytes) {
-    if (remaining() < bytes) return false;
-    uint64_t x = 0;
-    for (size_t i = 0; i < bytes; ++i) {
-      x |= uint64_t{static_cast<unsigned char>(in_[pos_ + i])} << (8 * i);
-    }
-    pos_ += bytes;
-    *v = static_cast<T>(x);
+  template <typename LengthT>
+  bool Take(std::string* s, size_t max) {
+    std::string_view view;
+    if (!in_.GetLengthPrefixed<LengthT>(max, &view)) return false;
+    s->assign(view);
     return true;
   }
-  bool Take(size_t n, size_t max, std::string* s) {
-    if (n > max || n > remaining()) return false;
-    s->assign(in_.substr(pos_, n));
-    pos_ += n;
-    return true;
-  }
-  std::string_view in_;
-  size_t pos_ = 0;
+  ByteReader in_;
 };
 
 Status Malformed(std::string_view what) {

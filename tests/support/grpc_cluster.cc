@@ -36,7 +36,8 @@ Result<std::unique_ptr<GrpcCluster>> GrpcCluster::Start(
   for (const std::string& name : options.node_names) {
     MT_RETURN_IF_ERROR(cluster->StartNode(name));
   }
-  cluster->ticker_ = std::thread([raw = cluster.get()] { raw->TickLoop(); });
+  cluster->ticker_.Start(std::chrono::milliseconds(50),
+                         [raw = cluster.get()] { raw->master_->Tick(); });
   return cluster;
 }
 
@@ -52,12 +53,7 @@ GrpcCluster::GrpcCluster(const GrpcClusterOptions& options)
       transport_(std::make_unique<InProcessTransport>()) {}
 
 GrpcCluster::~GrpcCluster() {
-  {
-    MutexLock lock(&mu_);
-    stopping_ = true;
-    stop_cv_.SignalAll();
-  }
-  if (ticker_.joinable()) ticker_.join();
+  ticker_.Stop();
   nodes_.clear();  // stops their threads before the link goes
   if (server_) server_->Shutdown();
 }
@@ -131,15 +127,6 @@ Status GrpcCluster::StartNode(const std::string& name) {
   node->Start();
   nodes_.push_back(std::move(node));
   return Status();
-}
-
-void GrpcCluster::TickLoop() {
-  MutexLock lock(&mu_);
-  while (!stop_cv_.WaitFor(
-      std::chrono::milliseconds(50),
-      [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stopping_; })) {
-    master_->Tick();
-  }
 }
 
 }  // namespace mooncake_tier::testing

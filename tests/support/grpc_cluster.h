@@ -15,11 +15,9 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "base/mutex.h"
+#include "base/periodic_thread.h"
 #include "core/local_master.h"
 #include "core/master.h"
 #include "mooncake_tier/client.h"
@@ -88,7 +86,6 @@ class GrpcCluster {
   Status StartServer();
   Status StartUcx();
   Status StartNode(const std::string& name);
-  void TickLoop();
 
   const GrpcClusterOptions options_;
   std::unique_ptr<Master> master_;
@@ -104,10 +101,7 @@ class GrpcCluster {
   std::unique_ptr<rpc::GrpcMasterApi> api_;
   std::unique_ptr<rpc::GrpcMasterLink> link_;
   std::vector<std::unique_ptr<StorageNode>> nodes_;
-  Mutex mu_;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  CondVar stop_cv_{&mu_};
-  std::thread ticker_;
+  PeriodicThread ticker_;  // the master's Tick every 50 ms
 };
 
 }  // namespace mooncake_tier::testing
