@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <csignal>
 #include <memory>
 #include <string>
 
@@ -15,18 +14,10 @@
 #include "ha/etcd_client.h"
 #include "tests/support/etcd_server.h"
 #include "tests/support/eventually.h"
+#include "tests/support/ignore_sigpipe.h"
 
 namespace mooncake_tier::daemon {
 namespace {
-
-// The etcd client's HTTP library writes to sockets etcd may close at any
-// moment; the daemon ignores SIGPIPE (daemon/shutdown_signal.cc) so that
-// such a write fails a call instead of ending the process, and so does
-// this test (ha/etcd_client.h).
-[[maybe_unused]] const bool kSigpipeIgnored = [] {
-  std::signal(SIGPIPE, SIG_IGN);
-  return true;
-}();
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;

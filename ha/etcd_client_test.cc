@@ -13,7 +13,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <functional>
 #include <future>
 #include <memory>
@@ -24,18 +23,10 @@
 
 #include "httplib.h"
 #include "tests/support/etcd_server.h"
+#include "tests/support/ignore_sigpipe.h"
 
 namespace mooncake_tier::ha {
 namespace {
-
-// The etcd client's HTTP library writes to sockets etcd may close at any
-// moment; the daemon ignores SIGPIPE (daemon/shutdown_signal.cc) so that
-// such a write fails a call instead of ending the process, and so does
-// this test (ha/etcd_client.h).
-[[maybe_unused]] const bool kSigpipeIgnored = [] {
-  std::signal(SIGPIPE, SIG_IGN);
-  return true;
-}();
 
 using mooncake_tier::testing::EtcdServer;
 using std::chrono::milliseconds;

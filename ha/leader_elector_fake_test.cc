@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -25,18 +24,10 @@
 #include "ha/leader_elector.h"
 #include "ha/leader_elector_test_util.h"
 #include "httplib.h"
+#include "tests/support/ignore_sigpipe.h"
 
 namespace mooncake_tier::ha {
 namespace {
-
-// The etcd client's HTTP library writes to sockets etcd may close at any
-// moment; the daemon ignores SIGPIPE (daemon/shutdown_signal.cc) so that
-// such a write fails a call instead of ending the process, and so does
-// this test (ha/etcd_client.h).
-[[maybe_unused]] const bool kSigpipeIgnored = [] {
-  std::signal(SIGPIPE, SIG_IGN);
-  return true;
-}();
 
 using elector_test::Candidate;
 using elector_test::Events;

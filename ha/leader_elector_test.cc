@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -30,18 +29,10 @@
 #include "base/mutex.h"
 #include "ha/leader_elector_test_util.h"
 #include "tests/support/etcd_server.h"
+#include "tests/support/ignore_sigpipe.h"
 
 namespace mooncake_tier::ha {
 namespace {
-
-// The etcd client's HTTP library writes to sockets etcd may close at any
-// moment; the daemon ignores SIGPIPE (daemon/shutdown_signal.cc) so that
-// such a write fails a call instead of ending the process, and so does
-// this test (ha/etcd_client.h).
-[[maybe_unused]] const bool kSigpipeIgnored = [] {
-  std::signal(SIGPIPE, SIG_IGN);
-  return true;
-}();
 
 using elector_test::Candidate;
 using elector_test::Events;
