@@ -126,6 +126,12 @@ TEST(MasterGrantsTest, APutWaitsForTheFenceWithinItsOwnWait) {
   ASSERT_TRUE(placed[0].ok()) << placed[0].status().ToString();
   // Waiting for the fence is not a reason to evict: nothing was.
   EXPECT_EQ(h.master().GetStats().put_waits, 0u);
+  // The window counts from the call, as the client counts it from its
+  // send: the wait is added, so the client still has the whole window.
+  EXPECT_EQ(placed[0]->write_within_ms,
+            std::chrono::duration_cast<std::chrono::milliseconds>(
+                Config().EffectiveGrantWindow() + 3s)
+                .count());
 }
 
 }  // namespace

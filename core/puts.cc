@@ -23,6 +23,11 @@ Puts::Puts(MasterState* state, Tiering* tiering, Offloader* offloader)
 
 std::vector<Result<ReplicaDescriptor>> Puts::PutStart(
     std::span<const PutStartRequest> requests, TimePoint wait_until) {
+  // A grant's window counts from here, the call's arrival, as its client
+  // counts it from its send: the time a put waited below (for the fence,
+  // for room) is added to the window of what a later pass granted, so a
+  // wait does not use up the time left to write.
+  const TimePoint arrived = s_.clock->Now();
   // Every node with room registered again moments ago and may still take
   // late writes of earlier grants (NodeRegistry::Registration): wait that
   // out within the put's own wait, rather than fail or evict for it.
@@ -36,7 +41,13 @@ std::vector<Result<ReplicaDescriptor>> Puts::PutStart(
   }
   std::vector<uint8_t> waiting(requests.size(), 0);
   uint64_t seen = s_.space.generation();
+  // Read before each pass: no grant of the pass is older, so the window
+  // handed out never outlasts the grant.
+  TimePoint pass_start = s_.clock->Now();
   std::vector<Result<ReplicaDescriptor>> out = PutStartPass(requests, waiting);
+  for (Result<ReplicaDescriptor>& placed : out) {
+    ExtendGrant(placed, pass_start - arrived);
+  }
   // Back-pressure: a put that found DRAM full and no clean victim waits,
   // within its deadline, for writeback (or a reader, a task, another put)
   // to free room, and tries again each time something may have.
@@ -64,8 +75,10 @@ std::vector<Result<ReplicaDescriptor>> Puts::PutStart(
     retry.clear();
     for (size_t i : pending) retry.push_back(requests[i]);
     std::vector<uint8_t> still(retry.size(), 0);
+    pass_start = s_.clock->Now();
     std::vector<Result<ReplicaDescriptor>> again = PutStartPass(retry, still);
     for (size_t j = 0; j < pending.size(); ++j) {
+      ExtendGrant(again[j], pass_start - arrived);
       out[pending[j]] = std::move(again[j]);
       waiting[pending[j]] = still[j];
       if (!still[j]) RecordPutWait(s_.clock->Now() - started);
@@ -112,6 +125,14 @@ uint32_t Puts::WriteWithinMs(Duration elapsed) const {
       std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
   return static_cast<uint32_t>(
       std::clamp<int64_t>(ms, 0, std::numeric_limits<uint32_t>::max()));
+}
+
+void Puts::ExtendGrant(Result<ReplicaDescriptor>& placed, Duration waited) {
+  if (!placed.ok() || waited <= Duration::zero()) return;
+  const int64_t ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(waited).count();
+  placed->write_within_ms = static_cast<uint32_t>(std::min<int64_t>(
+      placed->write_within_ms + ms, std::numeric_limits<uint32_t>::max()));
 }
 
 void Puts::RecordPutWait(Duration waited) {

@@ -65,6 +65,10 @@ class Puts {
   // What is left of a grant `elapsed` after it was made, in milliseconds
   // (ReplicaDescriptor::write_within_ms).
   uint32_t WriteWithinMs(Duration elapsed) const;
+  // A granted `placed` (errors pass) whose pass began `waited` after the
+  // call arrived: its window, counted from the grant, now counts from the
+  // arrival. Rounds down, so the window never outlasts the grant's.
+  static void ExtendGrant(Result<ReplicaDescriptor>& placed, Duration waited);
   // A put of an object that is no group member. *no_room: it found no
   // room even after MakeRoom.
   Result<ReplicaDescriptor> PutStartOne(const PutStartRequest& request,

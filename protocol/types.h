@@ -37,8 +37,9 @@ struct ReplicaDescriptor {
   ReplicaState state = ReplicaState::kProcessing;
   // A PutStart's grant only (0 elsewhere): the client may start writing
   // into the range for this many milliseconds after it sent the PutStart,
-  // never later (MasterConfig::grant_window). Fits the padding before
-  // `node`: replicas cost no more memory for it.
+  // never later (MasterConfig::grant_window, plus what the put waited at
+  // the master for room). Fits the padding before `node`: replicas cost no
+  // more memory for it.
   uint32_t write_within_ms = 0;
   NodeId node = kNoNode;
   uint64_t offset = 0;  // memory: byte offset in the node's DRAM segment

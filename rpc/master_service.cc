@@ -150,6 +150,7 @@ class MasterService::Handler final : public proto::MasterService::Service {
                         const proto::PutStartRequest* req,
                         proto::PutStartResponse* resp) override {
     ServingMaster m;
+    const TimePoint arrived = clock_->Now();
     // A put into a full tier may wait for writeback, within the master's
     // put_wait_timeout and short of the caller's deadline (room to answer).
     const Duration max_wait = WaitBudget(ctx, Duration::max());
@@ -163,19 +164,27 @@ class MasterService::Handler final : public proto::MasterService::Service {
           proto::PutStartResult* out = resp->add_results();
           EncodeResult(r, out->mutable_status(), [&](const auto& v) {
             ToProto(v, out->mutable_replica());
+            // The window counts from the call's arrival, the cap from
+            // now: the cap grows by the time between.
             out->mutable_replica()->set_write_within_ms(
-                CappedGrant(m, v.write_within_ms));
+                CappedGrant(m, v.write_within_ms, clock_->Now() - arrived));
           });
         });
   }
 
   // A grant's window (a put's write or a cached read), cut to what the
-  // serving master can vouch for.
-  uint32_t CappedGrant(const ServingMaster& m, uint32_t within_ms) {
+  // serving master can vouch for. `counted_before`: how long before now
+  // the window starts counting.
+  uint32_t CappedGrant(const ServingMaster& m, uint32_t within_ms,
+                       Duration counted_before = Duration::zero()) {
     const Duration cap = source_->GrantCap(m);
     if (cap == Duration::max()) return within_ms;
+    // Truncated to whole milliseconds, so never longer than the cap.
     const int64_t cap_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(cap).count();
+        std::chrono::duration_cast<std::chrono::milliseconds>(cap).count() +
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::max(counted_before, Duration::zero()))
+            .count();
     return static_cast<uint32_t>(std::clamp<int64_t>(cap_ms, 0, within_ms));
   }
 
