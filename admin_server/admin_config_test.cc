@@ -5,6 +5,7 @@
 #include "admin_server/admin_test_fixture.h"
 
 namespace mooncake_tier::admin {
+namespace admin_config_test {
 namespace {
 
 using nlohmann::json;
@@ -178,4 +179,5 @@ TEST_F(AdminServerTest, ConcurrentPatchesOfDifferentFieldsAreNotLost) {
 }
 
 }  // namespace
+}  // namespace admin_config_test
 }  // namespace mooncake_tier::admin

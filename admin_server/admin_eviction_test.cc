@@ -6,6 +6,7 @@
 #include "admin_server/admin_test_fixture.h"
 
 namespace mooncake_tier::admin {
+namespace admin_eviction_test {
 namespace {
 
 using nlohmann::json;
@@ -114,4 +115,5 @@ TEST_F(AdminOnEvictTest, OffloadFirstAnswers202WithTheTasks) {
 }
 
 }  // namespace
+}  // namespace admin_eviction_test
 }  // namespace mooncake_tier::admin

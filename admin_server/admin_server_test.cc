@@ -11,6 +11,7 @@
 #include "tests/support/raw_http_client.h"
 
 namespace mooncake_tier::admin {
+namespace admin_server_test {
 namespace {
 
 using nlohmann::json;
@@ -390,4 +391,5 @@ TEST(AdminServerStartTest, LoopbackWithoutATokenNeedsNoAuth) {
 }
 
 }  // namespace
+}  // namespace admin_server_test
 }  // namespace mooncake_tier::admin

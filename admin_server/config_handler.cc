@@ -25,14 +25,11 @@ namespace {
 
 using nlohmann::json;
 
-Status Invalid(const std::string& message) {
-  return Status(ErrorReason::kInvalidArgument, message);
-}
-
 Result<uint64_t> UintField(const json& value, const std::string& name,
                            uint64_t max) {
   if (!value.is_number_unsigned() || value.get<uint64_t>() > max) {
-    return Invalid(name + " must be an integer in 0.." + std::to_string(max));
+    return Status::InvalidArgument(name + " must be an integer in 0.." +
+                                   std::to_string(max));
   }
   return value.get<uint64_t>();
 }
@@ -51,19 +48,22 @@ Result<Duration> MillisField(const json& value, const std::string& name) {
 }
 
 Result<double> DoubleField(const json& value, const std::string& name) {
-  if (!value.is_number()) return Invalid(name + " must be a number");
+  if (!value.is_number())
+    return Status::InvalidArgument(name + " must be a number");
   return value.get<double>();
 }
 
 Result<bool> BoolField(const json& value, const std::string& name) {
-  if (!value.is_boolean()) return Invalid(name + " must be true or false");
+  if (!value.is_boolean())
+    return Status::InvalidArgument(name + " must be true or false");
   return value.get<bool>();
 }
 
 // Overlays the "promotion" object of a patch on `options`. Checks names
 // and types; the engine validates the values (as a whole).
 Status PatchPromotion(const json& patch, PromotionOptions& o) {
-  if (!patch.is_object()) return Invalid("promotion must be an object");
+  if (!patch.is_object())
+    return Status::InvalidArgument("promotion must be an object");
   for (const auto& [name, value] : patch.items()) {
     const std::string field = "promotion." + name;
     if (name == "on_hit") {
@@ -73,7 +73,8 @@ Status PatchPromotion(const json& patch, PromotionOptions& o) {
       if (value.is_string()) {
         policy = ParsePromotionPolicy(value.get<std::string>());
       }
-      if (!policy) return Invalid(field + " must be threshold or tinylfu");
+      if (!policy)
+        return Status::InvalidArgument(field + " must be threshold or tinylfu");
       o.policy = *policy;
     } else if (name == "admission_threshold") {
       MT_ASSIGN_OR_RETURN(o.admission_threshold, U32Field(value, field));
@@ -92,7 +93,7 @@ Status PatchPromotion(const json& patch, PromotionOptions& o) {
     } else if (name == "proactive_interval_ms") {
       MT_ASSIGN_OR_RETURN(o.proactive_interval, MillisField(value, field));
     } else {
-      return Invalid("unknown field '" + field + "'");
+      return Status::InvalidArgument("unknown field '" + field + "'");
     }
   }
   return Status::Ok();
@@ -128,7 +129,7 @@ Status PatchRuntimeKnob(const std::string& name, const json& value,
           ParseEvictionPolicy(value.get<std::string>());
     }
     if (!change.ssd_eviction_policy) {
-      return Invalid(name + " must be clock or lru");
+      return Status::InvalidArgument(name + " must be clock or lru");
     }
   } else if (name == "writeback_watermark") {
     MT_ASSIGN_OR_RETURN(change.writeback_watermark, DoubleField(value, name));
@@ -141,7 +142,7 @@ Status PatchRuntimeKnob(const std::string& name, const json& value,
   } else if (name == "offload_queue_limit") {
     MT_ASSIGN_OR_RETURN(change.offload_queue_limit, U32Field(value, name));
   } else {
-    return Invalid("unknown field '" + name + "'");
+    return Status::InvalidArgument("unknown field '" + name + "'");
   }
   return Status::Ok();
 }

@@ -21,6 +21,7 @@
 #include "tests/support/raw_http_client.h"
 
 namespace mooncake_tier::admin {
+namespace http_edge_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -413,4 +414,5 @@ TEST(HttpEdgeStartTest, RefusesZeroLimitsAndAPortInUse) {
 }
 
 }  // namespace
+}  // namespace http_edge_test
 }  // namespace mooncake_tier::admin

@@ -26,19 +26,18 @@ namespace ssl = boost::asio::ssl;
 // A certificate chain or a key is a few KiB; anything this large is not one.
 constexpr size_t kMaxPemBytes = 1 << 20;
 
-Status Invalid(std::string message) {
-  return Status(ErrorReason::kInvalidArgument, std::move(message));
-}
-
 Result<std::string> ReadPem(const std::string& path, std::string_view role,
                             const std::string& what) {
   const std::string named =
       "the TLS " + std::string(role) + " file '" + path + "' of " + what;
   if (path.empty()) {
-    return Invalid("no TLS " + std::string(role) + " file given for " + what);
+    return Status::InvalidArgument("no TLS " + std::string(role) +
+                                   " file given for " + what);
   }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Invalid("cannot read " + named + ": " + strerror(errno));
+  if (fd < 0)
+    return Status::InvalidArgument("cannot read " + named + ": " +
+                                   strerror(errno));
   std::string text;
   char buffer[8192];
   for (;;) {
@@ -47,13 +46,15 @@ Result<std::string> ReadPem(const std::string& path, std::string_view role,
     if (n < 0) {
       const int error = errno;
       ::close(fd);
-      return Invalid("cannot read " + named + ": " + strerror(error));
+      return Status::InvalidArgument("cannot read " + named + ": " +
+                                     strerror(error));
     }
     if (n == 0) break;
     text.append(buffer, static_cast<size_t>(n));
     if (text.size() > kMaxPemBytes) {
       ::close(fd);
-      return Invalid(named + " is larger than 1 MiB: not a PEM file");
+      return Status::InvalidArgument(named +
+                                     " is larger than 1 MiB: not a PEM file");
     }
   }
   ::close(fd);
@@ -149,7 +150,7 @@ Result<HttpEdgeTlsContext> LoadHttpEdgeTls(const HttpEdgeTls& tls,
 
   if (loaded.context->use_certificate_chain(
           boost::asio::buffer(cert_pem.data(), cert_pem.size()), ec)) {
-    return Invalid(
+    return Status::InvalidArgument(
         "the TLS certificate file '" + tls.cert_file + "' of " + what +
         " holds no usable PEM certificate: " + OpenSslReason(ec.message()));
   }
@@ -157,9 +158,10 @@ Result<HttpEdgeTlsContext> LoadHttpEdgeTls(const HttpEdgeTls& tls,
 
   if (key_pem.find("-----BEGIN ENCRYPTED") != std::string::npos ||
       key_pem.find("Proc-Type: 4,ENCRYPTED") != std::string::npos) {
-    return Invalid("the TLS key file '" + tls.key_file + "' of " + what +
-                   " holds an encrypted key: give the key unencrypted (and "
-                   "readable by this user only)");
+    return Status::InvalidArgument(
+        "the TLS key file '" + tls.key_file + "' of " + what +
+        " holds an encrypted key: give the key unencrypted (and "
+        "readable by this user only)");
   }
   std::unique_ptr<BIO, BioFree> key_bio(
       ::BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
@@ -168,17 +170,18 @@ Result<HttpEdgeTlsContext> LoadHttpEdgeTls(const HttpEdgeTls& tls,
                          : ::PEM_read_bio_PrivateKey(key_bio.get(), nullptr,
                                                      NoPassphrase, nullptr));
   if (key == nullptr) {
-    return Invalid("the TLS key file '" + tls.key_file + "' of " + what +
-                   " holds no usable PEM private key: " +
-                   OpenSslReason("not a private key"));
+    return Status::InvalidArgument("the TLS key file '" + tls.key_file +
+                                   "' of " + what +
+                                   " holds no usable PEM private key: " +
+                                   OpenSslReason("not a private key"));
   }
   if (leaf == nullptr || ::X509_check_private_key(leaf, key.get()) != 1 ||
       ::SSL_CTX_use_PrivateKey(native, key.get()) != 1 ||
       ::SSL_CTX_check_private_key(native) != 1) {
     ::ERR_clear_error();
-    return Invalid("the TLS key file '" + tls.key_file + "' of " + what +
-                   " does not hold the key of the certificate in '" +
-                   tls.cert_file + "'");
+    return Status::InvalidArgument(
+        "the TLS key file '" + tls.key_file + "' of " + what +
+        " does not hold the key of the certificate in '" + tls.cert_file + "'");
   }
 
   const std::optional<int64_t> not_before =
@@ -187,14 +190,16 @@ Result<HttpEdgeTlsContext> LoadHttpEdgeTls(const HttpEdgeTls& tls,
       EpochSeconds(::X509_get0_notAfter(leaf));
   if (!not_before || !not_after) {
     ::ERR_clear_error();
-    return Invalid("the TLS certificate in '" + tls.cert_file + "' of " + what +
-                   " has an unreadable validity period");
+    return Status::InvalidArgument("the TLS certificate in '" + tls.cert_file +
+                                   "' of " + what +
+                                   " has an unreadable validity period");
   }
   const int64_t now = static_cast<int64_t>(std::time(nullptr));
   if (now > *not_after) {
-    return Invalid("the TLS certificate in '" + tls.cert_file + "' of " + what +
-                   " expired at " + IsoTime(*not_after) + " (now " +
-                   IsoTime(now) + "): renew it");
+    return Status::InvalidArgument("the TLS certificate in '" + tls.cert_file +
+                                   "' of " + what + " expired at " +
+                                   IsoTime(*not_after) + " (now " +
+                                   IsoTime(now) + "): renew it");
   }
   if (now < *not_before) {
     spdlog::warn(

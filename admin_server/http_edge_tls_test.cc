@@ -33,6 +33,7 @@
 #include "tests/support/test_ca.h"
 
 namespace mooncake_tier::admin {
+namespace http_edge_tls_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -453,4 +454,5 @@ TEST_F(HttpEdgeTlsTest, AdminServersServeHttpsAndReload) {
 }
 
 }  // namespace
+}  // namespace http_edge_tls_test
 }  // namespace mooncake_tier::admin

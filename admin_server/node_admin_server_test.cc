@@ -19,6 +19,7 @@
 #include "nlohmann/json.hpp"
 
 namespace mooncake_tier::admin {
+namespace node_admin_server_test {
 namespace {
 
 using nlohmann::json;
@@ -173,4 +174,5 @@ TEST(NodeAdminServerStartTest, RefusesNonLoopbackWithoutATokenAndStopsTwice) {
 }
 
 }  // namespace
+}  // namespace node_admin_server_test
 }  // namespace mooncake_tier::admin

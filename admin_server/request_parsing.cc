@@ -5,13 +5,7 @@
 #include "admin_server/route_table.h"
 
 namespace mooncake_tier::admin {
-namespace {
-
-Status Invalid(std::string message) {
-  return Status(ErrorReason::kInvalidArgument, std::move(message));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::optional<std::map<std::string, std::string>> ParseQuery(
     std::string_view target) {
@@ -44,8 +38,9 @@ Result<uint64_t> ParseUint(std::string_view text, std::string_view what) {
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end) {
-    return Invalid(std::string(what) + " must be an unsigned integer, got '" +
-                   std::string(text) + "'");
+    return Status::InvalidArgument(std::string(what) +
+                                   " must be an unsigned integer, got '" +
+                                   std::string(text) + "'");
   }
   return value;
 }
@@ -53,8 +48,9 @@ Result<uint64_t> ParseUint(std::string_view text, std::string_view what) {
 Result<bool> ParseBool(std::string_view text, std::string_view what) {
   if (text == "true" || text == "1") return true;
   if (text == "false" || text == "0") return false;
-  return Invalid(std::string(what) + " must be true or false, got '" +
-                 std::string(text) + "'");
+  return Status::InvalidArgument(std::string(what) +
+                                 " must be true or false, got '" +
+                                 std::string(text) + "'");
 }
 
 Result<bool> QueryBool(const AdminRequest& request, const std::string& name,
@@ -69,7 +65,8 @@ Result<size_t> PageLimit(const AdminRequest& request) {
   if (it == request.query.end()) return kDefaultPageLimit;
   MT_ASSIGN_OR_RETURN(uint64_t limit, ParseUint(it->second, "limit"));
   if (limit == 0 || limit > kMaxPageLimit) {
-    return Invalid("limit must be 1.." + std::to_string(kMaxPageLimit));
+    return Status::InvalidArgument("limit must be 1.." +
+                                   std::to_string(kMaxPageLimit));
   }
   return static_cast<size_t>(limit);
 }
@@ -83,8 +80,10 @@ Result<uint64_t> IdCursor(const AdminRequest& request) {
 Result<nlohmann::json> JsonObjectBody(const AdminRequest& request) {
   nlohmann::json body = nlohmann::json::parse(request.body, nullptr,
                                               /*allow_exceptions=*/false);
-  if (body.is_discarded()) return Invalid("the body is not valid JSON");
-  if (!body.is_object()) return Invalid("the body must be a JSON object");
+  if (body.is_discarded())
+    return Status::InvalidArgument("the body is not valid JSON");
+  if (!body.is_object())
+    return Status::InvalidArgument("the body must be a JSON object");
   return body;
 }
 
@@ -92,7 +91,7 @@ Status OnlyQuery(const AdminRequest& request,
                  std::initializer_list<std::string_view> allowed) {
   for (const auto& [name, value] : request.query) {
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-      return Invalid("unknown query parameter '" + name + "'");
+      return Status::InvalidArgument("unknown query parameter '" + name + "'");
     }
   }
   return Status::Ok();

@@ -9,6 +9,7 @@
 #include "admin_server/admin_routes.h"
 
 namespace mooncake_tier::admin {
+namespace route_table_test {
 namespace {
 
 AdminResponse Nothing(const AdminRequest&, AdminContext&) { return {}; }
@@ -114,4 +115,5 @@ TEST(RouteTableTest, OpenApiDocumentListsTheSameRoutes) {
 }
 
 }  // namespace
+}  // namespace route_table_test
 }  // namespace mooncake_tier::admin

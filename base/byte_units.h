@@ -11,6 +11,11 @@
 
 namespace mooncake_tier {
 
+// Binary byte units, for sizes written in code.
+inline constexpr uint64_t kKiB = uint64_t{1} << 10;
+inline constexpr uint64_t kMiB = uint64_t{1} << 20;
+inline constexpr uint64_t kGiB = uint64_t{1} << 30;
+
 // The largest unit a formatted count may use; its value is the power of
 // 1024 it stands for. Counts beyond it stay in it ("2048.0 TiB").
 enum class ByteUnit : uint8_t {

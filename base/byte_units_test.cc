@@ -6,9 +6,9 @@
 #include <limits>
 
 namespace mooncake_tier {
+namespace byte_units_test {
 namespace {
 
-constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kTiB = kKiB * kKiB * kKiB * kKiB;
 constexpr uint64_t kPiB = kTiB * kKiB;
 
@@ -57,4 +57,5 @@ TEST(ByteUnitsTest, AnUnknownLargestUnitActsAsPebibytes) {
 }
 
 }  // namespace
+}  // namespace byte_units_test
 }  // namespace mooncake_tier

@@ -7,6 +7,7 @@
 #include <limits>
 
 namespace mooncake_tier {
+namespace coding_test {
 namespace {
 
 TEST(CodingTest, FixedWidthIsLittleEndianWhateverTheByteType) {
@@ -82,4 +83,5 @@ TEST(CodingTest, LengthPrefixedStringsAreBoundedByTheCallerAndTheMessage) {
 }
 
 }  // namespace
+}  // namespace coding_test
 }  // namespace mooncake_tier

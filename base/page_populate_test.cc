@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 
 namespace mooncake_tier {
+namespace page_populate_test {
 namespace {
 
 const uint64_t kPage = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
@@ -147,4 +148,5 @@ TEST(PagePopulateTest, DestroyedWhileBusyStopsBetweenChunks) {
 }
 
 }  // namespace
+}  // namespace page_populate_test
 }  // namespace mooncake_tier

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 
 namespace mooncake_tier {
+namespace periodic_thread_test {
 namespace {
 
 using std::chrono::hours;
@@ -140,4 +141,5 @@ TEST(PeriodicThreadTest, ConcurrentStopsBothReturnAfterTheThreadEnded) {
 }
 
 }  // namespace
+}  // namespace periodic_thread_test
 }  // namespace mooncake_tier

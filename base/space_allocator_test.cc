@@ -6,6 +6,7 @@
 #include <vector>
 
 namespace mooncake_tier {
+namespace space_allocator_test {
 namespace {
 
 TEST(SpaceAllocatorTest, AllocatesAlignedRangesUntilFull) {
@@ -116,4 +117,5 @@ TEST(SpaceAllocatorTest, ReserveTakesAKnownRangeOnlyWhenFree) {
 }
 
 }  // namespace
+}  // namespace space_allocator_test
 }  // namespace mooncake_tier

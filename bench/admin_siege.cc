@@ -120,13 +120,14 @@ class Siege {
   uint64_t reopened_ = 0;
 };
 
-struct Figures {
+struct SiegeFigures {
   double p50 = 0;
   double p99 = 0;
   double max = 0;
 };
 
-Result<Figures> Time(uint16_t port, const std::string& path, size_t requests) {
+Result<SiegeFigures> Time(uint16_t port, const std::string& path,
+                          size_t requests) {
   HttpProbe http(port);
   std::vector<double> ms;
   std::string body;
@@ -134,8 +135,8 @@ Result<Figures> Time(uint16_t port, const std::string& path, size_t requests) {
     MT_ASSIGN_OR_RETURN(const double t, http.Get(path, &body));
     if (i >= 5) ms.push_back(t);
   }
-  return Figures{Percentile(ms, 0.5), Percentile(ms, 0.99),
-                 Percentile(ms, 1.0)};
+  return SiegeFigures{Percentile(ms, 0.5), Percentile(ms, 0.99),
+                      Percentile(ms, 1.0)};
 }
 
 }  // namespace
@@ -143,7 +144,7 @@ Result<Figures> Time(uint16_t port, const std::string& path, size_t requests) {
 Status MeasureSiege(uint16_t port, const SiegeOptions& options,
                     ResultSink& sink, double* worst_p99) {
   const char* kRoutes[] = {"/healthz", "/metrics"};
-  Figures quiet[2];
+  SiegeFigures quiet[2];
   for (int r = 0; r < 2; ++r) {
     MT_ASSIGN_OR_RETURN(quiet[r], Time(port, kRoutes[r], options.requests));
   }
@@ -160,9 +161,9 @@ Status MeasureSiege(uint16_t port, const SiegeOptions& options,
   // Let the slow connections start their headers and the port fill up.
   std::this_thread::sleep_for(std::chrono::seconds(2));
   Status status = Status::Ok();
-  Figures besieged[2];
+  SiegeFigures besieged[2];
   for (int r = 0; r < 2 && status.ok(); ++r) {
-    Result<Figures> f = Time(port, kRoutes[r], options.requests);
+    Result<SiegeFigures> f = Time(port, kRoutes[r], options.requests);
     if (f.ok()) {
       besieged[r] = *f;
     } else {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/byte_units.h"
 #include "base/space_allocator.h"
 
 namespace mooncake_tier::bench {
@@ -19,14 +20,13 @@ namespace {
 
 constexpr uint64_t kCapacity = 1ull << 30;
 constexpr uint64_t kAlignment = 64;
-constexpr uint64_t kKiB = 1024;
 // Share of fill-phase steps that free a random live block.
 constexpr uint64_t kFreePercent = 40;
 // Before the timed churn the segment is trimmed to this fill, so most
 // allocations succeed and the free space is fragmented by earlier frees.
 constexpr double kChurnFill = 0.85;
 constexpr uint64_t kDefaultChurnPairs = 500'000;
-constexpr uint64_t kSeed = 0x6d6f6f6e;
+constexpr uint64_t kAllocSeed = 0x6d6f6f6e;
 
 // The baseline: free extents ordered by offset, the first one large enough
 // found by a linear scan; frees coalesce with both neighbours.
@@ -123,7 +123,7 @@ struct Step {
 };
 
 std::vector<Step> MakeChurnSteps(Mix mix, uint64_t pairs) {
-  std::mt19937_64 rng(kSeed + 1);
+  std::mt19937_64 rng(kAllocSeed + 1);
   std::vector<Step> steps(pairs);
   for (Step& step : steps) step = {DrawSize(mix, rng), rng()};
   return steps;
@@ -144,7 +144,7 @@ bool FreePicked(Allocator& alloc, std::vector<Block>& live, uint64_t pick) {
   return alloc.Free(block.offset, block.size);
 }
 
-struct Figures {
+struct AllocFigures {
   bool ok = true;
   double utilisation_at_failure = 0;
   size_t free_extents_at_failure = 0;
@@ -156,8 +156,8 @@ struct Figures {
 // allocation fails; records the fill and fragmentation at that point.
 template <typename Allocator>
 void FillUntilFailure(Allocator& alloc, Mix mix, std::vector<Block>& live,
-                      Figures& out) {
-  std::mt19937_64 rng(kSeed);
+                      AllocFigures& out) {
+  std::mt19937_64 rng(kAllocSeed);
   for (;;) {
     const bool free_one = rng() % 100 < kFreePercent;
     const uint64_t size = DrawSize(mix, rng);
@@ -178,8 +178,8 @@ void FillUntilFailure(Allocator& alloc, Mix mix, std::vector<Block>& live,
 // Trims to kChurnFill, then times one free and one allocation per step.
 template <typename Allocator>
 void Churn(Allocator& alloc, std::vector<Block>& live,
-           std::span<const Step> steps, Figures& out) {
-  std::mt19937_64 rng(kSeed + 2);
+           std::span<const Step> steps, AllocFigures& out) {
+  std::mt19937_64 rng(kAllocSeed + 2);
   while (!live.empty() && alloc.allocated_bytes() > kChurnFill * kCapacity) {
     out.ok = FreePicked(alloc, live, rng()) && out.ok;
   }
@@ -200,10 +200,10 @@ void Churn(Allocator& alloc, std::vector<Block>& live,
 }
 
 template <typename Allocator>
-Figures Measure(Mix mix, std::span<const Step> steps) {
+AllocFigures Measure(Mix mix, std::span<const Step> steps) {
   Allocator alloc(kCapacity, kAlignment);
   std::vector<Block> live;
-  Figures figures;
+  AllocFigures figures;
   FillUntilFailure(alloc, mix, live, figures);
   Churn(alloc, live, steps, figures);
   return figures;
@@ -213,8 +213,8 @@ bool RunMix(ResultSink& sink, Mix mix, uint64_t pairs) {
   sink.Progress("alloc: " + std::string(MixName(mix)) + ", " +
                 std::to_string(pairs) + " churn pairs");
   const std::vector<Step> steps = MakeChurnSteps(mix, pairs);
-  const Figures best_fit = Measure<SpaceAllocator>(mix, steps);
-  const Figures first_fit = Measure<FirstFitAllocator>(mix, steps);
+  const AllocFigures best_fit = Measure<SpaceAllocator>(mix, steps);
+  const AllocFigures first_fit = Measure<FirstFitAllocator>(mix, steps);
   sink.Emit({
       {"scenario", "alloc"},
       {"mix", MixName(mix)},

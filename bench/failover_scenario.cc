@@ -39,9 +39,9 @@ using Json = nlohmann::ordered_json;
 using testing::Subprocess;
 
 constexpr const char* kEtcdBinary = "/usr/bin/etcd";
-constexpr uint32_t kGroupSize = 4;
-constexpr uint64_t kObjectBytes = 64 << 10;
-constexpr uint64_t kGroupBytes = kGroupSize * kObjectBytes;
+constexpr uint32_t kFailoverGroupSize = 4;
+constexpr uint64_t kFailoverObjectBytes = 64 << 10;
+constexpr uint64_t kGroupBytes = kFailoverGroupSize * kFailoverObjectBytes;
 // A round: load kBeforeKill, kill, load until the first put acknowledged
 // after the kill (at most kMaxUnavailable) and kAfterRecovery more.
 constexpr auto kBeforeKill = seconds(2);
@@ -300,9 +300,10 @@ std::string MemberKey(const std::string& group, uint32_t m) {
   return group + "/" + std::to_string(m);
 }
 
-// The load: `threads` threads, each putting groups of kGroupSize objects
-// under its own keys (one PutBatch per group), appending the acknowledged
-// ones to `*acked`, and after each group reading back one object of
+// The load: `threads` threads, each putting groups of kFailoverGroupSize
+// objects under its own keys (one PutBatch per group), appending the
+// acknowledged ones to `*acked`, and after each group reading back one object
+// of
 // `*acked` (bytes checked), from construction until Stop. `bytes_per_s` >
 // 0 paces each thread to that many bytes put per second.
 //
@@ -361,7 +362,7 @@ class Load {
  private:
   void Run(int t) {
     std::vector<std::byte> source(kGroupBytes);
-    std::vector<std::byte> expected(kObjectBytes);
+    std::vector<std::byte> expected(kFailoverObjectBytes);
     // Saves a registration per put; puts work without.
     const bool registered = client_.RegisterBuffer(source).ok();
     std::mt19937_64 random(std::random_device{}());
@@ -374,12 +375,12 @@ class Load {
           prefix_ + "/t" + std::to_string(t) + "/g" + std::to_string(n),
           random()};
       std::vector<PutItem> items;
-      for (uint32_t m = 0; m < kGroupSize; ++m) {
-        const auto slot =
-            std::span(source).subspan(m * kObjectBytes, kObjectBytes);
+      for (uint32_t m = 0; m < kFailoverGroupSize; ++m) {
+        const auto slot = std::span(source).subspan(m * kFailoverObjectBytes,
+                                                    kFailoverObjectBytes);
         Fill(slot, group.seed, m);
         PutOptions options;
-        options.group = GroupSpec{group.id, kGroupSize, m};
+        options.group = GroupSpec{group.id, kFailoverGroupSize, m};
         items.push_back({MemberKey(group.id, m), slot, std::move(options)});
       }
       const auto sent = SteadyClock::now();
@@ -387,7 +388,7 @@ class Load {
       const std::optional<PutGroup> earlier =
           Record(std::move(group), puts, sent, random());
       if (earlier) {
-        const uint32_t m = random() % kGroupSize;
+        const uint32_t m = random() % kFailoverGroupSize;
         const Result<std::vector<std::byte>> got =
             client_.Get(MemberKey(earlier->id, m));
         if (got.ok()) Fill(expected, earlier->seed, m);
@@ -422,8 +423,8 @@ class Load {
         (!first_ack_ || answered < *first_ack_)) {
       first_ack_ = answered;
     }
-    if (ok == kGroupSize) acked_->push_back(std::move(group));
-    partial_groups_ += ok > 0 && ok < kGroupSize ? 1 : 0;
+    if (ok == kFailoverGroupSize) acked_->push_back(std::move(group));
+    partial_groups_ += ok > 0 && ok < kFailoverGroupSize ? 1 : 0;
     if (acked_->empty()) return std::nullopt;
     return (*acked_)[random % acked_->size()];
   }
@@ -456,12 +457,12 @@ struct Check {
 Check ReadBack(Client& client, const std::vector<PutGroup>& groups,
                ResultSink& sink) {
   Check check;
-  std::vector<std::byte> expected(kObjectBytes);
+  std::vector<std::byte> expected(kFailoverObjectBytes);
   for (size_t at = 0; at < groups.size(); at += kReadGroups) {
     std::vector<std::string> ids, keys;
     for (size_t g = at; g < std::min(at + kReadGroups, groups.size()); ++g) {
       ids.push_back(groups[g].id);
-      for (uint32_t m = 0; m < kGroupSize; ++m) {
+      for (uint32_t m = 0; m < kFailoverGroupSize; ++m) {
         keys.push_back(MemberKey(groups[g].id, m));
       }
     }
@@ -469,7 +470,8 @@ Check ReadBack(Client& client, const std::vector<PutGroup>& groups,
         client.GetBatch(keys);
     for (size_t i = 0; i < got.size(); ++i) {
       if (got[i].ok()) {
-        Fill(expected, groups[at + i / kGroupSize].seed, i % kGroupSize);
+        Fill(expected, groups[at + i / kFailoverGroupSize].seed,
+             i % kFailoverGroupSize);
         check.wrong_bytes += WrongBytes(*got[i], expected);
       } else if (++check.lost <= 3) {
         sink.Progress("failover: lost " + keys[i] + ": " +
@@ -541,8 +543,8 @@ Status RunRound(int round, Store& store, const std::string& prefix, int threads,
   std::this_thread::sleep_for(kAfterRecovery);
   load.Stop();
   sink.Progress(label + "load stopped (" + load.Failures() +
-                "); reading back " + std::to_string(acked.size() * kGroupSize) +
-                " objects");
+                "); reading back " +
+                std::to_string(acked.size() * kFailoverGroupSize) + " objects");
   Check check = ReadBack(*store.client, acked, sink);
   check.wrong_bytes += load.Totals().second;
   for (auto f : {&Check::lost, &Check::wrong_bytes, &Check::groups_broken}) {
@@ -553,7 +555,7 @@ Status RunRound(int round, Store& store, const std::string& prefix, int threads,
   sink.Emit({{"scenario", "failover"},
              {"round", round},
              {"unavailable_ms", unavailable_ms},
-             {"acknowledged", acked.size() * kGroupSize},
+             {"acknowledged", acked.size() * kFailoverGroupSize},
              {"lost", check.lost},
              {"wrong_bytes", check.wrong_bytes},
              {"groups_broken", check.groups_broken}});
@@ -604,7 +606,7 @@ Result<PhaseFigures> MeasurePuts(const FailoverOptions& options,
       std::chrono::duration<double>(SteadyClock::now() - begin).count();
   PhaseFigures f;
   f.puts_per_s = Ratio(static_cast<double>(load.Totals().first), secs);
-  f.gbps = f.puts_per_s * kObjectBytes / 1e9;
+  f.gbps = f.puts_per_s * kFailoverObjectBytes / 1e9;
   char line[96];
   std::snprintf(line, sizeof(line), ": %.3f GB/s, %.0f puts/s over %.1f s; ",
                 f.gbps, f.puts_per_s, secs);

@@ -23,17 +23,17 @@ namespace {
 
 using BenchClock = std::chrono::steady_clock;
 
-constexpr uint32_t kGroupSize = kGroupsGroupSize;
 const ClientId kClient = "bench-groups";
 
 // ---- Shared by both phases ----
 
-// Groups of kGroupSize objects, with put requests carrying the group
+// Groups of kGroupsGroupSize objects, with put requests carrying the group
 // metadata and the same requests without it.
 struct Objects {
   uint64_t groups = 0;
-  size_t id_size = 0;             // every group id's length
-  std::vector<std::string> keys;  // member i of group g at g * kGroupSize + i
+  size_t id_size = 0;  // every group id's length
+  std::vector<std::string>
+      keys;  // member i of group g at g * kGroupsGroupSize + i
   std::vector<std::string> group_ids;  // group g's id
   std::vector<PutStartRequest> grouped;
   std::vector<PutStartRequest> ungrouped;
@@ -48,14 +48,14 @@ struct Objects {
   }
 
   std::span<const std::string> KeysOf(uint64_t g) const {
-    return std::span(keys).subspan(g * kGroupSize, kGroupSize);
+    return std::span(keys).subspan(g * kGroupsGroupSize, kGroupsGroupSize);
   }
 };
 
 Objects MakeObjects(std::string_view prefix, uint64_t groups, uint64_t size) {
   Objects o;
   o.groups = groups;
-  const uint64_t n = groups * kGroupSize;
+  const uint64_t n = groups * kGroupsGroupSize;
   o.keys.reserve(n);
   o.group_ids.reserve(groups);
   o.grouped.reserve(n);
@@ -64,14 +64,14 @@ Objects MakeObjects(std::string_view prefix, uint64_t groups, uint64_t size) {
     const std::string group_id = HashedName(prefix, g);
     o.id_size = group_id.size();  // HashedName: one length for all
     o.group_ids.push_back(group_id);
-    for (uint32_t i = 0; i < kGroupSize; ++i) {
+    for (uint32_t i = 0; i < kGroupsGroupSize; ++i) {
       o.keys.push_back(group_id + "/" + std::to_string(i));
       PutStartRequest request;
       request.key = o.keys.back();
       request.size = size;
       request.client = kClient;
       o.ungrouped.push_back(request);
-      request.options.group = GroupSpec{group_id, kGroupSize, i};
+      request.options.group = GroupSpec{group_id, kGroupsGroupSize, i};
       o.grouped.push_back(std::move(request));
     }
   }
@@ -163,8 +163,8 @@ MT_GROUPS_PHASE Timed GroupsPutPhase(Master& master, const Objects& o,
       if (grouped) {
         GroupSpec& spec = *r.options.group;
         spec.group_id.assign(o.GroupIdIn(keys[i + j]));
-        spec.group_size = kGroupSize;
-        spec.group_index = static_cast<uint32_t>((i + j) % kGroupSize);
+        spec.group_size = kGroupsGroupSize;
+        spec.group_index = static_cast<uint32_t>((i + j) % kGroupsGroupSize);
       }
     }
     t.errors += CountErrors(master.PutStart(std::span(slots).first(n)));
@@ -262,7 +262,7 @@ nlohmann::ordered_json BookkeepingLine(std::string_view op, const Objects& o,
   nlohmann::ordered_json line = {{"scenario", "groups"},
                                  {"op", op},
                                  {"objects", o.keys.size()},
-                                 {"group_size", kGroupSize},
+                                 {"group_size", kGroupsGroupSize},
                                  {"batch", batch}};
   if (variant != GroupsVariant::kUngrouped) {
     line["grouped_ops_per_s"] = figures[1];
@@ -289,8 +289,8 @@ std::string ExistsPassesNote(const BookkeepingBest& best,
 
 bool RunBookkeeping(ResultSink& sink, uint64_t objects,
                     const GroupsOptions& options) {
-  const uint64_t groups = std::max<uint64_t>(1, objects / kGroupSize);
-  const uint64_t keys = groups * kGroupSize;
+  const uint64_t groups = std::max<uint64_t>(1, objects / kGroupsGroupSize);
+  const uint64_t keys = groups * kGroupsGroupSize;
   // The object count goes to stderr before any run, so that a callgrind
   // count of GroupsPutPhase can be divided by it.
   sink.Progress("groups: bookkeeping, building " + std::to_string(keys) +
@@ -305,7 +305,7 @@ bool RunBookkeeping(ResultSink& sink, uint64_t objects,
         "groups: malloc did not take the keep-heap settings; "
         "figures include the kernel's page zeroing");
   }
-  std::vector<size_t> batches = {1, kGroupSize};
+  std::vector<size_t> batches = {1, kGroupsGroupSize};
   if (options.batch != 0) batches = {options.batch};
   for (const size_t batch : batches) {
     sink.Progress("groups: bookkeeping, batch " + std::to_string(batch));
@@ -332,7 +332,7 @@ constexpr uint64_t kPressureObjectSize = 16ull << 10;
 constexpr int kPressureNodes = 2;
 // DRAM holds a quarter of the key space's bytes, and so does SSD: the store
 // keeps about half of the key space, the rest is evicted from both tiers.
-constexpr uint64_t kKeySpaceOverDram = 4;
+constexpr uint64_t kGroupsKeySpaceOverDram = 4;
 constexpr uint64_t kKeySpaceOverSsd = 4;
 constexpr uint64_t kMinPressureGroups = 64;
 // A round: this many new groups put, then this many group reads, then the
@@ -340,8 +340,8 @@ constexpr uint64_t kMinPressureGroups = 64;
 constexpr int kPutsPerRound = 2;
 constexpr int kReadsPerRound = 8;
 // The clock moves this much per group op, so recency orders the ops.
-constexpr auto kOpTime = std::chrono::milliseconds(1);
-constexpr uint64_t kSeed = 0x67726f757073;  // both modes see the same ops
+constexpr auto kGroupsOpTime = std::chrono::milliseconds(1);
+constexpr uint64_t kGroupsSeed = 0x67726f757073;  // both modes see the same ops
 
 struct PressureTally {
   uint64_t group_reads = 0;
@@ -394,7 +394,7 @@ class PressureRun {
 Status PressureRun::PutGroup(uint64_t g) {
   const auto requests =
       std::span(grouped_ ? objects_.grouped : objects_.ungrouped)
-          .subspan(g * kGroupSize, kGroupSize);
+          .subspan(g * kGroupsGroupSize, kGroupsGroupSize);
   const std::span<const std::string> keys = objects_.KeysOf(g);
   const auto starts = master_->PutStart(requests);
   std::vector<std::string> started;
@@ -436,9 +436,9 @@ Status PressureRun::ReadGroup(uint64_t g) {
   tally_.memory_hits += in_memory;
   if (readable == 0) {
     ++tally_.missing;
-  } else if (readable < kGroupSize) {
+  } else if (readable < kGroupsGroupSize) {
     ++tally_.partial;
-  } else if (in_memory != 0 && in_memory != kGroupSize) {
+  } else if (in_memory != 0 && in_memory != kGroupsGroupSize) {
     ++tally_.mixed_tier;
   }
   return Status::Ok();
@@ -460,7 +460,7 @@ Status PressureRun::DrainOffloads() {
 Status PressureRun::BackgroundStep() {
   // Heartbeats first: the clock just jumped past lease_ttl, and a node
   // silent for node_ttl would be declared dead by Tick.
-  clock_.Advance(master_->config().lease_ttl + kOpTime);
+  clock_.Advance(master_->config().lease_ttl + kGroupsOpTime);
   MT_RETURN_IF_ERROR(DrainOffloads());
   master_->Tick();
   MT_RETURN_IF_ERROR(DrainOffloads());
@@ -474,10 +474,11 @@ bool PressureRun::Run(ResultSink& sink) {
   config.offload_mode = OffloadMode::kOnEvict;
   master_ = std::make_unique<Master>(config, &clock_);
   const uint64_t bytes = objects_.keys.size() * kPressureObjectSize;
-  Status status = RegisterNodes(
-      *master_, kPressureNodes, bytes / kKeySpaceOverDram / kPressureNodes,
-      bytes / kKeySpaceOverSsd / kPressureNodes, &nodes_);
-  std::mt19937_64 rng(kSeed);
+  Status status =
+      RegisterNodes(*master_, kPressureNodes,
+                    bytes / kGroupsKeySpaceOverDram / kPressureNodes,
+                    bytes / kKeySpaceOverSsd / kPressureNodes, &nodes_);
+  std::mt19937_64 rng(kGroupsSeed);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   const uint64_t groups = objects_.groups;
   uint64_t put = 0;
@@ -490,11 +491,11 @@ bool PressureRun::Run(ResultSink& sink) {
     }
     for (int p = 0; p < kPutsPerRound && put < groups && status.ok(); ++p) {
       status = PutGroup(put++);
-      clock_.Advance(kOpTime);
+      clock_.Advance(kGroupsOpTime);
     }
     for (int r = 0; r < kReadsPerRound && status.ok(); ++r) {
       status = ReadGroup(put - 1 - RecentDistance(put, uniform(rng)));
-      clock_.Advance(kOpTime);
+      clock_.Advance(kGroupsOpTime);
     }
     if (status.ok()) status = BackgroundStep();
   }
@@ -547,10 +548,10 @@ uint64_t Scaled(uint64_t base, double scale, uint64_t at_least) {
 
 int RunGroupsScenario(const CommonOptions& options, const GroupsOptions& groups,
                       ResultSink& sink) {
-  if (groups.objects % kGroupSize != 0 || groups.repeats < 1 ||
+  if (groups.objects % kGroupsGroupSize != 0 || groups.repeats < 1 ||
       groups.repeats > kMaxGroupsRepeats || groups.batch > kMaxGroupsBatch) {
     sink.Progress("groups: bad options: objects must be a multiple of " +
-                  std::to_string(kGroupSize) + ", repeats 1.." +
+                  std::to_string(kGroupsGroupSize) + ", repeats 1.." +
                   std::to_string(kMaxGroupsRepeats) + ", batch 1.." +
                   std::to_string(kMaxGroupsBatch));
     return 2;  // usage error, as the CLI's validators report it
@@ -558,7 +559,7 @@ int RunGroupsScenario(const CommonOptions& options, const GroupsOptions& groups,
   const uint64_t objects =
       groups.objects != 0
           ? groups.objects
-          : Scaled(kDefaultGroupsObjects, options.scale, kGroupSize);
+          : Scaled(kDefaultGroupsObjects, options.scale, kGroupsGroupSize);
   bool ok = RunBookkeeping(sink, objects, groups);
   if (!groups.skip_pressure) {
     ok = RunPressure(sink, Scaled(kDefaultPressureGroups, options.scale,

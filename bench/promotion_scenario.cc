@@ -34,9 +34,9 @@ using SteadyClock = std::chrono::steady_clock;
 
 // ---- Shape of the store and of the workloads ----
 
-constexpr uint64_t kObjectBytes = 16ull << 10;
+constexpr uint64_t kPromotionObjectBytes = 16ull << 10;
 constexpr uint64_t kMinDramObjects = 64;
-constexpr uint64_t kKeySpaceOverDram = 5;
+constexpr uint64_t kPromotionKeySpaceOverDram = 5;
 // The SSD store keeps up to half its capacity as compaction headroom; three
 // times the key space leaves room for every key, so no SSD eviction runs.
 constexpr uint64_t kSsdOverKeySpace = 3;
@@ -53,7 +53,7 @@ constexpr int kMaxDrainSteps = 4096;
 
 // Simulated time: every Get and every put moves the ManualClock this much,
 // so last-access times order the LRU eviction.
-constexpr auto kOpTime = std::chrono::microseconds(100);
+constexpr auto kPromotionOpTime = std::chrono::microseconds(100);
 // A Get here is over when it returns, so a reader's lease only has to cover
 // the call; 5 ms (50 Gets) instead of the default 10 s, which would make
 // every object read in the last 100,000 Gets of simulated time unevictable.
@@ -67,7 +67,7 @@ constexpr uint64_t kSwitchGetsPerDramObject = 2;
 // scan_mix: the last kScanGetsPerStep Gets of every step are a scan run.
 constexpr size_t kScanGetsPerStep = kGetsPerStep / 4;
 
-constexpr uint64_t kSeed = 0x70726f6d6f7465;
+constexpr uint64_t kPromotionSeed = 0x70726f6d6f7465;
 
 // ---- Policies ----
 
@@ -112,7 +112,7 @@ std::vector<uint32_t> Shuffled(uint64_t n, uint64_t seed) {
 KeySpace MakeKeySpace(uint64_t dram_objects) {
   KeySpace ks;
   ks.dram_objects = dram_objects;
-  const uint64_t n = dram_objects * kKeySpaceOverDram;
+  const uint64_t n = dram_objects * kPromotionKeySpaceOverDram;
   for (uint64_t i = 0; i < n; ++i) {
     char hex[20];
     std::snprintf(
@@ -120,8 +120,8 @@ KeySpace MakeKeySpace(uint64_t dram_objects) {
         static_cast<unsigned long long>((i + 1) * 0x9E3779B97F4A7C15ull));
     ks.keys.push_back(std::string("bench/promo/") + hex);
   }
-  ks.by_rank = Shuffled(n, kSeed);
-  ks.load_order = Shuffled(n, kSeed + 1);
+  ks.by_rank = Shuffled(n, kPromotionSeed);
+  ks.load_order = Shuffled(n, kPromotionSeed + 1);
   return ks;
 }
 
@@ -159,7 +159,7 @@ struct GetPlan {
 
 GetPlan ZipfPlan(const KeySpace& ks) {
   GetPlan plan{"zipf", {}, {}};
-  std::mt19937_64 rng(kSeed + 2);
+  std::mt19937_64 rng(kPromotionSeed + 2);
   ZipfSampler zipf(ks.keys.size(), kZipfExponent);
   for (uint64_t i = 0; i < kWarmGetsPerDramObject * ks.dram_objects; ++i) {
     plan.warm.push_back(ks.by_rank[zipf.Next(rng)]);
@@ -175,7 +175,7 @@ GetPlan ZipfPlan(const KeySpace& ks) {
 // the key space at most), so each scanned key is read once.
 GetPlan ScanMixPlan(const KeySpace& ks) {
   GetPlan plan{"scan_mix", {}, {}};
-  std::mt19937_64 rng(kSeed + 2);
+  std::mt19937_64 rng(kPromotionSeed + 2);
   ZipfSampler zipf(ks.keys.size(), kZipfExponent);
   uint64_t scanned = 0;
   const auto next = [&](uint64_t i) {
@@ -197,7 +197,7 @@ GetPlan ScanMixPlan(const KeySpace& ks) {
 // set B of the same size; measured from the switch.
 GetPlan WarmupPlan(const KeySpace& ks) {
   GetPlan plan{"warmup", {}, {}};
-  std::mt19937_64 rng(kSeed + 3);
+  std::mt19937_64 rng(kPromotionSeed + 3);
   const uint64_t hot = std::max<uint64_t>(1, ks.dram_objects / 2);
   ZipfSampler zipf(hot, kZipfExponent);
   for (uint64_t i = 0; i < kWarmGetsPerDramObject * ks.dram_objects; ++i) {
@@ -211,7 +211,7 @@ GetPlan WarmupPlan(const KeySpace& ks) {
 
 // ---- One (workload, policy) run ----
 
-struct Figures {
+struct PromotionFigures {
   double memory_hit_ratio = 0;
   double mean_get_us = 0;
   double p99_get_us = 0;
@@ -227,8 +227,8 @@ class PromotionRun {
       : ks_(ks),
         policy_(policy),
         dir_(std::move(dir)),
-        value_(kObjectBytes),
-        buffer_(kObjectBytes) {
+        value_(kPromotionObjectBytes),
+        buffer_(kPromotionObjectBytes) {
     std::fill(value_.data(), value_.data() + value_.size(), std::byte{0x5a});
   }
 
@@ -267,8 +267,8 @@ Status PromotionRun::Start(bool direct_io) {
   options.background = false;
   EmbeddedNodeOptions node;
   node.node.name = "bench-promotion-node";
-  node.node.dram_bytes = ks_.dram_objects * kObjectBytes;
-  node.ssd_bytes = kSsdOverKeySpace * ks_.keys.size() * kObjectBytes;
+  node.node.dram_bytes = ks_.dram_objects * kPromotionObjectBytes;
+  node.ssd_bytes = kSsdOverKeySpace * ks_.keys.size() * kPromotionObjectBytes;
   node.ssd_dir = dir_;
   node.direct_io = direct_io;
   options.nodes.push_back(std::move(node));
@@ -282,7 +282,8 @@ Status PromotionRun::Start(bool direct_io) {
 Status PromotionRun::PutSome(std::vector<uint32_t>& pending) {
   std::vector<PutItem> items;
   for (const uint32_t k : pending) {
-    items.push_back({ks_.keys[k], value_.span().first(kObjectBytes), {}});
+    items.push_back(
+        {ks_.keys[k], value_.span().first(kPromotionObjectBytes), {}});
   }
   const std::vector<Status> results = client_->PutBatch(items);
   std::vector<uint32_t> retry;
@@ -311,7 +312,7 @@ Status PromotionRun::Load() {
                                                std::to_string(stalled) +
                                                " steps");
     }
-    clock_.Advance(kOpTime * tried);
+    clock_.Advance(kPromotionOpTime * tried);
     cluster_->Step();
   }
   for (int i = 0; i < kMaxDrainSteps; ++i) {
@@ -319,7 +320,7 @@ Status PromotionRun::Load() {
     if (s.offload_tasks_queued + s.offload_tasks_in_flight == 0) {
       return Status::Ok();
     }
-    clock_.Advance(kOpTime);
+    clock_.Advance(kPromotionOpTime);
     cluster_->Step();
   }
   return Status(ErrorReason::kInternal, "load: offloads did not drain");
@@ -340,7 +341,7 @@ Status PromotionRun::Play(std::span<const uint32_t> gets,
       latencies_us->push_back(
           std::chrono::duration<double, std::micro>(took).count());
     }
-    clock_.Advance(kOpTime);
+    clock_.Advance(kPromotionOpTime);
     if ((i + 1) % kGetsPerStep == 0) cluster_->Step();
   }
   return Status::Ok();
@@ -375,9 +376,9 @@ std::string PromotionRun::Summary(const MasterStats& b,
                                                   : "INCONSISTENT");
 }
 
-Figures Summarise(const MasterStats& before, const MasterStats& after,
-                  const std::vector<double>& latencies_us) {
-  Figures f;
+PromotionFigures Summarise(const MasterStats& before, const MasterStats& after,
+                           const std::vector<double>& latencies_us) {
+  PromotionFigures f;
   const double memory =
       static_cast<double>(after.get_memory_hit - before.get_memory_hit);
   const double disk =
@@ -402,9 +403,9 @@ bool SupportsDirectIo(const std::string& dir) {
   return true;
 }
 
-Result<Figures> RunCase(const KeySpace& ks, const GetPlan& plan,
-                        const Policy& policy, const std::string& dir,
-                        bool direct_io, ResultSink& sink) {
+Result<PromotionFigures> RunCase(const KeySpace& ks, const GetPlan& plan,
+                                 const Policy& policy, const std::string& dir,
+                                 bool direct_io, ResultSink& sink) {
   const std::string name = plan.workload + "/" + policy.name;
   sink.Progress("promotion: " + name + ": loading " +
                 std::to_string(ks.keys.size()) + " keys");
@@ -426,7 +427,7 @@ Result<Figures> RunCase(const KeySpace& ks, const GetPlan& plan,
 
 // ---- The targets, as figures ----
 
-using FiguresByPolicy = std::map<std::string, Figures>;
+using FiguresByPolicy = std::map<std::string, PromotionFigures>;
 
 void EmitChecks(const std::vector<std::string>& workloads,
                 std::map<std::string, FiguresByPolicy>& results,
@@ -484,8 +485,9 @@ int RunPromotionScenario(const CommonOptions& common, ResultSink& sink) {
   }
   const bool direct_io = SupportsDirectIo(root);
   sink.Progress("promotion: " + std::to_string(ks.keys.size()) + " keys of " +
-                std::to_string(kObjectBytes >> 10) + " KiB, DRAM for " +
-                std::to_string(dram_objects) + ", SSD files in " + root +
+                std::to_string(kPromotionObjectBytes >> 10) +
+                " KiB, DRAM for " + std::to_string(dram_objects) +
+                ", SSD files in " + root +
                 (direct_io ? " (O_DIRECT)" : " (page cache: no O_DIRECT)"));
 
   std::vector<std::string> workloads;
@@ -495,7 +497,8 @@ int RunPromotionScenario(const CommonOptions& common, ResultSink& sink) {
     workloads.push_back(plan.workload);
     for (const Policy& policy : kPolicies) {
       const std::string dir = root + "/" + plan.workload + "-" + policy.name;
-      const Result<Figures> f = RunCase(ks, plan, policy, dir, direct_io, sink);
+      const Result<PromotionFigures> f =
+          RunCase(ks, plan, policy, dir, direct_io, sink);
       std::filesystem::remove_all(dir);
       if (!f.ok()) {
         sink.Progress("promotion: " + plan.workload + "/" + policy.name +

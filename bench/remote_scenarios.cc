@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "base/byte_units.h"
 #include "bench/bench_util.h"
 #include "bench/grpc_ping.h"
 #include "bench/raw_device.h"
@@ -31,7 +32,6 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 using std::chrono::duration;
 
-constexpr uint64_t kMiB = 1 << 20;
 // DRAM of the daemon --spawn starts.
 constexpr uint64_t kSpawnDram = 1024 * kMiB;
 constexpr uint64_t kObjectSizes[] = {64 << 10, 1 * kMiB, 4 * kMiB};

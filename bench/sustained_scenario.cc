@@ -27,9 +27,6 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 using std::chrono::duration;
 
-constexpr uint64_t kKiB = 1024;
-constexpr uint64_t kMiB = 1024 * kKiB;
-constexpr uint64_t kGiB = 1024 * kMiB;
 // DRAM of a spawned store: kSpawnDram x scale, at least kMinSpawnDram.
 constexpr uint64_t kSpawnDram = 256 * kMiB;
 constexpr uint64_t kMinSpawnDram = 64 * kMiB;
@@ -40,7 +37,7 @@ constexpr uint64_t kMinSpawnDram = 64 * kMiB;
 // last part of a 64 KiB stream pushed its first objects out.
 constexpr uint64_t kStreamOverDram = 10;
 constexpr uint64_t kSsdOverDram = 16;
-constexpr uint32_t kGroupSize = 4;
+constexpr uint32_t kSustainedGroupSize = 4;
 // Every kSampleEvery-th object of a thread's stream is read back, once
 // kReadBackLag objects later (a quarter of the thread's stream when that
 // is shorter, so short streams read back too) and once after the stream.
@@ -54,7 +51,7 @@ constexpr uint64_t kMinRawBytes = 64 * kMiB;
 // Every object carries a key-derived word every kStampStride bytes.
 constexpr uint64_t kStampStride = 4096;
 constexpr auto kProgressPeriod = std::chrono::seconds(5);
-constexpr size_t kRemoveBatch = 256;
+constexpr size_t kSustainedRemoveBatch = 256;
 
 struct Config {
   uint64_t object_bytes;
@@ -62,9 +59,9 @@ struct Config {
   size_t batch;  // objects per PutBatch call
 };
 constexpr Config kConfigs[] = {{64 * kKiB, false, 4},
-                               {64 * kKiB, true, kGroupSize},
+                               {64 * kKiB, true, kSustainedGroupSize},
                                {kMiB, false, 1},
-                               {kMiB, true, kGroupSize}};
+                               {kMiB, true, kSustainedGroupSize}};
 
 std::string Label(const Config& config) {
   return HumanBytes(config.object_bytes, ByteUnit::kGiB) +
@@ -111,12 +108,12 @@ StreamPlan MakePlan(const std::string& run_prefix, const Config& config,
 // Grouped, thread t's object i is member i % 4 of group i / 4.
 std::string GroupId(const StreamPlan& plan, int t, size_t i) {
   return plan.prefix + "/" + std::to_string(t) + "/g" +
-         std::to_string(i / kGroupSize);
+         std::to_string(i / kSustainedGroupSize);
 }
 
 std::string ObjectKey(const StreamPlan& plan, int t, size_t i) {
   if (plan.config.grouped) {
-    return GroupId(plan, t, i) + "/" + std::to_string(i % kGroupSize);
+    return GroupId(plan, t, i) + "/" + std::to_string(i % kSustainedGroupSize);
   }
   return plan.prefix + "/" + std::to_string(t) + "/" + std::to_string(i);
 }
@@ -315,8 +312,9 @@ void PutCall(Client& client, const StreamPlan& plan, int t, size_t first,
     PutItem item{ObjectKey(plan, t, first + b), slot, {}};
     StampKey(slot, KeySeed(item.key));
     if (config.grouped) {
-      item.options.group = GroupSpec{GroupId(plan, t, first), kGroupSize,
-                                     static_cast<uint32_t>(b)};
+      item.options.group =
+          GroupSpec{GroupId(plan, t, first), kSustainedGroupSize,
+                    static_cast<uint32_t>(b)};
     }
     items.push_back(std::move(item));
   }
@@ -491,7 +489,7 @@ StreamFigures RunStream(Client& client, const StreamPlan& plan,
 
 // Removes the stream's objects (a store that outlives the benchmark).
 void RemoveStream(Client& client, const StreamPlan& plan) {
-  const size_t step = plan.config.grouped ? kGroupSize : 1;
+  const size_t step = plan.config.grouped ? kSustainedGroupSize : 1;
   std::vector<std::string> names;
   auto flush = [&] {
     if (plan.config.grouped) {
@@ -505,7 +503,7 @@ void RemoveStream(Client& client, const StreamPlan& plan) {
     for (size_t i = 0; i < plan.per_thread; i += step) {
       names.push_back(plan.config.grouped ? GroupId(plan, t, i)
                                           : ObjectKey(plan, t, i));
-      if (names.size() == kRemoveBatch) flush();
+      if (names.size() == kSustainedRemoveBatch) flush();
     }
   }
   if (!names.empty()) flush();

@@ -38,7 +38,7 @@ constexpr size_t kMaxBlocksPerBatch = 64;
 constexpr uint64_t kMaxBatchBytes = 16ull << 20;
 constexpr auto kProgressInterval = std::chrono::seconds(5);
 // Groups per RemoveGroupBatch when cleaning up after a --master run.
-constexpr size_t kRemoveBatch = 1024;
+constexpr size_t kTraceRemoveBatch = 1024;
 
 // --- Member values: a function of (hash id, member index), so a read is
 // checked without keeping what was put.
@@ -373,8 +373,8 @@ class TraceReplay {
     }
     sink.Progress("trace " + label_ + ": removing its " +
                   std::to_string(ids.size()) + " groups");
-    for (size_t at = 0; at < ids.size(); at += kRemoveBatch) {
-      const size_t n = std::min(kRemoveBatch, ids.size() - at);
+    for (size_t at = 0; at < ids.size(); at += kTraceRemoveBatch) {
+      const size_t n = std::min(kTraceRemoveBatch, ids.size() - at);
       client_.RemoveGroupBatch(std::span<const std::string>(&ids[at], n),
                                RemoveOptions{true});
     }

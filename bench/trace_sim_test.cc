@@ -11,6 +11,7 @@
 #include <vector>
 
 namespace mooncake_tier::bench {
+namespace trace_sim_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -442,4 +443,5 @@ TEST(TraceSimTest, SyntheticTraceClockAndS3FifoHitRatios) {
 }
 
 }  // namespace
+}  // namespace trace_sim_test
 }  // namespace mooncake_tier::bench

@@ -12,10 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-Status Invalid(std::string message) {
-  return Status(ErrorReason::kInvalidArgument, std::move(message));
-}
-
 // The Status a failed answer maps to: the server's reason when the client
 // library knows it (OBJECT_NOT_FOUND, OBJECT_LEASED, ...), else the
 // closest by HTTP status. Only a 404 with a known not-found reason (a
@@ -79,8 +75,8 @@ Result<AdminEndpoint> ParseEndpoint(std::string_view url) {
     rest.remove_prefix(scheme_end + 3);
   }
   if (endpoint.scheme != "http" && endpoint.scheme != "https") {
-    return Invalid("endpoint '" + std::string(url) +
-                   "': the scheme must be http or https");
+    return Status::InvalidArgument("endpoint '" + std::string(url) +
+                                   "': the scheme must be http or https");
   }
   const size_t path_start = rest.find('/');
   std::string_view authority = rest.substr(0, path_start);
@@ -90,21 +86,22 @@ Result<AdminEndpoint> ParseEndpoint(std::string_view url) {
     endpoint.prefix = std::string(prefix);
   }
   if (authority.find_first_of("?#@ ") != std::string_view::npos) {
-    return Invalid("endpoint '" + std::string(url) +
-                   "': expected http[s]://HOST:PORT[/PREFIX]");
+    return Status::InvalidArgument("endpoint '" + std::string(url) +
+                                   "': expected http[s]://HOST:PORT[/PREFIX]");
   }
   std::string_view port;
   if (!authority.empty() && authority.front() == '[') {  // [::1]:9003
     const size_t close = authority.find(']');
     if (close == std::string_view::npos) {
-      return Invalid("endpoint '" + std::string(url) + "': unclosed '['");
+      return Status::InvalidArgument("endpoint '" + std::string(url) +
+                                     "': unclosed '['");
     }
     endpoint.host = std::string(authority.substr(0, close + 1));
     std::string_view after = authority.substr(close + 1);
     if (!after.empty()) {
       if (after.front() != ':') {
-        return Invalid("endpoint '" + std::string(url) +
-                       "': expected ':PORT' after the address");
+        return Status::InvalidArgument("endpoint '" + std::string(url) +
+                                       "': expected ':PORT' after the address");
       }
       port = after.substr(1);
     }
@@ -114,10 +111,12 @@ Result<AdminEndpoint> ParseEndpoint(std::string_view url) {
     if (colon != std::string_view::npos) port = authority.substr(colon + 1);
   }
   if (endpoint.host.empty() || endpoint.host == "[]") {
-    return Invalid("endpoint '" + std::string(url) + "': no host");
+    return Status::InvalidArgument("endpoint '" + std::string(url) +
+                                   "': no host");
   }
   if (port.empty() && authority.back() == ':') {
-    return Invalid("endpoint '" + std::string(url) + "': empty port");
+    return Status::InvalidArgument("endpoint '" + std::string(url) +
+                                   "': empty port");
   }
   if (port.empty()) {
     endpoint.port = endpoint.scheme == "https" ? 443 : 80;
@@ -127,8 +126,8 @@ Result<AdminEndpoint> ParseEndpoint(std::string_view url) {
         std::from_chars(port.data(), port.data() + port.size(), value);
     if (error != std::errc() || end != port.data() + port.size() ||
         value == 0 || value > 65535) {
-      return Invalid("endpoint '" + std::string(url) + "': bad port '" +
-                     std::string(port) + "'");
+      return Status::InvalidArgument("endpoint '" + std::string(url) +
+                                     "': bad port '" + std::string(port) + "'");
     }
     endpoint.port = static_cast<uint16_t>(value);
   }

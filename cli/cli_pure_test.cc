@@ -11,6 +11,7 @@
 #include "cli/metrics_filter.h"
 
 namespace mooncake_tier::cli {
+namespace cli_pure_test {
 namespace {
 
 using nlohmann::json;
@@ -283,4 +284,5 @@ TEST(MetricsFilterTest, HistogramsCollapseToQuantilesSumAndCount) {
 }
 
 }  // namespace
+}  // namespace cli_pure_test
 }  // namespace mooncake_tier::cli

@@ -13,15 +13,11 @@ namespace {
 
 using nlohmann::json;
 
-Status Invalid(std::string message) {
-  return Status(ErrorReason::kInvalidArgument, std::move(message));
-}
-
 // "'TEXT'" and then WHY: the shape of every refusal of a user's text here.
 Status InvalidText(std::string_view text, std::string_view why) {
   std::string message = "'";
   message.append(text).append("'").append(why);
-  return Invalid(std::move(message));
+  return Status::InvalidArgument(std::move(message));
 }
 
 // The whole of `text` as a double; nullopt for anything else.
@@ -74,35 +70,39 @@ Result<json> TypedValue(const std::string& key, const json& current,
                         const std::string& value, bool duration) {
   if (duration) {
     Result<int64_t> ms = ParseDurationMs(value);
-    if (!ms.ok()) return Invalid(key + ": " + ms.status().message());
+    if (!ms.ok())
+      return Status::InvalidArgument(key + ": " + ms.status().message());
     return json(static_cast<uint64_t>(*ms));
   }
   if (current.is_boolean()) {
     if (std::optional<bool> b = ParseBoolean(value)) return json(*b);
-    return Invalid(key + " takes true or false, not '" + value + "'");
+    return Status::InvalidArgument(key + " takes true or false, not '" + value +
+                                   "'");
   }
   if (current.is_number_integer()) {
     std::optional<int64_t> n = ParseInteger(value);
     if (!n || (current.is_number_unsigned() && *n < 0)) {
-      return Invalid(key + " takes a whole number" +
-                     (current.is_number_unsigned() ? " >= 0" : "") + ", not '" +
-                     value + "'");
+      return Status::InvalidArgument(
+          key + " takes a whole number" +
+          (current.is_number_unsigned() ? " >= 0" : "") + ", not '" + value +
+          "'");
     }
     return current.is_number_unsigned() ? json(static_cast<uint64_t>(*n))
                                         : json(*n);
   }
   if (current.is_number()) {
     if (std::optional<double> d = ParseDouble(value)) return json(*d);
-    return Invalid(key + " takes a number, not '" + value + "'");
+    return Status::InvalidArgument(key + " takes a number, not '" + value +
+                                   "'");
   }
   if (current.is_string()) return json(value);
   if (current.is_object()) {
-    return Invalid(
+    return Status::InvalidArgument(
         key + " is a section; set its fields, e.g. " + key + "." +
         (current.empty() ? std::string("FIELD") : current.begin().key()) +
         "=VALUE");
   }
-  return Invalid(key + " cannot be set from the command line");
+  return Status::InvalidArgument(key + " cannot be set from the command line");
 }
 
 void Flatten(const json& node, const std::string& prefix,
@@ -182,7 +182,7 @@ Result<json> BuildConfigPatch(
     for (size_t i = 0; i + 1 < path.size(); ++i) {
       auto it = parent->find(path[i]);
       if (it == parent->end() || !it->is_object()) {
-        return Invalid("unknown knob '" + assignment.key + "'");
+        return Status::InvalidArgument("unknown knob '" + assignment.key + "'");
       }
       parent = &*it;
     }
@@ -194,14 +194,14 @@ Result<json> BuildConfigPatch(
     }
     auto field = parent->find(leaf);
     if (leaf.empty() || field == parent->end()) {
-      return Invalid("unknown knob '" + assignment.key + "'");
+      return Status::InvalidArgument("unknown knob '" + assignment.key + "'");
     }
     std::string canonical;
     for (const std::string& part : path) {
       canonical += (canonical.empty() ? "" : ".") + part;
     }
     if (!seen.insert(canonical).second) {
-      return Invalid("'" + canonical + "' is given twice");
+      return Status::InvalidArgument("'" + canonical + "' is given twice");
     }
     MT_ASSIGN_OR_RETURN(
         json value, TypedValue(canonical, *field, assignment.value, duration));

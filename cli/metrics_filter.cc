@@ -125,7 +125,7 @@ std::string RenderLabels(const json& labels, const std::string& extra_name,
   return out.empty() ? "" : out + "}";
 }
 
-double Number(const json& sample) {
+double SampleValue(const json& sample) {
   const json& value = sample["value"];
   if (value.is_number()) return value.get<double>();
   const std::string text = value.get<std::string>();
@@ -191,11 +191,11 @@ std::vector<MetricFamily> CollapseHistograms(
         labels.erase("le");
         const double bound =
             le == "+Inf" ? INFINITY : std::strtod(le.c_str(), nullptr);
-        series_of(labels).buckets.emplace_back(bound, Number(sample));
+        series_of(labels).buckets.emplace_back(bound, SampleValue(sample));
       } else if (name == family.name + "_sum") {
-        series_of(labels).sum = Number(sample);
+        series_of(labels).sum = SampleValue(sample);
       } else if (name == family.name + "_count") {
-        series_of(labels).count = Number(sample);
+        series_of(labels).count = SampleValue(sample);
       }
     }
     std::vector<std::string> samples;

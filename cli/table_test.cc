@@ -5,6 +5,7 @@
 #include <sstream>
 
 namespace mooncake_tier::cli {
+namespace table_test {
 namespace {
 
 TEST(TableTest, AlignsColumnsAndPadsShortRows) {
@@ -21,4 +22,5 @@ TEST(TableTest, AlignsColumnsAndPadsShortRows) {
 }
 
 }  // namespace
+}  // namespace table_test
 }  // namespace mooncake_tier::cli

@@ -30,11 +30,6 @@ constexpr std::chrono::milliseconds kMaxWait = std::chrono::hours(24 * 365);
 using Items = std::variant<std::vector<PutItem>, std::vector<GetIntoItem>,
                            std::vector<std::string>>;
 
-struct Task {
-  BatchTaskId id = 0;
-  Items items;
-};
-
 size_t ItemCount(const Items& items) {
   return std::visit([](const auto& v) { return v.size(); }, items);
 }
@@ -106,6 +101,12 @@ Status TaskNotFound(BatchTaskId id) {
 // and the Client is called with it released.
 class BatchQueue::Impl {
  public:
+  // A submitted batch waiting for a worker.
+  struct QueuedBatch {
+    BatchTaskId id = 0;
+    Items items;
+  };
+
   Impl(std::shared_ptr<Client> client, BatchQueueOptions options, int event_fd)
       : client_(std::move(client)), options_(options), event_fd_(event_fd) {}
 
@@ -137,7 +138,7 @@ class BatchQueue::Impl {
     }
     const BatchTaskId id = next_id_++;
     pending_ids_.insert(id);
-    queued_.push_back(Task{id, std::move(items)});
+    queued_.push_back(QueuedBatch{id, std::move(items)});
     work_cv_.Signal();
     return id;
   }
@@ -188,7 +189,7 @@ class BatchQueue::Impl {
     MutexLock lock(&mu_);
     if (stopping_) return;
     stopping_ = true;
-    for (Task& task : queued_) {
+    for (QueuedBatch& task : queued_) {
       BatchCompletion aborted{task.id, {}};
       aborted.results.assign(
           ItemCount(task.items),
@@ -208,7 +209,7 @@ class BatchQueue::Impl {
  private:
   void WorkerLoop() {
     while (true) {
-      Task task;
+      QueuedBatch task;
       {
         MutexLock lock(&mu_);
         while (!stopping_ && queued_.empty()) work_cv_.Wait();
@@ -259,7 +260,7 @@ class BatchQueue::Impl {
   // Every task submitted and not collected: queued, running or completed.
   // Its size is what max_pending bounds.
   std::unordered_set<BatchTaskId> pending_ids_ ABSL_GUARDED_BY(mu_);
-  std::deque<Task> queued_ ABSL_GUARDED_BY(mu_);
+  std::deque<QueuedBatch> queued_ ABSL_GUARDED_BY(mu_);
   // Oldest first. Non-empty exactly while the eventfd's counter is 1.
   std::deque<BatchCompletion> completed_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread> workers_;

@@ -16,6 +16,7 @@
 #include "base/mutex.h"
 
 namespace mooncake_tier {
+namespace batch_queue_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -479,4 +480,5 @@ TEST(BatchQueueTest, BadOptionsAreRejected) {
 }
 
 }  // namespace
+}  // namespace batch_queue_test
 }  // namespace mooncake_tier

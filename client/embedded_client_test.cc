@@ -12,6 +12,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace mooncake_tier::testing {
+namespace embedded_client_test {
 namespace {
 
 constexpr uint64_t kDram = 8 << 20;
@@ -86,4 +87,5 @@ TEST(EmbeddedStoreTest, BadOptionsAreRejected) {
 }
 
 }  // namespace
+}  // namespace embedded_client_test
 }  // namespace mooncake_tier::testing

@@ -10,16 +10,16 @@
 #include <cstring>
 #include <filesystem>
 
+#include "base/byte_units.h"
 #include "core/master.h"
 #include "tests/support/client_conformance.h"
 #include "tests/support/temp_dir.h"
 
 namespace mooncake_tier {
+namespace embedded_cluster_test {
 namespace {
 
 using testing::Pattern;
-
-constexpr uint64_t kMiB = 1 << 20;
 
 class EmbeddedClusterTest : public ::testing::Test {
  protected:
@@ -342,4 +342,5 @@ TEST_F(EmbeddedClusterTest, AGrantThatRanOutIsNeverWritten) {
 }
 
 }  // namespace
+}  // namespace embedded_cluster_test
 }  // namespace mooncake_tier

@@ -11,16 +11,17 @@
 #include <random>
 #include <thread>
 
+#include "base/byte_units.h"
 #include "client/embedded_cluster.h"
 #include "client/store_client.h"
 #include "core/master.h"
 
 namespace mooncake_tier {
+namespace location_cache_cluster_test {
 namespace {
 
 using std::chrono::milliseconds;
 
-constexpr uint64_t kMiB = 1 << 20;
 constexpr size_t kValueBytes = 16 * 1024;
 constexpr int kHotKeys = 8;
 
@@ -246,4 +247,5 @@ TEST_F(LocationCacheGroupTest, ABatchNeverMixesTwoIncarnationsOfAGroup) {
 }
 
 }  // namespace
+}  // namespace location_cache_cluster_test
 }  // namespace mooncake_tier

@@ -5,6 +5,7 @@
 #include <string>
 
 namespace mooncake_tier {
+namespace location_cache_test {
 namespace {
 
 using std::chrono::seconds;
@@ -92,4 +93,5 @@ TEST(LocationCacheTest, StaysWithinItsCapacity) {
 }
 
 }  // namespace
+}  // namespace location_cache_test
 }  // namespace mooncake_tier

@@ -12,6 +12,7 @@
 #include "core/hashed_key.h"
 
 namespace mooncake_tier {
+namespace admission_sketch_test {
 namespace {
 
 // Fixed hashes keep the tests deterministic: HashKey is seeded per process.
@@ -289,4 +290,5 @@ TEST(AdmissionSketchTest, ConcurrentHalvingsHappenOncePerPeriod) {
 }
 
 }  // namespace
+}  // namespace admission_sketch_test
 }  // namespace mooncake_tier

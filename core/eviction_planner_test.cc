@@ -6,6 +6,7 @@
 #include <random>
 
 namespace mooncake_tier {
+namespace eviction_planner_test {
 namespace {
 
 TimePoint At(int seconds) { return TimePoint(std::chrono::seconds(seconds)); }
@@ -52,4 +53,5 @@ TEST(EvictionPlannerTest, MatchesSortedPrefixOnRandomInput) {
 }
 
 }  // namespace
+}  // namespace eviction_planner_test
 }  // namespace mooncake_tier

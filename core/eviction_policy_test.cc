@@ -5,6 +5,7 @@
 #include <chrono>
 
 namespace mooncake_tier {
+namespace eviction_policy_test {
 namespace {
 
 TimePoint At(int seconds) { return TimePoint(std::chrono::seconds(seconds)); }
@@ -54,4 +55,5 @@ TEST(EvictionPolicyTest, ClockGivesAUnitReadSinceItEnteredAnotherTurn) {
 }
 
 }  // namespace
+}  // namespace eviction_policy_test
 }  // namespace mooncake_tier

@@ -10,6 +10,7 @@
 #include "base/clock.h"
 
 namespace mooncake_tier {
+namespace group_meta_test {
 namespace {
 
 using std::chrono::seconds;
@@ -298,9 +299,11 @@ TEST(BreakCauseTest, Names) {
 }
 
 }  // namespace
+}  // namespace group_meta_test
 }  // namespace mooncake_tier
 
 namespace mooncake_tier {
+namespace group_meta_test {
 namespace {
 
 // The record the members share says "complete" exactly while the group is,
@@ -361,9 +364,11 @@ TEST_F(GroupMetaTest, KeyBufferStaysBoundedUnderRevokeAndRetry) {
 }
 
 }  // namespace
+}  // namespace group_meta_test
 }  // namespace mooncake_tier
 
 namespace mooncake_tier {
+namespace group_meta_test {
 namespace {
 
 // Lookups take a shortcut when slot i holds index i; a sparse list, where
@@ -677,4 +682,5 @@ TEST(SharedGroupStatusTest, ReadsLikeAnOptional) {
 }
 
 }  // namespace
+}  // namespace group_meta_test
 }  // namespace mooncake_tier

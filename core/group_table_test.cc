@@ -14,6 +14,7 @@
 #include "base/mutex.h"
 
 namespace mooncake_tier {
+namespace group_table_test {
 namespace {
 
 using std::chrono::seconds;
@@ -411,4 +412,5 @@ TEST(GroupTableConcurrencyTest, ConcurrentMembersCountExactly) {
 }
 
 }  // namespace
+}  // namespace group_table_test
 }  // namespace mooncake_tier

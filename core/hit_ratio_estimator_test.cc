@@ -14,6 +14,7 @@
 #include <vector>
 
 namespace mooncake_tier {
+namespace hit_ratio_estimator_test {
 namespace {
 
 using Options = HitRatioEstimator::Options;
@@ -408,4 +409,5 @@ TEST(HitRatioEstimatorTest, WindowFavorsRecentReferences) {
 }
 
 }  // namespace
+}  // namespace hit_ratio_estimator_test
 }  // namespace mooncake_tier

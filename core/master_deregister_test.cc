@@ -7,16 +7,17 @@
 #include <atomic>
 #include <thread>
 
+#include "base/byte_units.h"
 #include "core/master.h"
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier {
+namespace master_deregister_test {
 namespace {
 
 using testing::MasterHarness;
 
 constexpr uint64_t kObj = 64 * 1024;
-constexpr uint64_t kMiB = 1 << 20;
 
 MasterConfig OnEvict() {
   MasterConfig config = MasterHarness::DefaultConfig();
@@ -257,4 +258,5 @@ TEST(MasterDeregisterTest, RacingExpiryAndRegistrationLoseTheNodeOnce) {
 }
 
 }  // namespace
+}  // namespace master_deregister_test
 }  // namespace mooncake_tier

@@ -9,17 +9,16 @@
 #include <map>
 #include <thread>
 
+#include "base/byte_units.h"
 #include "core/master.h"
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier {
+namespace master_directory_test {
 namespace {
 
 using testing::MasterHarness;
 using namespace std::chrono_literals;
-
-constexpr uint64_t kKiB = 1024;
-constexpr uint64_t kMiB = 1024 * kKiB;
 
 MasterConfig Config() {
   MasterConfig config = MasterHarness::DefaultConfig();
@@ -296,4 +295,5 @@ TEST(MasterDirectoryTest, ADramEntryJoinsTheSameKeysSsdCopy) {
 }
 
 }  // namespace
+}  // namespace master_directory_test
 }  // namespace mooncake_tier

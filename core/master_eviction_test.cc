@@ -4,6 +4,7 @@
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier {
+namespace master_eviction_test {
 namespace {
 
 using testing::MasterHarness;
@@ -279,4 +280,5 @@ TEST(MasterEvictionTest, FullStoreEvictsToMakeRoomForAPut) {
 }
 
 }  // namespace
+}  // namespace master_eviction_test
 }  // namespace mooncake_tier

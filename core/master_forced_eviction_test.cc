@@ -12,6 +12,7 @@
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier {
+namespace master_forced_eviction_test {
 namespace {
 
 using testing::MasterHarness;
@@ -451,4 +452,5 @@ TEST(ForcedEvictionTest, ConcurrentForcedEvictionsKeepGroupsWhole) {
 }
 
 }  // namespace
+}  // namespace master_forced_eviction_test
 }  // namespace mooncake_tier

@@ -9,6 +9,7 @@
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier {
+namespace master_forecast_test {
 namespace {
 
 using testing::MasterHarness;
@@ -79,4 +80,5 @@ TEST(MasterForecastTest, ARemovedObjectIsAMissAgainAtEverySize) {
 }
 
 }  // namespace
+}  // namespace master_forecast_test
 }  // namespace mooncake_tier

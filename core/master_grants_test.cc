@@ -8,16 +8,16 @@
 #include <chrono>
 #include <thread>
 
+#include "base/byte_units.h"
 #include "core/master.h"
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier {
+namespace master_grants_test {
 namespace {
 
 using testing::MasterHarness;
 using namespace std::chrono_literals;
-
-constexpr uint64_t kMiB = 1024 * 1024;
 
 MasterConfig Config() {
   MasterConfig config = MasterHarness::DefaultConfig();
@@ -135,4 +135,5 @@ TEST(MasterGrantsTest, APutWaitsForTheFenceWithinItsOwnWait) {
 }
 
 }  // namespace
+}  // namespace master_grants_test
 }  // namespace mooncake_tier

@@ -4,16 +4,17 @@
 #include <atomic>
 #include <thread>
 
+#include "base/byte_units.h"
 #include "core/master.h"
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier {
+namespace master_groups_test {
 namespace {
 
 using testing::MasterHarness;
 
 constexpr uint64_t kObj = 1024;
-constexpr uint64_t kMiB = 1 << 20;
 
 PutOptions Member(const std::string& group, uint32_t size, uint32_t index) {
   PutOptions o;
@@ -672,4 +673,5 @@ TEST(MasterGroupsTest, RestoredCopyTheGroupDoesNotTakeNeverReadsAsAMember) {
 }
 
 }  // namespace
+}  // namespace master_groups_test
 }  // namespace mooncake_tier

@@ -11,6 +11,7 @@
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier {
+namespace master_location_grant_test {
 namespace {
 
 using testing::MasterHarness;
@@ -157,4 +158,5 @@ TEST(MasterLocationGrantTest, AResumedNodeWaitsOutTheLongerGrant) {
 }
 
 }  // namespace
+}  // namespace master_location_grant_test
 }  // namespace mooncake_tier

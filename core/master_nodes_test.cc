@@ -1,14 +1,14 @@
 #include <gtest/gtest.h>
 
+#include "base/byte_units.h"
 #include "core/master.h"
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier {
+namespace master_nodes_test {
 namespace {
 
 using testing::MasterHarness;
-
-constexpr uint64_t kMiB = 1 << 20;
 
 MasterConfig OnEvict() {
   MasterConfig config = MasterHarness::DefaultConfig();
@@ -181,4 +181,5 @@ TEST(MasterNodesTest, CorruptSsdRecordDropsTheReplica) {
 }
 
 }  // namespace
+}  // namespace master_nodes_test
 }  // namespace mooncake_tier

@@ -6,15 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_units.h"
 #include "core/master.h"
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier {
+namespace master_prefix_test {
 namespace {
 
 using testing::MasterHarness;
-
-constexpr uint64_t kMiB = 1 << 20;
 
 PutOptions Member(const std::string& group, uint32_t size, uint32_t index) {
   PutOptions o;
@@ -130,4 +130,5 @@ TEST(MasterPrefixTest, AProbeGrantsNoLeaseAndCountsNoAccess) {
 }
 
 }  // namespace
+}  // namespace master_prefix_test
 }  // namespace mooncake_tier

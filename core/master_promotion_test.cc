@@ -4,16 +4,17 @@
 
 #include <gtest/gtest.h>
 
+#include "base/byte_units.h"
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier {
+namespace master_promotion_test {
 namespace {
 
 using std::chrono::seconds;
 using testing::MasterHarness;
 
 constexpr uint64_t kObj = 4096;
-constexpr uint64_t kMiB = 1 << 20;
 
 MasterConfig Config(PromotionOptions promotion = {}) {
   MasterConfig c = MasterHarness::DefaultConfig();
@@ -615,4 +616,5 @@ TEST(ProactiveTest, HottestSsdOnlyObjectsArePromotedWhileDramIsLow) {
 }
 
 }  // namespace
+}  // namespace master_promotion_test
 }  // namespace mooncake_tier

@@ -12,6 +12,7 @@
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier {
+namespace master_runtime_config_test {
 namespace {
 
 using std::chrono::seconds;
@@ -205,4 +206,5 @@ TEST(RuntimeConfigTest, ConcurrentPartialChangesAreNotLost) {
 }
 
 }  // namespace
+}  // namespace master_runtime_config_test
 }  // namespace mooncake_tier

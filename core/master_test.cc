@@ -2,14 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "base/byte_units.h"
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier {
+namespace master_test {
 namespace {
 
 using testing::MasterHarness;
-
-constexpr uint64_t kMiB = 1 << 20;
 
 class MasterTest : public ::testing::Test {
  protected:
@@ -188,4 +188,5 @@ TEST(MasterConfigTest, NodeIdsStartAtTheConfiguredId) {
 }
 
 }  // namespace
+}  // namespace master_test
 }  // namespace mooncake_tier

@@ -17,6 +17,7 @@
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier {
+namespace master_tiering_test {
 namespace {
 
 using testing::Eventually;
@@ -627,4 +628,5 @@ TEST(MasterTieringTest, AWriteStreamManyTimesDramNeverFailsNorSplitsGroups) {
 }
 
 }  // namespace
+}  // namespace master_tiering_test
 }  // namespace mooncake_tier

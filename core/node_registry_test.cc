@@ -7,6 +7,7 @@
 #include "core/two_choice_strategy.h"
 
 namespace mooncake_tier {
+namespace node_registry_test {
 namespace {
 
 class NodeRegistryTest : public ::testing::Test {
@@ -159,4 +160,5 @@ TEST(SsdFillCapTest, LeavesTwiceTheStoresHeadroomForDeadRecords) {
 }
 
 }  // namespace
+}  // namespace node_registry_test
 }  // namespace mooncake_tier

@@ -9,6 +9,7 @@
 #include <vector>
 
 namespace mooncake_tier {
+namespace object_index_test {
 namespace {
 
 ObjectMeta MetaOfSize(uint64_t size) {
@@ -311,4 +312,5 @@ TEST(ObjectIndexTest, GroupsObjectsAndScansRunTogether) {
 }
 
 }  // namespace
+}  // namespace object_index_test
 }  // namespace mooncake_tier

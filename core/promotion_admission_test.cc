@@ -10,6 +10,7 @@
 #include "core/tinylfu_admission.h"
 
 namespace mooncake_tier {
+namespace promotion_admission_test {
 namespace {
 
 constexpr uint64_t kBlock = 1 << 20;
@@ -162,4 +163,5 @@ TEST(TinyLfuAdmissionTest, ScanDoesNotDisplaceAHotBlock) {
 }
 
 }  // namespace
+}  // namespace promotion_admission_test
 }  // namespace mooncake_tier

@@ -16,6 +16,7 @@
 #include "core/two_choice_strategy.h"
 
 namespace mooncake_tier {
+namespace task_lifecycle_test {
 namespace {
 
 constexpr ReplicaId kSourceId = 7;
@@ -419,4 +420,5 @@ TEST_F(TaskLifecycleTest, ReportsRacingTheReaperEndEachTaskOnce) {
 }
 
 }  // namespace
+}  // namespace task_lifecycle_test
 }  // namespace mooncake_tier

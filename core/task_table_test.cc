@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace mooncake_tier {
+namespace task_table_test {
 namespace {
 
 Task OffloadOf(const std::string& key, NodeId node) {
@@ -137,9 +138,11 @@ TEST(TaskTableTest, NodeWorkHoldsOffloadsWhileDeletesAreBackedUp) {
 }
 
 }  // namespace
+}  // namespace task_table_test
 }  // namespace mooncake_tier
 
 namespace mooncake_tier {
+namespace task_table_test {
 namespace {
 
 TEST(TaskTableTest, WorkForUnknownOrReapedNodesIsRefused) {
@@ -156,4 +159,5 @@ TEST(TaskTableTest, WorkForUnknownOrReapedNodesIsRefused) {
 }
 
 }  // namespace
+}  // namespace task_table_test
 }  // namespace mooncake_tier

@@ -11,6 +11,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace mooncake_tier::daemon {
+namespace daemon_options_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -536,4 +537,5 @@ TEST(DaemonOptionsTest, HelpDocumentsEveryOptionWithItsDefault) {
 }
 
 }  // namespace
+}  // namespace daemon_options_test
 }  // namespace mooncake_tier::daemon

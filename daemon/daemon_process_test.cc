@@ -15,6 +15,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace mooncake_tier::daemon {
+namespace daemon_process_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -127,4 +128,5 @@ TEST(DaemonProcessTest, StartFailuresAreStatuses) {
 }
 
 }  // namespace
+}  // namespace daemon_process_test
 }  // namespace mooncake_tier::daemon

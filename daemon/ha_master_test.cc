@@ -17,6 +17,7 @@
 #include "tests/support/ignore_sigpipe.h"
 
 namespace mooncake_tier::daemon {
+namespace ha_master_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -174,4 +175,5 @@ TEST_F(HaMasterTest, BadOptionsAreRefused) {
 }
 
 }  // namespace
+}  // namespace ha_master_test
 }  // namespace mooncake_tier::daemon

@@ -26,6 +26,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace mooncake_tier {
+namespace mooncake_tierd_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -201,4 +202,5 @@ TEST(MooncakeTierdTest, UnusableSsdDirectoryIsAStartFailure) {
 }
 
 }  // namespace
+}  // namespace mooncake_tierd_test
 }  // namespace mooncake_tier

@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 
 namespace mooncake_tier::daemon {
+namespace option_units_test {
 namespace {
 
 // Parses `args` (without the program name) with one size and one duration.
@@ -105,4 +106,5 @@ TEST(OptionUnitsTest, Formatting) {
 }
 
 }  // namespace
+}  // namespace option_units_test
 }  // namespace mooncake_tier::daemon

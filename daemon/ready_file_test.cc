@@ -9,6 +9,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace mooncake_tier::daemon {
+namespace ready_file_test {
 namespace {
 
 using testing::ReadFileOrEmpty;
@@ -54,4 +55,5 @@ TEST(ReadyFileTest, EmptyPathDoesNothing) {
 }
 
 }  // namespace
+}  // namespace ready_file_test
 }  // namespace mooncake_tier::daemon

@@ -8,6 +8,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace mooncake_tier::daemon {
+namespace ssd_dir_lock_test {
 namespace {
 
 TEST(SsdDirLockTest, CreatesTheDirectoryAndExcludesASecondHolder) {
@@ -36,4 +37,5 @@ TEST(SsdDirLockTest, UnusableDirectoryIsAnError) {
 }
 
 }  // namespace
+}  // namespace ssd_dir_lock_test
 }  // namespace mooncake_tier::daemon

@@ -26,6 +26,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace mooncake_tier {
+namespace tierd_admin_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -437,4 +438,5 @@ TEST(TierdAdminTest, EveryRouteRefusesBadInputAndTheDaemonKeepsServing) {
 }
 
 }  // namespace
+}  // namespace tierd_admin_test
 }  // namespace mooncake_tier

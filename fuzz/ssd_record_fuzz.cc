@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/align.h"
 #include "base/coding.h"
 #include "core/validation.h"
 #include "fuzz/fuzz_support.h"
@@ -62,8 +63,6 @@ constexpr uint64_t kBlock = SsdRecord::kAlignment;
 constexpr uint64_t kSector = SsdRecord::kSmallAlignment;
 
 [[maybe_unused]] const bool kSilenced = SilenceLogs();
-
-uint64_t AlignUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
 // Gives every header-looking record on a sector the checksums a writer
 // would have given it (layout: docs/design/ssd-store.md, "Header").

@@ -27,11 +27,7 @@ using etcd_json::ReplyReader;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-Status Invalid(std::string message) {
-  return Status(ErrorReason::kInvalidArgument, std::move(message));
-}
+using SteadyClock = std::chrono::steady_clock;
 
 Status LeaseGone(int64_t lease) {
   return Status(ErrorReason::kObjectNotFound,
@@ -112,12 +108,14 @@ struct EtcdClient::StreamOutcome {
 
 Result<std::unique_ptr<EtcdClient>> EtcdClient::Create(
     EtcdClientOptions options) {
-  if (options.endpoints.empty()) return Invalid("no etcd endpoint given");
+  if (options.endpoints.empty())
+    return Status::InvalidArgument("no etcd endpoint given");
   using std::chrono::milliseconds;
   for (milliseconds t :
        {options.call_timeout, options.connect_timeout, options.campaign_timeout,
         options.watch_idle_timeout}) {
-    if (t <= milliseconds::zero()) return Invalid("etcd timeouts must be > 0");
+    if (t <= milliseconds::zero())
+      return Status::InvalidArgument("etcd timeouts must be > 0");
   }
   std::vector<Endpoint> endpoints;
   for (const std::string& text : options.endpoints) {
@@ -126,7 +124,8 @@ Result<std::unique_ptr<EtcdClient>> EtcdClient::Create(
     const size_t colon = rest.rfind(':');
     if (rest.find("://") != std::string_view::npos ||
         colon == std::string_view::npos || colon == 0) {
-      return Invalid("etcd endpoint '" + text + "': expected host:port");
+      return Status::InvalidArgument("etcd endpoint '" + text +
+                                     "': expected host:port");
     }
     std::string_view host = rest.substr(0, colon);
     std::string_view port_text = rest.substr(colon + 1);
@@ -135,7 +134,7 @@ Result<std::unique_ptr<EtcdClient>> EtcdClient::Create(
         port_text.data(), port_text.data() + port_text.size(), port);
     if (error != std::errc() || end != port_text.data() + port_text.size() ||
         port <= 0 || port > 65535) {
-      return Invalid("etcd endpoint '" + text + "': bad port");
+      return Status::InvalidArgument("etcd endpoint '" + text + "': bad port");
     }
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
       host = host.substr(1, host.size() - 2);  // IPv6 literal
@@ -319,7 +318,8 @@ EtcdClient::StreamOutcome EtcdClient::Stream(
 // Leases
 
 Result<LeaseGrant> EtcdClient::GrantLease(int64_t ttl_seconds) {
-  if (ttl_seconds <= 0) return Invalid("lease TTL must be > 0 seconds");
+  if (ttl_seconds <= 0)
+    return Status::InvalidArgument("lease TTL must be > 0 seconds");
   MT_ASSIGN_OR_RETURN(json reply, Call("/v3/lease/grant",
                                        {{"TTL", std::to_string(ttl_seconds)}}));
   ReplyReader r(reply, "lease/grant");
@@ -366,7 +366,7 @@ Result<int64_t> EtcdClient::LeaseTimeToLive(int64_t lease) {
 
 Result<int64_t> EtcdClient::Put(std::string_view key, std::string_view value,
                                 int64_t lease) {
-  if (key.empty()) return Invalid("etcd key must not be empty");
+  if (key.empty()) return Status::InvalidArgument("etcd key must not be empty");
   json request = {{"key", Base64Encode(key)}, {"value", Base64Encode(value)}};
   if (lease != 0) request["lease"] = std::to_string(lease);
   MT_ASSIGN_OR_RETURN(json reply, Call("/v3/kv/put", request));
@@ -374,7 +374,7 @@ Result<int64_t> EtcdClient::Put(std::string_view key, std::string_view value,
 }
 
 Result<std::optional<KeyValue>> EtcdClient::Get(std::string_view key) {
-  if (key.empty()) return Invalid("etcd key must not be empty");
+  if (key.empty()) return Status::InvalidArgument("etcd key must not be empty");
   MT_ASSIGN_OR_RETURN(json reply,
                       Call("/v3/kv/range", {{"key", Base64Encode(key)}}));
   ReplyReader r(reply, "kv/range");
@@ -406,7 +406,7 @@ Result<PrefixRange> EtcdClient::GetPrefix(std::string_view prefix) {
 }
 
 Result<bool> EtcdClient::Delete(std::string_view key) {
-  if (key.empty()) return Invalid("etcd key must not be empty");
+  if (key.empty()) return Status::InvalidArgument("etcd key must not be empty");
   MT_ASSIGN_OR_RETURN(json reply,
                       Call("/v3/kv/deleterange", {{"key", Base64Encode(key)}}));
   ReplyReader r(reply, "kv/deleterange");
@@ -419,12 +419,15 @@ Result<bool> EtcdClient::FencedWrite(std::string_view guard_key,
                                      int64_t guard_revision,
                                      const std::vector<WriteOp>& ops) {
   if (guard_key.empty() || guard_revision <= 0) {
-    return Invalid("a fenced write needs a guard key and revision");
+    return Status::InvalidArgument(
+        "a fenced write needs a guard key and revision");
   }
-  if (ops.empty()) return Invalid("a fenced write needs at least one op");
+  if (ops.empty())
+    return Status::InvalidArgument("a fenced write needs at least one op");
   json success = json::array();
   for (const WriteOp& op : ops) {
-    if (op.key.empty()) return Invalid("etcd key must not be empty");
+    if (op.key.empty())
+      return Status::InvalidArgument("etcd key must not be empty");
     if (op.kind == WriteOp::Kind::kDelete) {
       success.push_back(
           json{{"request_delete_range", {{"key", Base64Encode(op.key)}}}});
@@ -455,15 +458,16 @@ Result<bool> EtcdClient::FencedWrite(std::string_view guard_key,
 Result<LeaderKey> EtcdClient::Campaign(std::string_view name, int64_t lease,
                                        std::string_view value,
                                        CallCanceller* cancel) {
-  if (name.empty()) return Invalid("election name must not be empty");
-  if (lease == 0) return Invalid("a campaign needs a lease");
+  if (name.empty())
+    return Status::InvalidArgument("election name must not be empty");
+  if (lease == 0) return Status::InvalidArgument("a campaign needs a lease");
   const std::string body = json{
       {"name", Base64Encode(name)},
       {"lease", std::to_string(lease)},
       {"value",
        Base64Encode(value)}}.dump();
   std::string reply_text;
-  const Clock::time_point start = Clock::now();
+  const SteadyClock::time_point start = SteadyClock::now();
   StreamOutcome outcome =
       Stream("/v3/election/campaign", body, options_.campaign_timeout, cancel,
              [&reply_text](std::string_view data) {
@@ -472,7 +476,7 @@ Result<LeaderKey> EtcdClient::Campaign(std::string_view name, int64_t lease,
              });
   if (outcome.stopped) return Malformed("election/campaign", reply_text);
   if (outcome.transport == httplib::Error::Read &&
-      Clock::now() - start >= options_.campaign_timeout * 9 / 10) {
+      SteadyClock::now() - start >= options_.campaign_timeout * 9 / 10) {
     // httplib reports its read timeout as a failed read.
     return Status(ErrorReason::kTimeout,
                   "no leadership of '" + std::string(name) + "' within " +
@@ -503,7 +507,8 @@ Result<LeaderKey> EtcdClient::Campaign(std::string_view name, int64_t lease,
 }
 
 Result<std::optional<KeyValue>> EtcdClient::Leader(std::string_view name) {
-  if (name.empty()) return Invalid("election name must not be empty");
+  if (name.empty())
+    return Status::InvalidArgument("election name must not be empty");
   Result<json> reply =
       Call("/v3/election/leader", {{"name", Base64Encode(name)}});
   if (!reply.ok()) {
@@ -537,7 +542,8 @@ Status EtcdClient::WatchPrefix(
     std::string_view prefix, int64_t start_revision,
     const std::function<bool(const WatchBatch&)>& on_batch,
     CallCanceller* cancel) {
-  if (start_revision < 0) return Invalid("watch start revision must be >= 0");
+  if (start_revision < 0)
+    return Status::InvalidArgument("watch start revision must be >= 0");
   int64_t next_revision = start_revision;
   bool created_seen = false;
   while (true) {
@@ -564,11 +570,11 @@ Status EtcdClient::WatchOnce(
   std::string pending;  // bytes of a message not yet complete
   Status failure;
   bool answered = false;  // this connection's "created" arrived
-  Clock::time_point last_data = Clock::now();
+  SteadyClock::time_point last_data = SteadyClock::now();
   const std::string endpoint = CurrentEndpoint();  // for etcd's errors
   // Messages end with '\n'; httplib's chunks need not match messages.
   auto on_data = [&](std::string_view data) {
-    last_data = Clock::now();
+    last_data = SteadyClock::now();
     pending.append(data);
     size_t end;
     while ((end = pending.find('\n')) != std::string::npos) {
@@ -604,7 +610,7 @@ Status EtcdClient::WatchOnce(
   if (!failure.ok()) return failure;
   if (outcome.stopped) return Status::Ok();
   if (answered && outcome.transport == httplib::Error::Read &&
-      Clock::now() - last_data >= options_.watch_idle_timeout * 9 / 10) {
+      SteadyClock::now() - last_data >= options_.watch_idle_timeout * 9 / 10) {
     return Status(ErrorReason::kTimeout, "watch idle");
   }
   MT_RETURN_IF_ERROR(outcome.status);

@@ -26,6 +26,7 @@
 #include "tests/support/ignore_sigpipe.h"
 
 namespace mooncake_tier::ha {
+namespace etcd_client_test {
 namespace {
 
 using mooncake_tier::testing::EtcdServer;
@@ -790,4 +791,5 @@ TEST_F(EtcdFailureTest, MovesOnFromAnEndpointThatTimedOut) {
 }
 
 }  // namespace
+}  // namespace etcd_client_test
 }  // namespace mooncake_tier::ha

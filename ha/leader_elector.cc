@@ -72,10 +72,6 @@ bool ValidClusterName(std::string_view cluster) {
                      [](char c) { return c > ' ' && c < 0x7f && c != '/'; });
 }
 
-Status Invalid(std::string message) {
-  return Status(ErrorReason::kInvalidArgument, std::move(message));
-}
-
 int64_t Nanos(TimePoint t) {
   return std::chrono::duration_cast<Duration>(t.time_since_epoch()).count();
 }
@@ -129,12 +125,14 @@ std::string LeaderElector::ElectionName(std::string_view cluster) {
 Result<std::unique_ptr<LeaderElector>> LeaderElector::Create(
     LeaderElectorOptions options, LeaderElectorCallbacks callbacks) {
   if (!ValidClusterName(options.cluster)) {
-    return Invalid("cluster name '" + options.cluster +
-                   "': expected 1-128 printable characters, no space or '/'");
+    return Status::InvalidArgument(
+        "cluster name '" + options.cluster +
+        "': expected 1-128 printable characters, no space or '/'");
   }
-  if (options.value.empty()) return Invalid("a candidate needs a value");
+  if (options.value.empty())
+    return Status::InvalidArgument("a candidate needs a value");
   if (options.lease_ttl < std::chrono::seconds(1)) {
-    return Invalid("lease TTL must be at least 1 s");
+    return Status::InvalidArgument("lease TTL must be at least 1 s");
   }
   const milliseconds ttl = options.lease_ttl;
   if (options.safety_margin == milliseconds::zero()) {
@@ -145,17 +143,20 @@ Result<std::unique_ptr<LeaderElector>> LeaderElector::Create(
   }
   if (options.safety_margin < milliseconds::zero() ||
       options.safety_margin >= ttl) {
-    return Invalid("safety margin must be within (0, lease TTL)");
+    return Status::InvalidArgument(
+        "safety margin must be within (0, lease TTL)");
   }
   const milliseconds window = ttl - options.safety_margin;
   if (options.renew_interval < milliseconds::zero() ||
       options.renew_interval >= window) {
-    return Invalid("renew interval must be within (0, lease TTL - margin)");
+    return Status::InvalidArgument(
+        "renew interval must be within (0, lease TTL - margin)");
   }
   if (options.max_retry_backoff <= milliseconds::zero()) {
-    return Invalid("max retry backoff must be > 0");
+    return Status::InvalidArgument("max retry backoff must be > 0");
   }
-  if (options.clock == nullptr) return Invalid("no clock given");
+  if (options.clock == nullptr)
+    return Status::InvalidArgument("no clock given");
   options.etcd.call_timeout =
       std::min(options.etcd.call_timeout, window - options.renew_interval);
   options.etcd.watch_idle_timeout =

@@ -27,6 +27,7 @@
 #include "tests/support/ignore_sigpipe.h"
 
 namespace mooncake_tier::ha {
+namespace leader_elector_fake_test {
 namespace {
 
 using elector_test::Candidate;
@@ -350,4 +351,5 @@ TEST(LeaderElectorFakeTest, RenewalSayingTheLeaseIsGoneDeposes) {
 }
 
 }  // namespace
+}  // namespace leader_elector_fake_test
 }  // namespace mooncake_tier::ha

@@ -32,6 +32,7 @@
 #include "tests/support/ignore_sigpipe.h"
 
 namespace mooncake_tier::ha {
+namespace leader_elector_test {
 namespace {
 
 using elector_test::Candidate;
@@ -122,7 +123,8 @@ class LeaderElectorTest : public ::testing::Test {
   }
 
   Candidates StartCandidates(int n) {
-    return ha::StartCandidates(server_->endpoint(), cluster_, n);
+    return leader_elector_test::StartCandidates(server_->endpoint(), cluster_,
+                                                n);
   }
 
   static std::unique_ptr<EtcdServer> server_;
@@ -476,4 +478,5 @@ TEST_F(LeaderElectorFailureTest, ClockPassingTheWindowEndsLeadership) {
 }
 
 }  // namespace
+}  // namespace leader_elector_test
 }  // namespace mooncake_tier::ha

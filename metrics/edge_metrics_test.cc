@@ -7,6 +7,7 @@
 #include "tests/support/prometheus_text.h"
 
 namespace mooncake_tier::metrics {
+namespace edge_metrics_test {
 namespace {
 
 using ::mooncake_tier::testing::ParsePromText;
@@ -47,4 +48,5 @@ TEST(EdgeMetricsTest, RendersEveryEdgeFamilyAndOnlyThose) {
 }
 
 }  // namespace
+}  // namespace edge_metrics_test
 }  // namespace mooncake_tier::metrics

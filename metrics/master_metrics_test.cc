@@ -4,19 +4,20 @@
 
 #include <string>
 
+#include "base/byte_units.h"
 #include "metrics/metric_catalog.h"
 #include "metrics/text_exposition.h"
 #include "tests/support/master_harness.h"
 #include "tests/support/prometheus_text.h"
 
 namespace mooncake_tier::metrics {
+namespace master_metrics_test {
 namespace {
 
 using ::mooncake_tier::testing::MasterHarness;
 using ::mooncake_tier::testing::ParsePromText;
 using ::mooncake_tier::testing::PromText;
 
-constexpr uint64_t kMiB = 1 << 20;
 constexpr uint64_t kObj = 4096;
 
 MasterConfig Config() {
@@ -266,4 +267,5 @@ TEST_F(MasterMetricsTest, RpcCountsAndHistogramFollowTheRecorder) {
 }
 
 }  // namespace
+}  // namespace master_metrics_test
 }  // namespace mooncake_tier::metrics

@@ -8,6 +8,7 @@
 #include "prometheus/check_names.h"
 
 namespace mooncake_tier::metrics {
+namespace metric_catalog_test {
 namespace {
 
 TEST(MetricCatalogTest, NamesAreValidUniqueAndNamespaced) {
@@ -73,4 +74,5 @@ TEST(MetricCatalogTest, SpecIsIndexedById) {
 }
 
 }  // namespace
+}  // namespace metric_catalog_test
 }  // namespace mooncake_tier::metrics

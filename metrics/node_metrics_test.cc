@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/byte_units.h"
 #include "base/latency_histogram.h"
 #include "core/local_master.h"
 #include "core/master.h"
@@ -15,12 +16,11 @@
 #include "transport/in_process_transport.h"
 
 namespace mooncake_tier::metrics {
+namespace node_metrics_test {
 namespace {
 
 using ::mooncake_tier::testing::ParsePromText;
 using ::mooncake_tier::testing::PromText;
-
-constexpr uint64_t kMiB = 1 << 20;
 
 class NodeMetricsTest : public ::testing::Test {
  protected:
@@ -187,4 +187,5 @@ TEST(LatencyHistogramTest, SamplesLandInTheirBucket) {
 }
 
 }  // namespace
+}  // namespace node_metrics_test
 }  // namespace mooncake_tier::metrics

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace mooncake_tier {
+namespace dram_directory_test {
 namespace {
 
 DirectoryOp Add(uint64_t seq, std::string key, uint64_t offset, uint64_t size) {
@@ -64,4 +65,5 @@ TEST(DramDirectoryTest, ANewerEntryReplacesTheOnesItOverlaps) {
 }
 
 }  // namespace
+}  // namespace dram_directory_test
 }  // namespace mooncake_tier

@@ -6,6 +6,7 @@
 #include "transport/shared_memory_file.h"
 
 namespace mooncake_tier {
+namespace dram_segment_test {
 namespace {
 
 TEST(DramSegmentTest, MapsWritableMemory) {
@@ -82,4 +83,5 @@ TEST(DramSegmentTest, StagingTailFollowsPageAlignedOutsideRange) {
 }
 
 }  // namespace
+}  // namespace dram_segment_test
 }  // namespace mooncake_tier

@@ -9,14 +9,13 @@
 #include "base/mutex.h"
 
 namespace mooncake_tier {
-namespace {
 
-struct FileData {
+// One file's bytes. Outside the anonymous namespace: MemorySsdDevice::Files
+// holds it.
+struct MemorySsdFileData {
   mutable SharedMutex mu;
   std::vector<std::byte> bytes ABSL_GUARDED_BY(mu);
 };
-
-}  // namespace
 
 // What the files of one device share: the injected failures and the
 // file system's size (bytes of every file together).
@@ -28,7 +27,7 @@ struct SharedSpace {
 
 struct MemorySsdDevice::Files {
   Mutex mu;
-  absl::flat_hash_map<std::string, std::shared_ptr<FileData>> by_name
+  absl::flat_hash_map<std::string, std::shared_ptr<MemorySsdFileData>> by_name
       ABSL_GUARDED_BY(mu);
   SharedSpace space;
 };
@@ -37,7 +36,7 @@ namespace {
 
 class MemorySsdFile final : public SsdFile {
  public:
-  MemorySsdFile(std::shared_ptr<FileData> data,
+  MemorySsdFile(std::shared_ptr<MemorySsdFileData> data,
                 std::shared_ptr<SharedSpace> space, uint64_t alignment)
       : data_(std::move(data)),
         space_(std::move(space)),
@@ -122,7 +121,7 @@ class MemorySsdFile final : public SsdFile {
     return Status::Ok();
   }
 
-  const std::shared_ptr<FileData> data_;
+  const std::shared_ptr<MemorySsdFileData> data_;
   const std::shared_ptr<SharedSpace> space_;
   const uint64_t alignment_;
 };
@@ -168,7 +167,8 @@ Result<std::unique_ptr<SsdFile>> MemorySsdDevice::Open(const std::string& name,
   auto it = files_->by_name.find(name);
   if (it == files_->by_name.end()) {
     if (!create) return Status(ErrorReason::kObjectNotFound, "no file " + name);
-    it = files_->by_name.emplace(name, std::make_shared<FileData>()).first;
+    it = files_->by_name.emplace(name, std::make_shared<MemorySsdFileData>())
+             .first;
   }
   // The space lives inside Files; share Files' lifetime with the handle.
   std::shared_ptr<SharedSpace> space(files_, &files_->space);

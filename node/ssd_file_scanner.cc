@@ -6,15 +6,11 @@
 namespace mooncake_tier {
 namespace {
 
-constexpr uint64_t kBlock = SsdRecord::kAlignment;
 constexpr uint64_t kSector = SsdRecord::kSmallAlignment;
 // Bytes read per window, split into requests of kRequestBytes submitted as
 // one batch so that the device sees several at once.
 constexpr uint64_t kWindowBytes = 4 << 20;
 constexpr uint64_t kRequestBytes = 1 << 20;
-
-uint64_t AlignDown(uint64_t n) { return n / kBlock * kBlock; }
-uint64_t AlignUp(uint64_t n) { return (n + kBlock - 1) / kBlock * kBlock; }
 
 bool AllZero(std::span<const std::byte> bytes) {
   return std::all_of(bytes.begin(), bytes.end(),
@@ -33,9 +29,10 @@ Result<std::span<const std::byte>> SsdFileScanner::Load(uint64_t offset,
     return std::span<const std::byte>(
         window_.data() + (offset - window_offset_), end - offset);
   }
-  const uint64_t start = AlignDown(offset);
+  const uint64_t start = AlignDown(offset, SsdRecord::kAlignment);
   const uint64_t read_end = std::min(
-      AlignUp(std::max(end, start + kWindowBytes)), AlignUp(file_size_));
+      AlignUp(std::max(end, start + kWindowBytes), SsdRecord::kAlignment),
+      AlignUp(file_size_, SsdRecord::kAlignment));
   if (window_.size() < read_end - start) {
     window_ = AlignedBuffer(read_end - start);
   }
@@ -61,7 +58,8 @@ Result<uint64_t> SsdFileScanner::Resync(uint64_t offset) {
   // and 3 both start on multiples of the smaller one).
   for (uint64_t at = offset / kSector * kSector + kSector; at < file_size_;
        at += kSector) {
-    MT_ASSIGN_OR_RETURN(std::span<const std::byte> block, Load(at, kBlock));
+    MT_ASSIGN_OR_RETURN(std::span<const std::byte> block,
+                        Load(at, SsdRecord::kAlignment));
     if (SsdRecord::Decode(block).ok()) return at;
   }
   return file_size_;
@@ -69,10 +67,11 @@ Result<uint64_t> SsdFileScanner::Resync(uint64_t offset) {
 
 Result<bool> SsdFileScanner::Next(Entry* entry) {
   if (done_ || offset_ >= file_size_) return false;
-  if (offset_ % kBlock != 0) {
+  if (offset_ % SsdRecord::kAlignment != 0) {
     // A batch of writes ends on a block boundary: zeros from the end of its
     // last record to there are padding, not damage.
-    const uint64_t block_end = std::min(AlignUp(offset_), file_size_);
+    const uint64_t block_end =
+        std::min(AlignUp(offset_, SsdRecord::kAlignment), file_size_);
     MT_ASSIGN_OR_RETURN(std::span<const std::byte> rest,
                         Load(offset_, block_end - offset_));
     if (rest.size() == block_end - offset_ && AllZero(rest)) {
@@ -82,7 +81,8 @@ Result<bool> SsdFileScanner::Next(Entry* entry) {
   }
   *entry = Entry();
   entry->offset = offset_;
-  MT_ASSIGN_OR_RETURN(std::span<const std::byte> head, Load(offset_, kBlock));
+  MT_ASSIGN_OR_RETURN(std::span<const std::byte> head,
+                      Load(offset_, SsdRecord::kAlignment));
   Result<SsdRecord> record = SsdRecord::Decode(head);
   if (!record.ok()) {
     const bool zeros = AllZero(head);

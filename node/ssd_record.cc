@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "base/align.h"
 #include "base/coding.h"
 #include "core/validation.h"
 
@@ -37,10 +38,6 @@ constexpr uint16_t kFlagRemovalList = 1u << 2;
 constexpr uint16_t kKnownFlags = kFlagTombstone | kFlagGroup | kFlagRemovalList;
 // One listed removal: [u64 sequence][u16 key length][key].
 constexpr size_t kRemovalHeaderBytes = 10;
-
-constexpr uint64_t AlignUp(uint64_t n, uint64_t a) {
-  return (n + a - 1) / a * a;
-}
 
 Status BadHeader(std::string_view why) {
   return Status(ErrorReason::kChecksumMismatch,

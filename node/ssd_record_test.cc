@@ -7,6 +7,7 @@
 #include "node/aligned_buffer.h"
 
 namespace mooncake_tier {
+namespace ssd_record_test {
 namespace {
 
 std::vector<std::byte> Bytes(size_t n, uint8_t seed) {
@@ -187,4 +188,5 @@ TEST(SsdRecordTest, ChecksumCoversSequenceAndKey) {
 }
 
 }  // namespace
+}  // namespace ssd_record_test
 }  // namespace mooncake_tier

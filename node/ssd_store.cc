@@ -8,13 +8,13 @@
 #include <cstring>
 #include <utility>
 
+#include "base/align.h"
 #include "core/validation.h"
 #include "node/ssd_record.h"
 
 namespace mooncake_tier {
 namespace {
 
-constexpr uint64_t kBlock = SsdRecord::kAlignment;
 // Headroom for tombstones: capacity / kTombstoneRoomDivisor, at most
 // kMaxTombstoneRoom. Files are at most capacity / kFilesPerCapacity.
 constexpr uint64_t kTombstoneRoomDivisor = 512;
@@ -24,16 +24,15 @@ constexpr uint64_t kMinFileBytes = 1ull << 20;
 // Bytes of released staging and bounce buffers kept for reuse.
 constexpr size_t kBufferPoolBytes = 64 << 20;
 
-uint64_t AlignDown(uint64_t n) { return n / kBlock * kBlock; }
-uint64_t AlignUp(uint64_t n) { return (n + kBlock - 1) / kBlock * kBlock; }
-
 // Files of capacity / 128, so that the headroom for compacting one is
 // small; but at least 1 MiB (capacity / 16 on a store under 16 MiB), so
 // that a small store is not made of files a few records long.
 uint64_t CappedFileBytes(const SsdStoreOptions& o, uint64_t capacity) {
   const uint64_t share = std::max(capacity / kFilesPerCapacity,
                                   std::min(kMinFileBytes, capacity / 16));
-  return std::max(kBlock, std::min(o.max_file_bytes, AlignDown(share)));
+  return std::max(
+      SsdRecord::kAlignment,
+      std::min(o.max_file_bytes, AlignDown(share, SsdRecord::kAlignment)));
 }
 
 // Where puts stop in a store of `capacity` bytes with files of at most
@@ -42,11 +41,12 @@ uint64_t CappedFileBytes(const SsdStoreOptions& o, uint64_t capacity) {
 uint64_t PutLimitBytes(const SsdStoreOptions& o, uint64_t capacity,
                        uint64_t file_bytes) {
   const double live_share = 1.0 - o.compaction_min_dead_ratio;
-  const uint64_t compaction_room = AlignDown(
-      static_cast<uint64_t>(live_share * static_cast<double>(file_bytes)) +
-      kBlock - 1);
+  const uint64_t compaction_room = AlignUp(
+      static_cast<uint64_t>(live_share * static_cast<double>(file_bytes)),
+      SsdRecord::kAlignment);
   const uint64_t tombstone_room =
-      AlignDown(std::min(capacity / kTombstoneRoomDivisor, kMaxTombstoneRoom));
+      AlignDown(std::min(capacity / kTombstoneRoomDivisor, kMaxTombstoneRoom),
+                SsdRecord::kAlignment);
   return capacity - std::min(compaction_room + tombstone_room, capacity / 2);
 }
 
@@ -81,7 +81,7 @@ SsdStore::~SsdStore() = default;
 Result<std::unique_ptr<SsdStore>> SsdStore::Open(
     std::unique_ptr<SsdDevice> device, SsdStoreOptions options) {
   if (device == nullptr || options.capacity_bytes == 0 ||
-      options.max_file_bytes < kBlock ||
+      options.max_file_bytes < SsdRecord::kAlignment ||
       !(options.compaction_min_dead_ratio > 0.0 &&
         options.compaction_min_dead_ratio <= 1.0) ||
       options.space_check_interval.count() < 0) {
@@ -203,7 +203,8 @@ void SsdStore::RefreshSpaceLocked(bool force) {
       filesystem_free_ >= options_.capacity_bytes
           ? options_.capacity_bytes
           : std::min(file_bytes_ + filesystem_free_, space->total);
-  capacity_ = std::min(options_.capacity_bytes, AlignDown(reachable));
+  capacity_ = std::min(options_.capacity_bytes,
+                       AlignDown(reachable, SsdRecord::kAlignment));
   max_file_bytes_ = CappedFileBytes(options_, capacity_);
   put_limit_ = PutLimitBytes(options_, capacity_, max_file_bytes_);
 }
@@ -345,7 +346,7 @@ void SsdStore::Reserve(std::span<PendingWrite> writes) {
 
 void SsdStore::PadFileLocked(uint32_t file, PendingWrite* last) {
   DataFile& f = files_.at(file);
-  const uint64_t pad = AlignUp(f.size) - f.size;
+  const uint64_t pad = AlignUp(f.size, SsdRecord::kAlignment) - f.size;
   if (pad == 0) return;
   f.size += pad;
   file_bytes_ += pad;
@@ -425,11 +426,15 @@ Status SsdStore::ReserveOneLocked(
   // What placing the record costs the store if it ends the batch: zeros
   // closing the file it leaves, zeros before it (a block-aligned record),
   // itself, zeros after it to the block boundary.
-  const uint64_t closing = roll ? AlignUp(active->size) - active->size : 0;
+  const uint64_t closing =
+      roll ? AlignUp(active->size, SsdRecord::kAlignment) - active->size : 0;
   const uint64_t start =
-      roll ? 0 : (w.block_aligned ? AlignUp(active->size) : active->size);
+      roll ? 0
+           : (w.block_aligned ? AlignUp(active->size, SsdRecord::kAlignment)
+                              : active->size);
   const uint64_t lead = roll ? 0 : start - active->size;
-  const uint64_t tail = AlignUp(start + w.bytes) - (start + w.bytes);
+  const uint64_t tail =
+      AlignUp(start + w.bytes, SsdRecord::kAlignment) - (start + w.bytes);
   if (file_bytes_ + closing + lead + w.bytes + tail > limit) {
     if (w.kind == WriteKind::kPut) {
       counters_.no_space_refusals.fetch_add(1, std::memory_order_relaxed);
@@ -525,7 +530,8 @@ bool SsdStore::WriteToFiles(std::span<PendingWrite> writes) {
           flush_run();
         }
         run.push_back(&w);
-        if ((w.offset + w.bytes + w.pad) % kBlock == 0) flush_run();
+        if ((w.offset + w.bytes + w.pad) % SsdRecord::kAlignment == 0)
+          flush_run();
         continue;
       }
       flush_run();

@@ -17,6 +17,7 @@
 #include "node/ssd_store_test_fixture.h"
 
 namespace mooncake_tier::ssd_store_testing {
+namespace ssd_store_packing_test {
 namespace {
 
 constexpr uint64_t kBlock = SsdRecord::kAlignment;
@@ -197,4 +198,5 @@ TEST_P(SsdStoreTest, FilesOfFormatOneAreStillRead) {
 // Instantiated with the other SsdStoreTest cases (ssd_store_test.cc).
 
 }  // namespace
+}  // namespace ssd_store_packing_test
 }  // namespace mooncake_tier::ssd_store_testing

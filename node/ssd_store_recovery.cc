@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/align.h"
 #include "node/ssd_file_scanner.h"
 #include "node/ssd_record.h"
 #include "node/ssd_store.h"
@@ -26,8 +27,6 @@ struct SsdStore::ScanEntry {
 namespace {
 
 using Kind = SsdFileScanner::Kind;
-
-uint64_t AlignUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
 }  // namespace
 

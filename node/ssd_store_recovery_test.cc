@@ -9,6 +9,7 @@
 #include "node/ssd_store_test_fixture.h"
 
 namespace mooncake_tier {
+namespace ssd_store_recovery_test {
 namespace {
 
 using ssd_store_testing::AllDeviceKinds;
@@ -181,4 +182,5 @@ INSTANTIATE_TEST_SUITE_P(Devices, SsdStoreRecoveryTest, AllDeviceKinds(),
                          KindName);
 
 }  // namespace
+}  // namespace ssd_store_recovery_test
 }  // namespace mooncake_tier

@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_units.h"
 #include "node/memory_ssd_device.h"
 #include "node/ssd_store.h"
 #include "node/ssd_store_test_fixture.h"
 
 namespace mooncake_tier::ssd_store_testing {
+namespace ssd_store_space_test {
 namespace {
-
-constexpr uint64_t kMiB = 1 << 20;
 
 std::string Key(int i) { return "block-" + std::to_string(i); }
 
@@ -283,4 +283,5 @@ TEST_F(SmallFileSystemTest, AFullStoreStillRemovesAndOwesTheTombstones) {
 }
 
 }  // namespace
+}  // namespace ssd_store_space_test
 }  // namespace mooncake_tier::ssd_store_testing

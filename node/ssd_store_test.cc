@@ -14,6 +14,7 @@
 #include "node/ssd_store_test_fixture.h"
 
 namespace mooncake_tier {
+namespace ssd_store_test {
 namespace {
 
 using ssd_store_testing::AllDeviceKinds;
@@ -430,4 +431,5 @@ TEST_P(SsdStoreTest, ConcurrentReadersWritersAndCompaction) {
 INSTANTIATE_TEST_SUITE_P(Devices, SsdStoreTest, AllDeviceKinds(), KindName);
 
 }  // namespace
+}  // namespace ssd_store_test
 }  // namespace mooncake_tier

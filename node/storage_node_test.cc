@@ -13,15 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_units.h"
 #include "core/local_master.h"
 #include "core/master.h"
 #include "node/memory_ssd_device.h"
 #include "transport/in_process_transport.h"
 
 namespace mooncake_tier {
+namespace storage_node_test {
 namespace {
-
-constexpr uint64_t kMiB = 1 << 20;
 
 // A link to the master that passes every call on to `inner`; the links
 // below change one call each.
@@ -405,4 +405,5 @@ TEST_F(StorageNodeTest, NoStagingWithoutAnSsdStoreOrWhenTurnedOff) {
 }
 
 }  // namespace
+}  // namespace storage_node_test
 }  // namespace mooncake_tier

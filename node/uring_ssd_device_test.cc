@@ -15,6 +15,7 @@
 #include "node/memory_ssd_device.h"
 
 namespace mooncake_tier {
+namespace uring_ssd_device_test {
 namespace {
 
 enum class Kind { kMemory, kUring, kUringDirect, kSyscalls };
@@ -240,4 +241,5 @@ TEST(MemorySsdDeviceTest, ReopenSeesTheSameFilesAndInjectedFailures) {
 }
 
 }  // namespace
+}  // namespace uring_ssd_device_test
 }  // namespace mooncake_tier

@@ -8,6 +8,7 @@
 #include "rpc/master_methods.h"
 
 namespace mooncake_tier::rpc {
+namespace call_recorder_test {
 namespace {
 
 using std::chrono::microseconds;
@@ -92,4 +93,5 @@ TEST(CallRecorderTest, ConcurrentRecordsAllCount) {
 }
 
 }  // namespace
+}  // namespace call_recorder_test
 }  // namespace mooncake_tier::rpc

@@ -19,6 +19,7 @@
 #include "transport/ucx_worker.h"
 
 namespace mooncake_tier::rpc::service_test {
+namespace control_lane_test {
 namespace {
 
 constexpr char kTransports[] = "tcp";
@@ -426,4 +427,5 @@ TEST_F(ControlLaneTest, ManyThreadsShareOneLane) {
 }
 
 }  // namespace
+}  // namespace control_lane_test
 }  // namespace mooncake_tier::rpc::service_test

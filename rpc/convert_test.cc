@@ -7,6 +7,7 @@
 #include "rpc/status_convert.h"
 
 namespace mooncake_tier::rpc {
+namespace convert_test {
 namespace {
 
 using std::chrono::seconds;
@@ -430,4 +431,5 @@ TEST(ConvertTest, PromotionTasksRoundTrip) {
 }
 
 }  // namespace
+}  // namespace convert_test
 }  // namespace mooncake_tier::rpc

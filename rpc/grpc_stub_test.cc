@@ -18,6 +18,7 @@
 #include "tests/support/silent_master.h"
 
 namespace mooncake_tier::rpc {
+namespace grpc_stub_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -78,4 +79,5 @@ TEST(GrpcStubTest, BadOptionsAreRejected) {
 }
 
 }  // namespace
+}  // namespace grpc_stub_test
 }  // namespace mooncake_tier::rpc

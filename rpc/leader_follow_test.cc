@@ -22,6 +22,7 @@
 #include "tests/support/silent_listener.h"
 
 namespace mooncake_tier::rpc {
+namespace leader_follow_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -333,4 +334,5 @@ TEST(LeaderFollowTest, ACallThatOutlivedLeadershipIsRefused) {
 }
 
 }  // namespace
+}  // namespace leader_follow_test
 }  // namespace mooncake_tier::rpc

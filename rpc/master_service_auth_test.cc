@@ -21,6 +21,7 @@
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier::rpc {
+namespace master_service_auth_test {
 namespace {
 
 using testing::MasterHarness;
@@ -231,4 +232,5 @@ TEST_F(MasterServiceAuthTest, TheControlLaneIsOffAndItsCallsAreRefused) {
 }
 
 }  // namespace
+}  // namespace master_service_auth_test
 }  // namespace mooncake_tier::rpc

@@ -17,6 +17,7 @@
 #include "tests/support/silent_master.h"
 
 namespace mooncake_tier::rpc {
+namespace master_service_nodes_test {
 namespace {
 
 using testing::MasterHarness;
@@ -147,4 +148,5 @@ TEST(GrpcMasterLinkDeregisterTest, SilentMasterTimesOutWithinTheDeadline) {
 }
 
 }  // namespace
+}  // namespace master_service_nodes_test
 }  // namespace mooncake_tier::rpc

@@ -7,6 +7,7 @@
 #include "rpc/master_service_test_util.h"
 
 namespace mooncake_tier::rpc {
+namespace master_service_promotion_test {
 namespace {
 
 using namespace service_test;  // NOLINT(build/namespaces): test helpers
@@ -173,4 +174,5 @@ TEST_F(MasterServiceTest, ForcedGroupPromotionOverGrpcCommitsWhole) {
 }
 
 }  // namespace
+}  // namespace master_service_promotion_test
 }  // namespace mooncake_tier::rpc

@@ -19,6 +19,7 @@
 #include "rpc/status_convert.h"
 
 namespace mooncake_tier::rpc {
+namespace master_service_test {
 namespace {
 
 using namespace service_test;  // NOLINT(build/namespaces): test helpers
@@ -354,4 +355,5 @@ TEST_F(MasterServiceTest, MalformedRequestsAreRefusedAndServingGoesOn) {
 }
 
 }  // namespace
+}  // namespace master_service_test
 }  // namespace mooncake_tier::rpc

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_units.h"
 #include "grpcpp/completion_queue.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -87,8 +88,6 @@ inline Status PromotionFailure(MasterLink& link, NodeId node, TaskId task,
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::MasterHarness;
-
-constexpr uint64_t kMiB = 1 << 20;
 
 inline MasterConfig WriteThrough() {
   MasterConfig config = MasterHarness::DefaultConfig();

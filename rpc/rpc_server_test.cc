@@ -21,6 +21,7 @@
 #include "tests/support/master_harness.h"
 
 namespace mooncake_tier::rpc {
+namespace rpc_server_test {
 namespace {
 
 using service_test::CallWithBody;
@@ -175,4 +176,5 @@ TEST(RpcServerTest, PollerLimitsAreChecked) {
 }
 
 }  // namespace
+}  // namespace rpc_server_test
 }  // namespace mooncake_tier::rpc

@@ -28,6 +28,7 @@
 #include "tests/support/test_ca.h"
 
 namespace mooncake_tier::rpc {
+namespace tls_credentials_test {
 namespace {
 
 using testing::MasterHarness;
@@ -317,4 +318,5 @@ TEST_F(TlsPlaneTest, ABadReloadKeepsTheIdentityAndAGoodOneIsServedSoon) {
 }
 
 }  // namespace
+}  // namespace tls_credentials_test
 }  // namespace mooncake_tier::rpc

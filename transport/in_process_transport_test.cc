@@ -6,6 +6,7 @@
 #include <vector>
 
 namespace mooncake_tier {
+namespace in_process_transport_test {
 namespace {
 
 class FixedSsd : public SsdReadHandler {
@@ -102,4 +103,5 @@ TEST(InProcessTransportTest, StagingTailIsNotPublished) {
 }
 
 }  // namespace
+}  // namespace in_process_transport_test
 }  // namespace mooncake_tier

@@ -27,6 +27,7 @@
 #include "transport/ucx_transport.h"
 
 namespace mooncake_tier {
+namespace shm_transport_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -523,4 +524,5 @@ TEST_F(ShmTransportTest, MappingsStayWithinTheirBound) {
 }
 
 }  // namespace
+}  // namespace shm_transport_test
 }  // namespace mooncake_tier

@@ -32,6 +32,9 @@ class UcxRequestBatch {
  public:
   using Clock = std::chrono::steady_clock;
 
+  // A slot index no AddSlot returns: for callers' "no slot yet" entries.
+  static constexpr size_t kNoSlot = static_cast<size_t>(-1);
+
   // At most `capacity` slots.
   explicit UcxRequestBatch(size_t capacity);
   // REQUIRES: Finish() was called, or no tracked request is still held.

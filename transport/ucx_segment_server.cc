@@ -14,7 +14,6 @@
 namespace mooncake_tier {
 namespace {
 
-constexpr size_t kNoSlot = std::numeric_limits<size_t>::max();
 // Rejections decided on the progress thread and not yet sent; past this
 // many, further ones are dropped and those clients time out.
 constexpr size_t kMaxUnsentReplies = 256;
@@ -22,8 +21,6 @@ constexpr size_t kMaxUnsentReplies = 256;
 constexpr uint32_t kMaxBudgetMs = 10 * 60 * 1000;
 // A staging buffer grown past this is released after its request.
 constexpr size_t kKeptStagingBytes = size_t{8} << 20;
-// Staging ranges start on this boundary, so O_DIRECT reads land in them.
-constexpr uint64_t kStagingAlignment = 4096;
 // What one SSD thread takes from the queue for one pass (one call of the
 // handler, one submission to the device): requests, and the bytes they
 // name (a single larger request still goes alone).
@@ -105,17 +102,18 @@ Status UcxSegmentServer::Init(ucp_context_h context, std::byte* base,
   if (share_ != nullptr && staging_bytes > 0) {
     // Only same-host clients can copy out of the staging area.
     const uintptr_t tail = reinterpret_cast<uintptr_t>(base) + published;
-    const uintptr_t aligned =
-        (tail + kStagingAlignment - 1) & ~uintptr_t{kStagingAlignment - 1};
+    const uintptr_t aligned = (tail + kSsdReadStagingAlignment - 1) &
+                              ~uintptr_t{kSsdReadStagingAlignment - 1};
     staging_begin_ = aligned - reinterpret_cast<uintptr_t>(base);
-    if (staging_begin_ < size && size - staging_begin_ >= kStagingAlignment) {
+    if (staging_begin_ < size &&
+        size - staging_begin_ >= kSsdReadStagingAlignment) {
       // Faulted in before any request uses it: otherwise the first reads
       // into each page pay for allocating and zeroing it on the client's
       // clock.
       PopulatePages(base + staging_begin_, size - staging_begin_);
       MutexLock lock(&staging_mu_);
       staging_ = std::make_unique<SpaceAllocator>(size - staging_begin_,
-                                                  kStagingAlignment);
+                                                  kSsdReadStagingAlignment);
     }
   }
   for (int i = 0; i < options_.ssd_threads; ++i) {
@@ -610,9 +608,9 @@ void UcxSegmentServer::PutValues(const SsdReadRequest& request,
   const size_t n = request.ops.size();
   const std::string& address = request.header.reply_address;
   UcxRequestBatch batch(n + 1);
-  std::vector<size_t> slot_of(n, kNoSlot);
+  std::vector<size_t> slot_of(n, UcxRequestBatch::kNoSlot);
   std::vector<ucp_rkey_h> rkeys(n, nullptr);
-  size_t flush_slot = kNoSlot;
+  size_t flush_slot = UcxRequestBatch::kNoSlot;
   bool any_put = false;
   {
     MutexLock lock(&ucx_mu_);
@@ -647,7 +645,7 @@ void UcxSegmentServer::PutValues(const SsdReadRequest& request,
       worker_->Signal();
     }
   }
-  if (flush_slot == kNoSlot) return;
+  if (flush_slot == UcxRequestBatch::kNoSlot) return;
   const bool all_done =
       batch.WaitUntil(std::min(deadline, Clock::now() + options_.timeout));
   {
@@ -660,7 +658,7 @@ void UcxSegmentServer::PutValues(const SsdReadRequest& request,
   }
   const ucs_status_t flushed = batch.status(flush_slot);
   for (size_t i = 0; i < n; ++i) {
-    if (slot_of[i] == kNoSlot) continue;
+    if (slot_of[i] == UcxRequestBatch::kNoSlot) continue;
     ucs_status_t status = batch.status(slot_of[i]);
     if (status == UCS_OK) status = flushed;
     if (status == UCS_OK) continue;

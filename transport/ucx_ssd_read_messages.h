@@ -44,6 +44,9 @@ inline constexpr unsigned kSsdReadReplyAmId = 2;
 inline constexpr unsigned kSsdReadReleaseAmId = 3;
 
 inline constexpr uint32_t kMaxSsdReadOps = 4096;
+// A node's staging ranges for staged reads start on this boundary (so that
+// O_DIRECT reads land in them); a client sizes the area it asks for with it.
+inline constexpr uint64_t kSsdReadStagingAlignment = 4096;
 inline constexpr size_t kMaxSsdReadKeyBytes = 1024;
 inline constexpr size_t kMaxPackedKeyBytes = 4096;
 inline constexpr size_t kMaxWorkerAddressBytes = 64 * 1024;

@@ -5,6 +5,7 @@
 #include <string>
 
 namespace mooncake_tier {
+namespace ucx_ssd_read_messages_test {
 namespace {
 
 SsdReadRequest SampleRequest() {
@@ -267,4 +268,5 @@ TEST(UcxSsdReadMessagesTest, ReleaseRoundTripsAndIsStrict) {
 }
 
 }  // namespace
+}  // namespace ucx_ssd_read_messages_test
 }  // namespace mooncake_tier

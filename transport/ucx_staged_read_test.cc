@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/byte_units.h"
 #include "transport/shared_memory_file.h"
 #include "transport/ucx_segment_exporter.h"
 #include "transport/ucx_ssd_read_messages.h"
@@ -21,6 +22,7 @@
 #include "transport/ucx_transport.h"
 
 namespace mooncake_tier {
+namespace ucx_staged_read_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -30,7 +32,6 @@ using ucx_test::FakeSsd;
 using ucx_test::kTransports;
 using ucx_test::Pattern;
 
-constexpr uint64_t kMiB = 1 << 20;
 constexpr uint64_t kPublished = 4 * kMiB;
 constexpr uint64_t kStaging = 16 * kMiB;
 
@@ -451,4 +452,5 @@ TEST_F(StagedSsdReadTest, BadReleasesAreIgnoredAndServingGoesOn) {
 }
 
 }  // namespace
+}  // namespace ucx_staged_read_test
 }  // namespace mooncake_tier

@@ -12,6 +12,7 @@
 #include "ucs/debug/log_def.h"
 
 namespace mooncake_tier {
+namespace ucx_status_test {
 namespace {
 
 TEST(UcxStatusTest, ReasonsFollowTheStatus) {
@@ -52,4 +53,5 @@ TEST(UcxStatusTest, ALoggedWarningReachesTheErrorThroughTheLogHandler) {
 }
 
 }  // namespace
+}  // namespace ucx_status_test
 }  // namespace mooncake_tier

@@ -14,15 +14,11 @@ namespace mooncake_tier {
 namespace {
 
 using Clock = UcxRequestBatch::Clock;
-constexpr size_t kNoSlot = std::numeric_limits<size_t>::max();
 // Longest a staged read waits for its release to leave; past it the
 // endpoint is dropped (the node's lease frees the ranges instead).
 constexpr std::chrono::milliseconds kReleaseWait{100};
 // Nodes remembered as having no staging area, at most.
 constexpr size_t kMaxNoStagingNodes = 1024;
-// The node's staging ranges are this aligned (an upper bound of what a
-// request needs of its area).
-constexpr uint64_t kStagingAlignment = 4096;
 
 Status ValidateTransfer(const SegmentTransfer& op) {
   if (op.segment == nullptr) {
@@ -59,8 +55,9 @@ void IssueFlushes(const std::vector<ucp_ep_h>& ep_of,
                   std::vector<size_t>& flush_of) {
   absl::flat_hash_map<ucp_ep_h, size_t> flush_slot;
   for (size_t i = 0; i < ep_of.size(); ++i) {
-    if (slot_of[i] == kNoSlot) continue;
-    auto [it, inserted] = flush_slot.try_emplace(ep_of[i], kNoSlot);
+    if (slot_of[i] == UcxRequestBatch::kNoSlot) continue;
+    auto [it, inserted] =
+        flush_slot.try_emplace(ep_of[i], UcxRequestBatch::kNoSlot);
     if (inserted) {
       it->second = batch.AddSlot();
       const ucp_request_param_t param = batch.Param(it->second);
@@ -217,8 +214,8 @@ std::vector<Status> UcxTransport::Transfer(
   if (!shared.empty()) CopyShared<kWrite>(ops, shared, mapping_of, out);
   if (ucx_count == 0) return out;
   ucx_transfers_.fetch_add(ucx_count, std::memory_order_relaxed);
-  std::vector<size_t> slot_of(ops.size(), kNoSlot);
-  std::vector<size_t> flush_of(ops.size(), kNoSlot);
+  std::vector<size_t> slot_of(ops.size(), UcxRequestBatch::kNoSlot);
+  std::vector<size_t> flush_of(ops.size(), UcxRequestBatch::kNoSlot);
   // A write needs at most one flush per operation on top of the puts.
   UcxRequestBatch batch(kWrite ? 2 * ucx_count : ucx_count);
   // Registered buffers the operations come from, held until they finish.
@@ -276,9 +273,10 @@ std::vector<Status> UcxTransport::Transfer(
       // Force-closing cancels what is still in flight, so nothing touches
       // the caller's buffers after we return.
       for (size_t i = 0; i < ops.size(); ++i) {
-        if (slot_of[i] == kNoSlot) continue;
+        if (slot_of[i] == UcxRequestBatch::kNoSlot) continue;
         if (!batch.done(slot_of[i]) ||
-            (flush_of[i] != kNoSlot && !batch.done(flush_of[i]))) {
+            (flush_of[i] != UcxRequestBatch::kNoSlot &&
+             !batch.done(flush_of[i]))) {
           peers_->Drop(ops[i].segment->transport_address);
         }
       }
@@ -286,9 +284,9 @@ std::vector<Status> UcxTransport::Transfer(
     batch.Finish();
   }
   for (size_t i = 0; i < ops.size(); ++i) {
-    if (slot_of[i] == kNoSlot) continue;
+    if (slot_of[i] == UcxRequestBatch::kNoSlot) continue;
     ucs_status_t status = batch.status(slot_of[i]);
-    if (status == UCS_OK && flush_of[i] != kNoSlot) {
+    if (status == UCS_OK && flush_of[i] != UcxRequestBatch::kNoSlot) {
       status = batch.status(flush_of[i]);
     }
     if (status == UCS_OK) continue;
@@ -415,8 +413,8 @@ bool UcxTransport::ReadSsdStaged(const SegmentEndpoint& node,
     }
     request.ops.push_back({std::string(op.key), op.buffer.size(), 0, {}});
     sent.push_back(i);
-    needed += (op.buffer.size() + kStagingAlignment - 1) / kStagingAlignment *
-              kStagingAlignment;
+    needed += (op.buffer.size() + kSsdReadStagingAlignment - 1) /
+              kSsdReadStagingAlignment * kSsdReadStagingAlignment;
   }
   if (sent.empty()) return true;
   if (needed > reachable - node.size) {

@@ -58,6 +58,7 @@
 #endif
 
 namespace mooncake_tier {
+namespace ucx_transport_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -488,4 +489,5 @@ TEST(UcxTunedSettingsTest, AppliedUnlessTheEnvironmentSetsThem) {
 }
 
 }  // namespace
+}  // namespace ucx_transport_test
 }  // namespace mooncake_tier

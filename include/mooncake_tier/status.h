@@ -95,6 +95,10 @@ class [[nodiscard]] Status {
   [[gnu::cold]] Status(ErrorReason reason, std::string message);
 
   static Status Ok() { return Status(); }
+  // INVALID_ARGUMENT with `message`: the caller's input is wrong.
+  [[gnu::cold]] static Status InvalidArgument(std::string message) {
+    return Status(ErrorReason::kInvalidArgument, std::move(message));
+  }
 
   bool ok() const { return reason_ == ErrorReason::kNone; }
   ErrorReason reason() const { return reason_; }

@@ -44,6 +44,7 @@
 #include "transport/ucx_transport.h"
 
 namespace mooncake_tier::testing {
+namespace failover_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -630,4 +631,5 @@ TEST_F(FailoverTest, NodeRestartedDuringAFailover) {
 }
 
 }  // namespace
+}  // namespace failover_test
 }  // namespace mooncake_tier::testing

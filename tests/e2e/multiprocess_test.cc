@@ -30,6 +30,7 @@
 #include "tests/support/tierd_process.h"
 
 namespace mooncake_tier::testing {
+namespace multiprocess_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -401,4 +402,5 @@ TEST_F(MultiProcessTest, MasterRestartKeepsTheDramTier) {
 }
 
 }  // namespace
+}  // namespace multiprocess_test
 }  // namespace mooncake_tier::testing

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_units.h"
 #include "core/master.h"
 #include "tests/support/master_harness.h"
 
@@ -28,7 +29,6 @@ using Rng = std::mt19937_64;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr uint64_t kKiB = 1024;
 constexpr int kSteps = 1000;
 constexpr int kFullReadEvery = 25;
 constexpr int kUngroupedKeys = 24;

@@ -34,6 +34,7 @@
 #include "tests/integration/group_property_run.h"
 
 namespace mooncake_tier::group_property {
+namespace group_property_test {
 namespace {
 
 const uint64_t kSeeds[] = {11, 23, 37, 51};
@@ -85,4 +86,5 @@ TEST(GroupPropertyTest, OffloadWriteThrough) {
 TEST(GroupPropertyTest, OffloadOnEvict) { RunMode(OffloadMode::kOnEvict); }
 
 }  // namespace
+}  // namespace group_property_test
 }  // namespace mooncake_tier::group_property

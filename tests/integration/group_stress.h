@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "base/byte_units.h"
 #include "base/mutex.h"
 #include "core/master.h"
 #include "tests/support/master_harness.h"
@@ -43,7 +44,6 @@ constexpr int kGroups = 2400;
 #else
 constexpr int kGroups = 4000;
 #endif
-constexpr uint64_t kKiB = 1024;
 constexpr int kClients = 4;
 // Ops of each client per round of simulated time: client op n waits for
 // round n / kOpsPerRound (see `rounds_`).

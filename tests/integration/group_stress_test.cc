@@ -39,6 +39,7 @@
 #include <string_view>
 
 namespace mooncake_tier::group_stress {
+namespace group_stress_test {
 namespace {
 
 void RunStress(OffloadMode mode, GroupRemovePolicy policy) {
@@ -85,4 +86,5 @@ TEST(GroupStressTest, WriteThroughRemovingMembers) {
 }
 
 }  // namespace
+}  // namespace group_stress_test
 }  // namespace mooncake_tier::group_stress

@@ -22,6 +22,7 @@
 #include "tests/support/grpc_cluster.h"
 
 namespace mooncake_tier::testing {
+namespace grpc_client_conformance_test {
 namespace {
 
 // A GrpcCluster (master + nodes "n1", "n2") with one client.
@@ -177,4 +178,5 @@ TEST(RemoteClientTest, BadOptionsAreRefused) {
 }
 
 }  // namespace
+}  // namespace grpc_client_conformance_test
 }  // namespace mooncake_tier::testing

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "base/byte_units.h"
 #include "base/mutex.h"
 #include "core/master.h"
 #include "tests/support/master_harness.h"
@@ -53,7 +54,6 @@ constexpr bool kSanitized = true;
 constexpr bool kSanitized = false;
 #endif
 
-constexpr uint64_t kKiB = 1024;
 constexpr int kKeys = 600;  // ~8.5 KiB each: ~5 MiB, twice DRAM + SSD
 constexpr int kClients = 3;
 constexpr int kClientOps = kSanitized ? 16000 : 40000;

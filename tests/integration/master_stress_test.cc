@@ -49,6 +49,7 @@
 #include "tests/support/round_barrier.h"
 
 namespace mooncake_tier {
+namespace master_stress_test {
 namespace {
 class StressRun {
  public:
@@ -553,4 +554,5 @@ TEST(MasterStressTest, WriteThroughUnderConcurrentClientsNodesAndBackground) {
 }
 
 }  // namespace
+}  // namespace master_stress_test
 }  // namespace mooncake_tier

@@ -25,6 +25,7 @@
 #include "tests/support/tierd_process.h"
 
 namespace mooncake_tier::testing {
+namespace node_deregister_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -161,4 +162,5 @@ TEST_F(NodeDeregisterTest, KilledNodeIsStillKnownUntilNodeTtl) {
 }
 
 }  // namespace
+}  // namespace node_deregister_test
 }  // namespace mooncake_tier::testing

@@ -21,6 +21,7 @@
 
 #include "admin_server/admin_server.h"
 #include "admin_server/master_admin_facade.h"
+#include "base/byte_units.h"
 #include "metrics/master_metrics.h"
 #include "metrics/text_exposition.h"
 #include "rpc/call_recorder.h"
@@ -30,7 +31,6 @@
 
 namespace mooncake_tier::testing::tierctl {
 
-constexpr uint64_t kMiB = 1 << 20;
 constexpr uint64_t kObj = 4096;
 
 class TierctlAdminTest : public ::testing::Test {

@@ -23,6 +23,7 @@
 #include "tests/support/run_command.h"
 
 namespace mooncake_tier::testing {
+namespace tierctl_admin_test {
 namespace {
 
 using namespace tierctl;  // NOLINT(build/namespaces): test helpers
@@ -480,4 +481,5 @@ TEST_F(TierctlAdminTest, MetricsFiltersFamiliesByRegex) {
 }
 
 }  // namespace
+}  // namespace tierctl_admin_test
 }  // namespace mooncake_tier::testing

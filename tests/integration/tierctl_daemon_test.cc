@@ -21,6 +21,7 @@
 #include "tests/support/tierd_process.h"
 
 namespace mooncake_tier::testing {
+namespace tierctl_daemon_test {
 namespace {
 
 using namespace tierctl;  // NOLINT(build/namespaces): test helpers
@@ -251,4 +252,5 @@ TEST(TierctlDaemonTest, EveryPlaneOverTls) {
 #endif  // MT_TIERD_PATH
 
 }  // namespace
+}  // namespace tierctl_daemon_test
 }  // namespace mooncake_tier::testing

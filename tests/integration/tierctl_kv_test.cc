@@ -24,6 +24,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace mooncake_tier::testing {
+namespace tierctl_kv_test {
 namespace {
 
 constexpr int kOk = 0;
@@ -397,4 +398,5 @@ TEST_F(TierctlKvTest, WithoutItsKvBinaryKvFailsSayingWhatToBuild) {
 }
 
 }  // namespace
+}  // namespace tierctl_kv_test
 }  // namespace mooncake_tier::testing

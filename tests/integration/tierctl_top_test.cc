@@ -18,6 +18,7 @@
 #include "tests/support/run_command.h"
 
 namespace mooncake_tier::testing {
+namespace tierctl_top_test {
 namespace {
 
 using namespace tierctl;  // NOLINT(build/namespaces): test helpers
@@ -164,4 +165,5 @@ TEST(TierctlTopTest, ASlowReadDoesNotCauseABurst) {
 }
 
 }  // namespace
+}  // namespace tierctl_top_test
 }  // namespace mooncake_tier::testing

@@ -19,6 +19,7 @@
 #include "tests/support/subprocess.h"
 
 namespace mooncake_tier::testing {
+namespace tierctl_usage_test {
 namespace {
 
 using namespace tierctl;  // NOLINT(build/namespaces): test helpers
@@ -147,4 +148,5 @@ TEST_F(TierctlAdminTest, HelpListsTheCommandGroups) {
 }
 
 }  // namespace
+}  // namespace tierctl_usage_test
 }  // namespace mooncake_tier::testing

@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/byte_units.h"
 #include "httplib.h"
 #include "mooncake_tier/client.h"
 #include "mooncake_tier/remote_client.h"
@@ -46,14 +47,12 @@
 #include "tests/support/tierd_process.h"
 
 namespace mooncake_tier::testing {
+namespace tiering_pipeline_test {
 namespace {
 
 using json = nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-constexpr uint64_t kKiB = 1024;
-constexpr uint64_t kMiB = 1024 * kKiB;
 
 // The bytes of `key`: a function of the key alone, so any read is checked
 // without keeping what was put.
@@ -579,4 +578,5 @@ TEST_F(TieringPipelineTest, SsdOnATinyFileSystemIsAStateNotAWedge) {
 }
 
 }  // namespace
+}  // namespace tiering_pipeline_test
 }  // namespace mooncake_tier::testing
