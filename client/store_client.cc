@@ -125,9 +125,17 @@ std::vector<Status> StoreClient::PutBatch(std::span<const PutItem> items) {
 
 std::vector<Status> StoreClient::PutItems(std::span<const PutItem> items) {
   std::vector<Status> out(items.size());
-  std::vector<PutStartRequest> requests;
-  std::vector<size_t> request_item;
-  requests.reserve(items.size());
+  PendingPuts batch = StartPuts(items, out);
+  PlanPutWrites(items, batch, out);
+  const std::vector<Status> written = transport_->Write(batch.writes);
+  EndPuts(items, batch, written, out);
+  return out;
+}
+
+StoreClient::PendingPuts StoreClient::StartPuts(std::span<const PutItem> items,
+                                                std::vector<Status>& out) {
+  PendingPuts batch;
+  batch.requests.reserve(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     const PutItem& item = items[i];
     if (!item.parts.empty() && !item.value.empty()) {
@@ -137,57 +145,58 @@ std::vector<Status> StoreClient::PutItems(std::span<const PutItem> items) {
     }
     uint64_t size = item.value.size();
     for (std::span<const std::byte> part : item.parts) size += part.size();
-    requests.push_back({item.key, size, item.options, id_});
-    request_item.push_back(i);
+    batch.requests.push_back({item.key, size, item.options, id_});
+    batch.request_item.push_back(i);
   }
   // A grant's window counts from here: never later than the master's own
   // start of it, whatever the clocks of the two hosts say.
-  const auto sent = std::chrono::steady_clock::now();
-  std::vector<Result<ReplicaDescriptor>> placed = master_->PutStart(requests);
+  batch.sent = std::chrono::steady_clock::now();
+  batch.placed = master_->PutStart(batch.requests);
+  return batch;
+}
 
-  // Write every placed value into its node's segment, a gathered value as
+void StoreClient::PlanPutWrites(std::span<const PutItem> items,
+                                PendingPuts& batch, std::vector<Status>& out) {
+  // Every placed value goes into its node's segment, a gathered value as
   // one transfer per part at consecutive offsets.
-  std::vector<std::shared_ptr<const Endpoint>> pinned_endpoints;
-  std::vector<SegmentTransfer> writes;
-  std::vector<size_t> write_request;  // per write
-  std::vector<std::string> late_grants;
-  for (size_t r = 0; r < requests.size(); ++r) {
-    const PutItem& item = items[request_item[r]];
-    Status& status = out[request_item[r]];
-    if (!placed[r].ok()) {
-      status = placed[r].status();
+  for (size_t r = 0; r < batch.requests.size(); ++r) {
+    const PutItem& item = items[batch.request_item[r]];
+    Status& status = out[batch.request_item[r]];
+    const Result<ReplicaDescriptor>& placed = batch.placed[r];
+    if (!placed.ok()) {
+      status = placed.status();
       continue;
     }
-    Result<std::shared_ptr<const Endpoint>> ep = EndpointOf(placed[r]->node);
+    Result<std::shared_ptr<const Endpoint>> ep = EndpointOf(placed->node);
     if (!ep.ok()) {
       status = ep.status();
       continue;
     }
     // Past its grant's window the range may be another put's already (the
     // put was revoked, or a new master handed it out): write nothing.
-    const auto window = std::chrono::milliseconds(placed[r]->write_within_ms);
-    if (std::chrono::steady_clock::now() >= sent + window) {
+    const auto window = std::chrono::milliseconds(placed->write_within_ms);
+    if (std::chrono::steady_clock::now() >= batch.sent + window) {
       status =
           Status(ErrorReason::kTimeout,
                  "the put's grant ran out (" + std::to_string(window.count()) +
                      " ms) before its write could start; nothing was "
                      "written");
-      late_grants.push_back(item.key);
+      batch.late_grants.push_back(item.key);
       continue;
     }
-    pinned_endpoints.push_back(*ep);
+    batch.pinned_endpoints.push_back(*ep);
     // The transport only reads from a write's local buffer.
     const auto add_write = [&](std::span<const std::byte> bytes,
                                uint64_t offset) {
       std::span<std::byte> local(const_cast<std::byte*>(bytes.data()),
                                  bytes.size());
-      writes.push_back({&(*ep)->segment, offset, local});
-      write_request.push_back(r);
+      batch.writes.push_back({&(*ep)->segment, offset, local});
+      batch.write_request.push_back(r);
     };
     if (item.parts.empty()) {
-      add_write(item.value, placed[r]->offset);
+      add_write(item.value, placed->offset);
     } else {
-      uint64_t offset = placed[r]->offset;
+      uint64_t offset = placed->offset;
       for (std::span<const std::byte> part : item.parts) {
         if (part.empty()) continue;
         add_write(part, offset);
@@ -195,26 +204,29 @@ std::vector<Status> StoreClient::PutItems(std::span<const PutItem> items) {
       }
     }
   }
-  std::vector<Status> written = transport_->Write(writes);
+}
 
+void StoreClient::EndPuts(std::span<const PutItem> items, PendingPuts& batch,
+                          std::span<const Status> written,
+                          std::vector<Status>& out) {
   // A request's first failed write fails it.
-  std::vector<Status> write_status(requests.size());
-  for (size_t w = 0; w < writes.size(); ++w) {
-    Status& s = write_status[write_request[w]];
+  std::vector<Status> write_status(batch.requests.size());
+  for (size_t w = 0; w < batch.writes.size(); ++w) {
+    Status& s = write_status[batch.write_request[w]];
     if (s.ok() && !written[w].ok()) s = written[w];
   }
-  std::vector<std::string> to_end, to_revoke = std::move(late_grants);
+  std::vector<std::string> to_end, to_revoke = std::move(batch.late_grants);
   std::vector<size_t> end_item;
-  for (size_t r = 0; r < requests.size(); ++r) {
-    if (!placed[r].ok() || !out[request_item[r]].ok()) continue;
-    const size_t i = request_item[r];
+  for (size_t r = 0; r < batch.requests.size(); ++r) {
+    const size_t i = batch.request_item[r];
+    if (!batch.placed[r].ok() || !out[i].ok()) continue;
     if (write_status[r].ok()) {
       to_end.push_back(items[i].key);
       end_item.push_back(i);
     } else {
       out[i] = write_status[r];
       to_revoke.push_back(items[i].key);
-      Forget(placed[r]->node);
+      Forget(batch.placed[r]->node);
     }
   }
   if (!to_revoke.empty()) {
@@ -222,7 +234,6 @@ std::vector<Status> StoreClient::PutItems(std::span<const PutItem> items) {
   }
   std::vector<Status> ended = master_->PutEnd(id_, to_end);
   for (size_t e = 0; e < ended.size(); ++e) out[end_item[e]] = ended[e];
-  return out;
 }
 
 void StoreClient::ReadAll(std::span<PlannedRead> reads) {
@@ -233,95 +244,100 @@ void StoreClient::ReadAll(std::span<PlannedRead> reads) {
     r.status = Status(ErrorReason::kUnavailable, "no replica could be read");
   }
   for (size_t round = 0;; ++round) {
-    // Records the outcome of an attempt; the last replica's error sticks.
-    const auto settle = [&](PlannedRead& r, Status s) {
-      const ReplicaDescriptor& replica = r.replicas->replicas[round];
-      if (s.reason() == ErrorReason::kUnavailable) Forget(replica.node);
-      if (s.ok() || round + 1 == r.replicas->replicas.size()) r.status = s;
-    };
-    std::vector<std::shared_ptr<const Endpoint>> held;
-    std::vector<SegmentTransfer> dram_ops;
-    std::vector<PlannedRead*> dram_reads;
-    // By node: its segment endpoint (held above) and its reads.
-    absl::flat_hash_map<std::string, std::pair<const SegmentEndpoint*,
-                                               std::vector<PlannedRead*>>>
-        ssd_reads;
-    bool any = false;
-    for (PlannedRead& r : reads) {
-      if (r.status.ok() || round >= r.replicas->replicas.size()) continue;
-      any = true;
-      const ReplicaDescriptor& replica = r.replicas->replicas[round];
-      Result<std::shared_ptr<const Endpoint>> ep = EndpointOf(replica.node);
-      if (!ep.ok()) {
-        settle(r, ep.status());
-        continue;
-      }
-      held.push_back(*ep);
-      if (replica.tier == Tier::kMemory) {
-        if (r.parts.empty()) {
-          dram_ops.push_back({&(*ep)->segment, replica.offset, r.buffer});
-          dram_reads.push_back(&r);
-        }
-        uint64_t offset = replica.offset;
-        for (std::span<std::byte> part : r.parts) {
-          dram_ops.push_back({&(*ep)->segment, offset, part});
-          dram_reads.push_back(&r);
-          offset += part.size();
-        }
-      } else {
-        auto& [segment, group] = ssd_reads[(*ep)->segment.transport_address];
-        segment = &(*ep)->segment;
-        group.push_back(&r);
+    ReadRound plan;
+    if (!PlanReadRound(reads, round, plan)) return;
+    if (!plan.dram_ops.empty()) ReadDram(plan, round);
+    for (auto& [address, node] : plan.ssd_reads) {
+      ReadSsd(*node.first, node.second, round);
+    }
+  }
+}
+
+void StoreClient::SettleRead(PlannedRead& r, size_t round, Status s) {
+  const ReplicaDescriptor& replica = r.replicas->replicas[round];
+  if (s.reason() == ErrorReason::kUnavailable) Forget(replica.node);
+  if (s.ok() || round + 1 == r.replicas->replicas.size()) r.status = s;
+}
+
+bool StoreClient::PlanReadRound(std::span<PlannedRead> reads, size_t round,
+                                ReadRound& plan) {
+  bool any = false;
+  for (PlannedRead& r : reads) {
+    if (r.status.ok() || round >= r.replicas->replicas.size()) continue;
+    any = true;
+    const ReplicaDescriptor& replica = r.replicas->replicas[round];
+    Result<std::shared_ptr<const Endpoint>> ep = EndpointOf(replica.node);
+    if (!ep.ok()) {
+      SettleRead(r, round, ep.status());
+      continue;
+    }
+    plan.held.push_back(*ep);
+    if (replica.tier != Tier::kMemory) {
+      auto& [segment, group] = plan.ssd_reads[(*ep)->segment.transport_address];
+      segment = &(*ep)->segment;
+      group.push_back(&r);
+      continue;
+    }
+    if (r.parts.empty()) {
+      plan.dram_ops.push_back({&(*ep)->segment, replica.offset, r.buffer});
+      plan.dram_reads.push_back(&r);
+    }
+    uint64_t offset = replica.offset;
+    for (std::span<std::byte> part : r.parts) {
+      plan.dram_ops.push_back({&(*ep)->segment, offset, part});
+      plan.dram_reads.push_back(&r);
+      offset += part.size();
+    }
+  }
+  return any;
+}
+
+void StoreClient::ReadDram(ReadRound& plan, size_t round) {
+  std::vector<Status> done = transport_->Read(plan.dram_ops);
+  // A scattered read's parts are adjacent: its first failure settles it.
+  for (size_t i = 0; i < done.size();) {
+    PlannedRead& r = *plan.dram_reads[i];
+    Status s = done[i];
+    for (++i; i < done.size() && plan.dram_reads[i] == &r; ++i) {
+      if (s.ok()) s = done[i];
+    }
+    SettleRead(r, round, s);
+  }
+}
+
+void StoreClient::ReadSsd(const SegmentEndpoint& segment,
+                          std::span<PlannedRead* const> group, size_t round) {
+  std::vector<SsdReadTransfer> ops;
+  ops.reserve(group.size());
+  // The node writes one contiguous value: a scattered read lands in a
+  // staging buffer first.
+  std::vector<std::vector<std::byte>> staged(group.size());
+  for (size_t i = 0; i < group.size(); ++i) {
+    PlannedRead* r = group[i];
+    if (r->parts.empty()) {
+      ops.push_back({r->key, r->buffer});
+      continue;
+    }
+    uint64_t size = 0;
+    for (std::span<std::byte> part : r->parts) size += part.size();
+    staged[i].resize(size);
+    ops.push_back({r->key, staged[i]});
+  }
+  std::vector<Result<uint64_t>> done = transport_->ReadSsd(segment, ops);
+  for (size_t i = 0; i < done.size(); ++i) {
+    Status s = done[i].status();
+    if (s.ok() && *done[i] != ops[i].buffer.size()) {
+      s = Status(ErrorReason::kInternal,
+                 "SSD copy has a different size than the object");
+    }
+    if (s.ok() && !group[i]->parts.empty()) {
+      const std::byte* from = staged[i].data();
+      for (std::span<std::byte> part : group[i]->parts) {
+        std::memcpy(part.data(), from, part.size());
+        from += part.size();
       }
     }
-    if (!any) return;
-    if (!dram_ops.empty()) {
-      std::vector<Status> done = transport_->Read(dram_ops);
-      // A scattered read's parts are adjacent: its first failure settles it.
-      for (size_t i = 0; i < done.size();) {
-        PlannedRead& r = *dram_reads[i];
-        Status s = done[i];
-        for (++i; i < done.size() && dram_reads[i] == &r; ++i) {
-          if (s.ok()) s = done[i];
-        }
-        settle(r, s);
-      }
-    }
-    for (auto& [address, node] : ssd_reads) {
-      const auto& [segment, group] = node;
-      std::vector<SsdReadTransfer> ops;
-      ops.reserve(group.size());
-      // The node writes one contiguous value: a scattered read lands in a
-      // staging buffer first.
-      std::vector<std::vector<std::byte>> staged(group.size());
-      for (size_t i = 0; i < group.size(); ++i) {
-        PlannedRead* r = group[i];
-        if (r->parts.empty()) {
-          ops.push_back({r->key, r->buffer});
-          continue;
-        }
-        uint64_t size = 0;
-        for (std::span<std::byte> part : r->parts) size += part.size();
-        staged[i].resize(size);
-        ops.push_back({r->key, staged[i]});
-      }
-      std::vector<Result<uint64_t>> done = transport_->ReadSsd(*segment, ops);
-      for (size_t i = 0; i < done.size(); ++i) {
-        Status s = done[i].status();
-        if (s.ok() && *done[i] != ops[i].buffer.size()) {
-          s = Status(ErrorReason::kInternal,
-                     "SSD copy has a different size than the object");
-        }
-        if (s.ok() && !group[i]->parts.empty()) {
-          const std::byte* from = staged[i].data();
-          for (std::span<std::byte> part : group[i]->parts) {
-            std::memcpy(part.data(), from, part.size());
-            from += part.size();
-          }
-        }
-        settle(*group[i], s);
-      }
-    }
+    SettleRead(*group[i], round, s);
   }
 }
 

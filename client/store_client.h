@@ -13,8 +13,10 @@
 // Thread safety: thread-safe; node endpoints are cached under a mutex.
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -133,14 +135,65 @@ class StoreClient final : public Client {
   // the lookup was sent.
   void CacheLocation(const std::string& key, const ObjectReplicas& list,
                      TimePoint sent, uint64_t invalidations);
-  // Reads every planned item, trying each replica in order.
+  // Reads every planned item, trying each replica in order: round n reads
+  // replica n of every item not read yet.
   void ReadAll(std::span<PlannedRead> reads);
+  // One round of ReadAll: what it reads from DRAM, one transport batch, and
+  // from SSD, by node.
+  struct ReadRound {
+    // Held until the round is done: the segments its reads name.
+    std::vector<std::shared_ptr<const Endpoint>> held;
+    std::vector<SegmentTransfer> dram_ops;
+    std::vector<PlannedRead*> dram_reads;  // per op: its read
+    // By node address: its segment endpoint and its reads.
+    absl::flat_hash_map<std::string, std::pair<const SegmentEndpoint*,
+                                               std::vector<PlannedRead*>>>
+        ssd_reads;
+  };
+  // The outcome `s` of reading `r`'s replica `round`: a success, or the
+  // last replica's error, sticks; an unreachable node is forgotten.
+  void SettleRead(PlannedRead& r, size_t round, Status s);
+  // Fills `plan` with the unfinished reads' replica `round` (settling those
+  // whose node cannot be reached). False when no read was left to try.
+  bool PlanReadRound(std::span<PlannedRead> reads, size_t round,
+                     ReadRound& plan);
+  void ReadDram(ReadRound& plan, size_t round);
+  // The SSD reads of one node, in one request to it.
+  void ReadSsd(const SegmentEndpoint& segment,
+               std::span<PlannedRead* const> group, size_t round);
   // The reads of `lists` are done: their leases may end.
   void ReleaseLeases(std::span<const std::string> keys,
                      std::span<const Result<ObjectReplicas>> lists);
   // Forgets cached locations of keys this client rewrote or removed.
   void Invalidate(std::span<const std::string> keys);
+  // Puts `items` in one batch, in three steps: StartPuts asks the master
+  // for room, PlanPutWrites turns the grants into transfers, and after the
+  // transport wrote them EndPuts completes what was written and gives back
+  // what was not. Per item: OK or why not.
   std::vector<Status> PutItems(std::span<const PutItem> items);
+  struct PendingPuts {
+    std::vector<PutStartRequest> requests;          // the well-formed items'
+    std::vector<size_t> request_item;               // per request: its item
+    std::chrono::steady_clock::time_point sent;     // before PutStart
+    std::vector<Result<ReplicaDescriptor>> placed;  // per request
+    // Held until the writes are done: the segments they name.
+    std::vector<std::shared_ptr<const Endpoint>> pinned_endpoints;
+    std::vector<SegmentTransfer> writes;
+    std::vector<size_t> write_request;     // per write: its request
+    std::vector<std::string> late_grants;  // keys whose grant ran out
+  };
+  // Checks each item (out[i] says why one is malformed) and sends one
+  // PutStart for the rest.
+  PendingPuts StartPuts(std::span<const PutItem> items,
+                        std::vector<Status>& out);
+  // The transfers of every request that was placed, on a node this client
+  // can reach, within its grant; out[i] says why an item has none.
+  void PlanPutWrites(std::span<const PutItem> items, PendingPuts& batch,
+                     std::vector<Status>& out);
+  // PutEnd for the requests whose every write succeeded, PutRevoke for the
+  // rest that were placed; out[i] takes the outcome.
+  void EndPuts(std::span<const PutItem> items, PendingPuts& batch,
+               std::span<const Status> written, std::vector<Status>& out);
 
   // Set when the client owns them; declared first so they outlive use.
   const std::unique_ptr<MasterApi> owned_master_;
