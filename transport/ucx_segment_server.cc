@@ -351,63 +351,88 @@ void UcxSegmentServer::ServeLoop() {
 
 void UcxSegmentServer::ServePass(std::span<QueuedRead> reads,
                                  std::vector<std::byte>& staging) {
-  // Each request's part of the pass: its transfers are
-  // transfers[first, first + count); its staging ranges (staged) or its
-  // offset in `staging` (unstaged).
-  struct Part {
-    SsdReadReply reply;
-    bool active = false;
-    size_t first = 0;
-    size_t count = 0;
-    std::vector<std::pair<uint64_t, uint64_t>> ranges;
-    uint64_t at = 0;
-  };
-  std::vector<Part> parts(reads.size());
+  std::vector<PassPart> parts(reads.size());
   uint64_t unstaged_bytes = 0;
   for (size_t r = 0; r < reads.size(); ++r) {
-    const SsdReadRequest& request = reads[r].request;
-    Part& part = parts[r];
-    part.reply.request_id = request.header.request_id;
-    const uint64_t total = RequestBytes(request);
-    if (!request.header.staged() && total > options_.max_ssd_request_bytes) {
-      part.reply.status = Status(
-          ErrorReason::kInvalidArgument,
-          "SSD read request names more buffer bytes than the node's limit of " +
-              std::to_string(options_.max_ssd_request_bytes));
-      continue;
-    }
-    if (ssd_ == nullptr) {
-      part.reply.status = Status(ErrorReason::kUnavailable,
-                                 "segment '" + name_ + "' serves no SSD reads");
-      continue;
-    }
-    if (Clock::now() >= reads[r].deadline) {
-      // It waited in the queue past the client's budget: not worth a read.
-      part.reply.status = Status(ErrorReason::kTimeout,
-                                 "SSD read waited past the client's deadline");
-      continue;
-    }
-    if (request.header.staged()) {
-      Result<std::vector<std::pair<uint64_t, uint64_t>>> ranges =
-          AllocateStaging(request);
-      if (!ranges.ok()) {
-        part.reply.status = ranges.status();
-        part.reply.staging_refused = true;
-        continue;
-      }
-      part.ranges = std::move(*ranges);
-      part.active = true;
-      continue;
-    }
-    part.at = unstaged_bytes;
-    unstaged_bytes += total;  // one unstaged request per pass: <= the limit
-    part.active = true;
+    AdmitRead(reads[r], parts[r], unstaged_bytes);
   }
   // Sized once, before any span into it is taken.
   staging.resize(unstaged_bytes);
+  std::vector<SsdReadTransfer> transfers = PassTransfers(reads, parts, staging);
+  std::vector<Result<uint64_t>> results;
+  if (!transfers.empty()) results = ssd_->ServeSsdReads(transfers);
+  const bool shaped = results.size() == transfers.size();
+  // A pass is staged requests only, or one unstaged request (ServeLoop).
+  for (size_t r = 0; r < reads.size(); ++r) {
+    const QueuedRead& read = reads[r];
+    PassPart& part = parts[r];
+    if (part.active) {
+      std::span<Result<uint64_t>> mine;
+      if (shaped) mine = std::span(results).subspan(part.first, part.count);
+      const std::span<const SsdReadTransfer> theirs =
+          std::span<const SsdReadTransfer>(transfers).subspan(part.first,
+                                                              part.count);
+      if (read.request.header.staged()) {
+        FinishStaged(read, part.ranges, theirs, mine, shaped, part.reply);
+      } else {
+        FinishUnstaged(read, theirs, mine, shaped,
+                       std::span<const std::byte>(staging).subspan(
+                           part.at, RequestBytes(read.request)),
+                       part.reply);
+      }
+    }
+    MutexLock lock(&ucx_mu_);
+    QueueReply(read.request.header.reply_address, part.reply);
+    worker_->Signal();
+  }
+}
+
+void UcxSegmentServer::AdmitRead(const QueuedRead& read, PassPart& part,
+                                 uint64_t& unstaged_bytes) {
+  const SsdReadRequest& request = read.request;
+  part.reply.request_id = request.header.request_id;
+  const uint64_t total = RequestBytes(request);
+  if (!request.header.staged() && total > options_.max_ssd_request_bytes) {
+    part.reply.status = Status(
+        ErrorReason::kInvalidArgument,
+        "SSD read request names more buffer bytes than the node's limit of " +
+            std::to_string(options_.max_ssd_request_bytes));
+    return;
+  }
+  if (ssd_ == nullptr) {
+    part.reply.status = Status(ErrorReason::kUnavailable,
+                               "segment '" + name_ + "' serves no SSD reads");
+    return;
+  }
+  if (Clock::now() >= read.deadline) {
+    // It waited in the queue past the client's budget: not worth a read.
+    part.reply.status = Status(ErrorReason::kTimeout,
+                               "SSD read waited past the client's deadline");
+    return;
+  }
+  if (request.header.staged()) {
+    Result<std::vector<std::pair<uint64_t, uint64_t>>> ranges =
+        AllocateStaging(request);
+    if (!ranges.ok()) {
+      part.reply.status = ranges.status();
+      part.reply.staging_refused = true;
+      return;
+    }
+    part.ranges = std::move(*ranges);
+    part.active = true;
+    return;
+  }
+  part.at = unstaged_bytes;
+  unstaged_bytes += total;  // one unstaged request per pass: <= the limit
+  part.active = true;
+}
+
+std::vector<SsdReadTransfer> UcxSegmentServer::PassTransfers(
+    std::span<const QueuedRead> reads, std::span<PassPart> parts,
+    std::vector<std::byte>& staging) {
   std::vector<SsdReadTransfer> transfers;
   for (size_t r = 0; r < reads.size(); ++r) {
-    Part& part = parts[r];
+    PassPart& part = parts[r];
     if (!part.active) continue;
     const SsdReadRequest& request = reads[r].request;
     part.first = transfers.size();
@@ -429,32 +454,7 @@ void UcxSegmentServer::ServePass(std::span<QueuedRead> reads,
       transfers.push_back(SsdReadTransfer{op.key, buffer});
     }
   }
-  std::vector<Result<uint64_t>> results;
-  if (!transfers.empty()) results = ssd_->ServeSsdReads(transfers);
-  const bool shaped = results.size() == transfers.size();
-  // A pass is staged requests only, or one unstaged request (ServeLoop).
-  for (size_t r = 0; r < reads.size(); ++r) {
-    const QueuedRead& read = reads[r];
-    Part& part = parts[r];
-    if (part.active) {
-      std::span<Result<uint64_t>> mine;
-      if (shaped) mine = std::span(results).subspan(part.first, part.count);
-      const std::span<const SsdReadTransfer> theirs =
-          std::span<const SsdReadTransfer>(transfers).subspan(part.first,
-                                                              part.count);
-      if (read.request.header.staged()) {
-        FinishStaged(read, part.ranges, theirs, mine, shaped, part.reply);
-      } else {
-        FinishUnstaged(read, theirs, mine, shaped,
-                       std::span<const std::byte>(staging).subspan(
-                           part.at, RequestBytes(read.request)),
-                       part.reply);
-      }
-    }
-    MutexLock lock(&ucx_mu_);
-    QueueReply(read.request.header.reply_address, part.reply);
-    worker_->Signal();
-  }
+  return transfers;
 }
 
 void UcxSegmentServer::FinishUnstaged(

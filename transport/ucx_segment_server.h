@@ -166,6 +166,25 @@ class UcxSegmentServer {
   // Serves `reads` with one handler call and sends their replies.
   void ServePass(std::span<QueuedRead> reads, std::vector<std::byte>& staging)
       ABSL_LOCKS_EXCLUDED(ucx_mu_, queue_mu_, staging_mu_);
+  // One request's part of a pass: its transfers are
+  // transfers[first, first + count); its staging ranges (staged) or its
+  // offset in the pass's own buffer (unstaged).
+  struct PassPart {
+    SsdReadReply reply;
+    bool active = false;  // to be read; else `reply` says why not
+    size_t first = 0;
+    size_t count = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    uint64_t at = 0;
+  };
+  // Checks `read` (size limit, SSD present, deadline) and gives it room:
+  // staging ranges, or the next `unstaged_bytes` of the pass's buffer.
+  void AdmitRead(const QueuedRead& read, PassPart& part,
+                 uint64_t& unstaged_bytes) ABSL_LOCKS_EXCLUDED(staging_mu_);
+  // The handler's transfers for the admitted reads, into their room.
+  std::vector<SsdReadTransfer> PassTransfers(std::span<const QueuedRead> reads,
+                                             std::span<PassPart> parts,
+                                             std::vector<std::byte>& staging);
   // A staged request's reply: the ranges its values were read into (kept
   // under a lease, or freed when there is nothing to copy).
   void FinishStaged(const QueuedRead& read,

@@ -58,4 +58,16 @@ Status UcxError(ucs_status_t status, std::string_view what) {
   return Status(reason, std::move(message));
 }
 
+Status SegmentGone() {
+  return Status(ErrorReason::kUnavailable,
+                "the node no longer exports this segment (it exited or "
+                "withdrew it)");
+}
+
+Status NodeTimedOut(std::chrono::milliseconds timeout, std::string_view what) {
+  return Status(ErrorReason::kTimeout,
+                std::string(what) + ": no answer from node within " +
+                    std::to_string(timeout.count()) + " ms");
+}
+
 }  // namespace mooncake_tier

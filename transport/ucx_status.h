@@ -7,6 +7,7 @@
 
 #include <ucs/type/status.h>
 
+#include <chrono>
 #include <string_view>
 
 #include "mooncake_tier/status.h"
@@ -18,6 +19,13 @@ namespace mooncake_tier {
 // second (it often says why: "no ... transport to ...", an interface it
 // could not use), the message ends with it, and it is consumed.
 Status UcxError(ucs_status_t status, std::string_view what);
+
+// UNAVAILABLE: the segment a transfer names is no longer exported by its
+// node (it exited or withdrew it).
+Status SegmentGone();
+
+// TIMEOUT: `what` ("writing to node") got no answer within `timeout`.
+Status NodeTimedOut(std::chrono::milliseconds timeout, std::string_view what);
 
 // Keeps `line`, UCX's last warning or error on this thread, for UcxError
 // (the log handler of ucx_context.cc calls it).

@@ -41,6 +41,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -109,8 +111,45 @@ class UcxTransport final : public Transport {
   explicit UcxTransport(UcxTransportOptions options);
   Status Init();
 
+  // Write (kWrite) or Read: each operation through shared memory when its
+  // segment is mapped here, else through UCX; one status per operation.
   template <bool kWrite>
   std::vector<Status> Transfer(std::span<const SegmentTransfer> ops);
+  // How Transfer carries each operation.
+  struct TransferRoutes {
+    std::vector<std::string_view> ucx_key;  // inside the op's remote key
+    std::vector<char> via_ucx;              // 1: UCX carries it
+    size_t ucx_count = 0;                   // how many are 1
+    std::vector<size_t> shared;             // copied through shared memory
+    std::vector<std::shared_ptr<const ShmMapping>> mapping_of;  // for those
+  };
+  // The UCX operations of a Transfer once posted: per operation, its
+  // request's slot, its flush's slot (writes), its registered buffer.
+  struct UcxTransfers {
+    explicit UcxTransfers(size_t n)
+        : slot_of(n, UcxRequestBatch::kNoSlot),
+          flush_of(n, UcxRequestBatch::kNoSlot),
+          registered(n) {}
+    std::vector<size_t> slot_of;
+    std::vector<size_t> flush_of;
+    std::vector<std::shared_ptr<const UcxRegisteredMemory>> registered;
+  };
+  // Validates each operation (out[i] says why one cannot go) and routes
+  // the rest: shared memory for a segment this host maps, else UCX.
+  TransferRoutes RouteTransfers(std::span<const SegmentTransfer> ops,
+                                std::vector<Status>& out);
+  // Posts the UCX operations (and, for writes, one flush per endpoint).
+  template <bool kWrite>
+  void PostUcxTransfers(std::span<const SegmentTransfer> ops,
+                        const TransferRoutes& routes, UcxRequestBatch& batch,
+                        UcxTransfers& posted, std::vector<Status>& out);
+  // Waits for the posted operations until `deadline`, drops the endpoints
+  // of those still in flight then (cancelling them), and sets out[i] for
+  // each that failed (`what`: "writing to node", say).
+  void CollectUcxTransfers(std::span<const SegmentTransfer> ops,
+                           UcxRequestBatch& batch, const UcxTransfers& posted,
+                           UcxRequestBatch::Clock::time_point deadline,
+                           const char* what, std::vector<Status>& out);
   // Copies the operations `ops[i]` for i in `indices` through their mapped
   // segments (`mappings[i]`), setting out[i].
   template <bool kWrite>
