@@ -351,6 +351,12 @@ class SsdStore {
   Status Recover();
   Status RecoverFile(uint32_t number, ScanMap& scan,
                      std::map<uint32_t, DataFile>& files);
+  // Reads every record of file `number` (`name`, `size` bytes) into `scan`
+  // (the newest record of each key wins; a removal counts) and `data`
+  // (key hashes, tombstone bytes); a torn tail is cut back to the last
+  // good record, and `size` follows.
+  Status ScanRecoveredFile(uint32_t number, const std::string& name,
+                           ScanMap& scan, DataFile& data, uint64_t& size);
   Status StartActiveFile();
 
   // The write path shared by puts, removes, tombstones and compaction:
@@ -385,6 +391,11 @@ class SsdStore {
   // Sends every admitted write to its file, one WriteBatch per file. False
   // when there was nothing to write (no I/O issued).
   bool WriteToFiles(std::span<PendingWrite> writes);
+  // The admitted writes of `writes` that go to `file`, as one WriteBatch:
+  // records that share blocks go out as one run from one buffer; a large
+  // record's body goes from the caller's buffer. A short or failed write
+  // sets its records' status.
+  void WriteFile(SsdFile& file, std::span<PendingWrite> writes);
   void Publish(std::span<PendingWrite> writes);
   // A removal list that found no room: its keys are removed from the index
   // now (they are still busy) and their tombstones owed.

@@ -80,7 +80,31 @@ Status SsdStore::RecoverFile(uint32_t number, ScanMap& scan,
   DataFile data;
   data.file = std::move(opened);
   MT_ASSIGN_OR_RETURN(uint64_t size, data.file->Size());
+  MT_RETURN_IF_ERROR(ScanRecoveredFile(number, name, scan, data, size));
+  if (size % SsdRecord::kAlignment != 0) {
+    // The file ends inside the padding after its last record (cut there,
+    // or copied so): make it whole blocks again, as reads expect.
+    const uint64_t whole = AlignUp(size, SsdRecord::kAlignment);
+    MT_RETURN_IF_ERROR(data.file->Truncate(whole));
+    size = whole;
+  }
+  if (size == 0) {
+    data.file.reset();
+    const Status removed = device_->Remove(name);
+    if (!removed.ok()) {
+      spdlog::warn("SSD store: cannot remove empty {}: {}", name,
+                   removed.ToString());
+    }
+    return Status::Ok();
+  }
+  data.size = size;
+  files.emplace(number, std::move(data));
+  return Status::Ok();
+}
 
+Status SsdStore::ScanRecoveredFile(uint32_t number, const std::string& name,
+                                   ScanMap& scan, DataFile& data,
+                                   uint64_t& size) {
   // Keeps the newest record of `key` (a removal is one too).
   auto apply = [&](std::string_view key, uint64_t sequence,
                    const SsdRecord& record, ScanEntry::Kind kind,
@@ -149,24 +173,6 @@ Status SsdStore::RecoverFile(uint32_t number, ScanMap& scan,
         break;
     }
   }
-  if (size % SsdRecord::kAlignment != 0) {
-    // The file ends inside the padding after its last record (cut there,
-    // or copied so): make it whole blocks again, as reads expect.
-    const uint64_t whole = AlignUp(size, SsdRecord::kAlignment);
-    MT_RETURN_IF_ERROR(data.file->Truncate(whole));
-    size = whole;
-  }
-  if (size == 0) {
-    data.file.reset();
-    const Status removed = device_->Remove(name);
-    if (!removed.ok()) {
-      spdlog::warn("SSD store: cannot remove empty {}: {}", name,
-                   removed.ToString());
-    }
-    return Status::Ok();
-  }
-  data.size = size;
-  files.emplace(number, std::move(data));
   return Status::Ok();
 }
 
