@@ -110,96 +110,17 @@ Result<std::unique_ptr<DaemonAdmin>> DaemonAdmin::Start(
                   "an admin server needs a master or a node");
   }
   MT_ASSIGN_OR_RETURN(const HostPort bind, SplitHostPort(options.listen));
-  admin::AdminServerOptions server_options;
-  server_options.bind_address = bind.host;
-  server_options.port = bind.port;
-  server_options.token = options.token;
-  if (!options.tls_cert.empty() || !options.tls_key.empty()) {
-    if (options.tls_cert.empty() || options.tls_key.empty()) {
-      return Status(ErrorReason::kInvalidArgument,
-                    "--admin-tls-cert and --admin-tls-key go together");
-    }
-    server_options.tls = admin::HttpEdgeTls{.cert_file = options.tls_cert,
-                                            .key_file = options.tls_key};
-  }
-
+  MT_ASSIGN_OR_RETURN(const admin::AdminServerOptions server_options,
+                      ServerOptionsFrom(options, bind));
   std::unique_ptr<DaemonAdmin> admin(new DaemonAdmin());
   admin->tls_ = server_options.tls.has_value();
-  if (node != nullptr) {
-    UcxSegmentExporter* exporter = node->exporter();
-    const std::string name = node->options().node.name;
-    admin->node_metrics_ =
-        std::make_unique<metrics::NodeMetrics>(&node->node(), [exporter, name] {
-          metrics::TransferRequestCounts counts;
-          if (exporter == nullptr) return counts;
-          Result<UcxSegmentServerStats> stats = exporter->StatsFor(name);
-          if (!stats.ok()) return counts;
-          counts.served = stats->ssd_requests_served;
-          counts.rejected = stats->ssd_requests_rejected;
-          counts.malformed = stats->malformed_requests;
-          return counts;
-        });
-  }
+  if (node != nullptr) admin->node_metrics_ = NodeMetricsOf(*node);
   DaemonAdmin* self = admin.get();
+  admin->edge_metrics_ = std::make_unique<metrics::EdgeMetrics>(
+      [self, master, node] { return self->SampleEdge(master, node); });
   auto render = [self] { return self->RenderMetrics(); };
-  admin->edge_metrics_ = std::make_unique<metrics::EdgeMetrics>([self, master,
-                                                                 node] {
-    admin::HttpEdgeStats stats;
-    if (self->edge_stats_ready_.load(std::memory_order_acquire)) {
-      stats = self->edge_stats_();
-    }
-    metrics::EdgeSample sample;
-    sample.connections_open = stats.connections_open;
-    sample.connections_accepted = stats.connections_accepted;
-    sample.idle_timeouts = stats.idle_closed;
-    sample.idle_evicted = stats.idle_evicted;
-    for (size_t i = 0; i < admin::kHttpRefusalCount; ++i) {
-      sample.refused.emplace_back(
-          admin::HttpRefusalName(static_cast<admin::HttpRefusal>(i)),
-          stats.refused[i]);
-    }
-    // Certificates in use: this port's, the master's gRPC one and the one
-    // a node dials its master with.
-    if (stats.tls_not_after != 0) {
-      sample.tls.push_back({"admin", stats.tls_not_after, 0});
-    }
-    auto grpc = [&sample](const char* plane, const rpc::TlsIdentity* tls) {
-      if (tls == nullptr || !tls->has_identity()) return;
-      sample.tls.push_back({plane,
-                            std::chrono::duration_cast<std::chrono::seconds>(
-                                tls->not_after().time_since_epoch())
-                                .count(),
-                            tls->reload_failures()});
-    };
-    if (master != nullptr) grpc("grpc", master->tls());
-    if (node != nullptr) grpc("grpc_client", node->tls());
-    return sample;
-  });
   if (master != nullptr) {
-    admin->requests_ =
-        std::make_unique<rpc::CallRecorder>(admin::AdminServer::RouteNames());
-    if (HaMaster* ha = master->ha()) {
-      // A cluster's master: whichever term's master leads now, if any.
-      auto current = [ha]() -> std::shared_ptr<MasterAdmin> {
-        std::shared_ptr<MasterHost> host = ha->current();
-        if (!host) return nullptr;
-        return std::shared_ptr<MasterAdmin>(host, &host->admin());
-      };
-      admin->facade_ = std::make_unique<admin::MasterAdminFacade>(
-          current, [ha] { return ClusterRoleOf(ha->View()); }, master->clock());
-      admin->master_metrics_ = std::make_unique<metrics::MasterMetrics>(
-          [current]() -> std::shared_ptr<const MasterAdmin> {
-            return current();
-          },
-          [ha] { return RoleSampleOf(ha->View()); }, master->clock(),
-          &master->rpc_recorder(), admin->requests_.get());
-    } else {
-      admin->facade_ = std::make_unique<admin::MasterAdminFacade>(
-          &master->master(), master->clock());
-      admin->master_metrics_ = std::make_unique<metrics::MasterMetrics>(
-          &master->master(), master->clock(), &master->rpc_recorder(),
-          admin->requests_.get());
-    }
+    admin->WatchMaster(*master);
     MT_ASSIGN_OR_RETURN(
         admin->server_,
         admin::AdminServer::Start(server_options, admin->facade_.get(), render,
@@ -215,6 +136,97 @@ Result<std::unique_ptr<DaemonAdmin>> DaemonAdmin::Start(
   }
   admin->edge_stats_ready_.store(true, std::memory_order_release);
   return admin;
+}
+
+Result<admin::AdminServerOptions> DaemonAdmin::ServerOptionsFrom(
+    const AdminOptions& options, const HostPort& bind) {
+  admin::AdminServerOptions server_options;
+  server_options.bind_address = bind.host;
+  server_options.port = bind.port;
+  server_options.token = options.token;
+  if (!options.tls_cert.empty() || !options.tls_key.empty()) {
+    if (options.tls_cert.empty() || options.tls_key.empty()) {
+      return Status(ErrorReason::kInvalidArgument,
+                    "--admin-tls-cert and --admin-tls-key go together");
+    }
+    server_options.tls = admin::HttpEdgeTls{.cert_file = options.tls_cert,
+                                            .key_file = options.tls_key};
+  }
+  return server_options;
+}
+
+std::unique_ptr<metrics::NodeMetrics> DaemonAdmin::NodeMetricsOf(
+    NodeProcess& node) {
+  UcxSegmentExporter* exporter = node.exporter();
+  const std::string name = node.options().node.name;
+  return std::make_unique<metrics::NodeMetrics>(&node.node(), [exporter, name] {
+    metrics::TransferRequestCounts counts;
+    if (exporter == nullptr) return counts;
+    Result<UcxSegmentServerStats> stats = exporter->StatsFor(name);
+    if (!stats.ok()) return counts;
+    counts.served = stats->ssd_requests_served;
+    counts.rejected = stats->ssd_requests_rejected;
+    counts.malformed = stats->malformed_requests;
+    return counts;
+  });
+}
+
+metrics::EdgeSample DaemonAdmin::SampleEdge(MasterProcess* master,
+                                            NodeProcess* node) const {
+  admin::HttpEdgeStats stats;
+  if (edge_stats_ready_.load(std::memory_order_acquire)) stats = edge_stats_();
+  metrics::EdgeSample sample;
+  sample.connections_open = stats.connections_open;
+  sample.connections_accepted = stats.connections_accepted;
+  sample.idle_timeouts = stats.idle_closed;
+  sample.idle_evicted = stats.idle_evicted;
+  for (size_t i = 0; i < admin::kHttpRefusalCount; ++i) {
+    sample.refused.emplace_back(
+        admin::HttpRefusalName(static_cast<admin::HttpRefusal>(i)),
+        stats.refused[i]);
+  }
+  // Certificates in use: this port's, the master's gRPC one and the one
+  // a node dials its master with.
+  if (stats.tls_not_after != 0) {
+    sample.tls.push_back({"admin", stats.tls_not_after, 0});
+  }
+  auto grpc = [&sample](const char* plane, const rpc::TlsIdentity* tls) {
+    if (tls == nullptr || !tls->has_identity()) return;
+    sample.tls.push_back({plane,
+                          std::chrono::duration_cast<std::chrono::seconds>(
+                              tls->not_after().time_since_epoch())
+                              .count(),
+                          tls->reload_failures()});
+  };
+  if (master != nullptr) grpc("grpc", master->tls());
+  if (node != nullptr) grpc("grpc_client", node->tls());
+  return sample;
+}
+
+void DaemonAdmin::WatchMaster(MasterProcess& master) {
+  requests_ =
+      std::make_unique<rpc::CallRecorder>(admin::AdminServer::RouteNames());
+  HaMaster* ha = master.ha();
+  if (ha == nullptr) {
+    facade_ = std::make_unique<admin::MasterAdminFacade>(&master.master(),
+                                                         master.clock());
+    master_metrics_ = std::make_unique<metrics::MasterMetrics>(
+        &master.master(), master.clock(), &master.rpc_recorder(),
+        requests_.get());
+    return;
+  }
+  // A cluster's master: whichever term's master leads now, if any.
+  auto current = [ha]() -> std::shared_ptr<MasterAdmin> {
+    std::shared_ptr<MasterHost> host = ha->current();
+    if (!host) return nullptr;
+    return std::shared_ptr<MasterAdmin>(host, &host->admin());
+  };
+  facade_ = std::make_unique<admin::MasterAdminFacade>(
+      current, [ha] { return ClusterRoleOf(ha->View()); }, master.clock());
+  master_metrics_ = std::make_unique<metrics::MasterMetrics>(
+      [current]() -> std::shared_ptr<const MasterAdmin> { return current(); },
+      [ha] { return RoleSampleOf(ha->View()); }, master.clock(),
+      &master.rpc_recorder(), requests_.get());
 }
 
 std::string DaemonAdmin::url() const {

@@ -31,11 +31,13 @@ namespace rpc {
 class CallRecorder;
 }  // namespace rpc
 namespace metrics {
+struct EdgeSample;
 class EdgeMetrics;
 class MasterMetrics;
 class NodeMetrics;
 }  // namespace metrics
 namespace admin {
+struct AdminServerOptions;
 class AdminServer;
 class MasterAdminFacade;
 class NodeAdminServer;
@@ -115,6 +117,18 @@ class DaemonAdmin {
 
  private:
   DaemonAdmin();
+  // The steps of Start. The admin server's options: address, token, TLS
+  // files (both or neither).
+  static Result<admin::AdminServerOptions> ServerOptionsFrom(
+      const AdminOptions& options, const HostPort& bind);
+  // A node's metrics, with the SSD requests its segment server answered.
+  static std::unique_ptr<metrics::NodeMetrics> NodeMetricsOf(NodeProcess& node);
+  // The admin port's connections and refusals, and the certificates in use.
+  metrics::EdgeSample SampleEdge(MasterProcess* master,
+                                 NodeProcess* node) const;
+  // The facade and metrics of `master`: a lone master's, or for an HA
+  // member whichever term's master leads when asked.
+  void WatchMaster(MasterProcess& master);
 
   std::string address_;
   bool tls_ = false;

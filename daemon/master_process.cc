@@ -41,111 +41,124 @@ Result<std::unique_ptr<MasterProcess>> MasterProcess::Start(
     options.config.first_node_id = FirstNodeIdFromClock();
   }
   std::unique_ptr<MasterProcess> process(new MasterProcess(std::move(options)));
-  const MasterProcessOptions& o = process->options_;
+  MT_RETURN_IF_ERROR(process->SetUpCallSecurity());
+  MT_RETURN_IF_ERROR(process->StartEngine());
+  process->StartControlLane();
+  MT_RETURN_IF_ERROR(process->StartServing());
+  process->LogServing();
+  return process;
+}
+
+Status MasterProcess::SetUpCallSecurity() {
+  const MasterProcessOptions& o = options_;
   // Caller certificates count only when the server asks for them.
   const bool certificates =
       o.tls.has_identity() && o.tls_client_auth != rpc::TlsClientAuth::kNone;
   if (o.tls.has_identity()) {
     MT_ASSIGN_OR_RETURN(
-        process->tls_,
-        rpc::TlsIdentity::Create(o.tls, rpc::kTlsServer | rpc::kTlsClient,
-                                 {rpc::TlsRole::kMaster}));
+        tls_, rpc::TlsIdentity::Create(o.tls, rpc::kTlsServer | rpc::kTlsClient,
+                                       {rpc::TlsRole::kMaster}));
   } else if (!o.tls.key.empty() || !o.tls.ca.empty()) {
     return Status(ErrorReason::kInvalidArgument,
                   "--tls-key and --tls-ca need --tls-cert");
   }
-  MT_ASSIGN_OR_RETURN(rpc::CallTokens tokens, process->ReadTokens());
+  MT_ASSIGN_OR_RETURN(rpc::CallTokens tokens, ReadTokens());
   if (!tokens.node.empty() || !tokens.client.empty() || certificates) {
-    MT_ASSIGN_OR_RETURN(
-        process->authorizer_,
-        rpc::CallAuthorizer::Create(std::move(tokens), certificates));
+    MT_ASSIGN_OR_RETURN(authorizer_, rpc::CallAuthorizer::Create(
+                                         std::move(tokens), certificates));
   }
+  return Status();
+}
+
+Status MasterProcess::StartEngine() {
   const rpc::MasterServiceOptions service_options{
-      .clock = process->clock(), .authorizer = process->authorizer_.get()};
-  if (process->options_.ha) {
-    const MasterHaOptions& ha = *process->options_.ha;
-    HaMasterOptions ha_options;
-    ha_options.etcd = ha.etcd;
-    ha_options.cluster = ha.cluster;
-    ha_options.advertise =
-        ha.advertise.empty() ? process->options_.listen : ha.advertise;
-    ha_options.admin_advertise = ha.admin_advertise;
-    ha_options.lease_ttl = ha.lease_ttl;
-    ha_options.recovery_timeout = ha.recovery_timeout;
-    ha_options.config = process->options_.config;
-    ha_options.config.first_node_id = 1;  // each term picks its own
-    ha_options.tick_interval = process->options_.tick_interval;
-    MT_ASSIGN_OR_RETURN(
-        process->ha_, HaMaster::Start(std::move(ha_options), process->clock()));
-    process->service_ = std::make_unique<rpc::MasterService>(process->ha_.get(),
-                                                             service_options);
-  } else {
-    MT_ASSIGN_OR_RETURN(
-        process->master_,
-        MasterHost::Create(process->options_.config, process->clock()));
-    process->service_ = std::make_unique<rpc::MasterService>(
-        &process->master_->api(), &process->master_->link(), service_options);
+      .clock = clock(), .authorizer = authorizer_.get()};
+  if (!options_.ha) {
+    MT_ASSIGN_OR_RETURN(master_, MasterHost::Create(options_.config, clock()));
+    service_ = std::make_unique<rpc::MasterService>(
+        &master_->api(), &master_->link(), service_options);
+    return Status();
   }
-  if (process->options_.control_lane &&
-      (process->authorizer_ || process->tls_)) {
+  const MasterHaOptions& ha = *options_.ha;
+  HaMasterOptions ha_options;
+  ha_options.etcd = ha.etcd;
+  ha_options.cluster = ha.cluster;
+  ha_options.advertise = ha.advertise.empty() ? options_.listen : ha.advertise;
+  ha_options.admin_advertise = ha.admin_advertise;
+  ha_options.lease_ttl = ha.lease_ttl;
+  ha_options.recovery_timeout = ha.recovery_timeout;
+  ha_options.config = options_.config;
+  ha_options.config.first_node_id = 1;  // each term picks its own
+  ha_options.tick_interval = options_.tick_interval;
+  MT_ASSIGN_OR_RETURN(ha_, HaMaster::Start(std::move(ha_options), clock()));
+  service_ = std::make_unique<rpc::MasterService>(ha_.get(), service_options);
+  return Status();
+}
+
+void MasterProcess::StartControlLane() {
+  if (!options_.control_lane) return;
+  if (authorizer_ || tls_) {
     // The lane is UCX in clear, with no authentication of its own yet: it
     // would serve anyone what gRPC serves only to callers it knows, and
     // show a sniffer what TLS hides.
     spdlog::info(
         "master: no control lane: calls are authenticated or encrypted and "
         "the lane has neither");
-  } else if (process->options_.control_lane) {
-    // Before gRPC serves, so that the first GetControlLane finds it.
-    Result<std::unique_ptr<rpc::ControlLaneServer>> lane =
-        rpc::ControlLaneServer::Create(
-            process->service_.get(),
-            {.transports = process->options_.control_lane_transports});
-    if (lane.ok()) {
-      process->lane_ = std::move(*lane);
-    } else {
-      spdlog::warn("master: no control lane, serving gRPC alone: {}",
-                   lane.status().ToString());
-    }
+    return;
   }
+  // Before gRPC serves, so that the first GetControlLane finds it.
+  Result<std::unique_ptr<rpc::ControlLaneServer>> lane =
+      rpc::ControlLaneServer::Create(
+          service_.get(), {.transports = options_.control_lane_transports});
+  if (lane.ok()) {
+    lane_ = std::move(*lane);
+  } else {
+    spdlog::warn("master: no control lane, serving gRPC alone: {}",
+                 lane.status().ToString());
+  }
+}
+
+Status MasterProcess::StartServing() {
   rpc::RpcServerOptions server_options;
-  server_options.address = process->options_.listen;
-  if (process->tls_) {
+  server_options.address = options_.listen;
+  if (tls_) {
     server_options.credentials =
-        rpc::MakeServerCredentials(*process->tls_, o.tls_client_auth);
+        rpc::MakeServerCredentials(*tls_, options_.tls_client_auth);
   }
-  MT_ASSIGN_OR_RETURN(process->server_,
-                      rpc::RpcServer::Start(
-                          server_options, {process->service_->grpc_service()}));
-  process->address_ = process->server_->address();
-  if (process->master_) {
-    process->ticker_.Start(process->options_.tick_interval,
-                           [p = process.get()] { p->master_->Tick(); });
+  MT_ASSIGN_OR_RETURN(server_, rpc::RpcServer::Start(
+                                   server_options, {service_->grpc_service()}));
+  address_ = server_->address();
+  if (master_) {
+    ticker_.Start(options_.tick_interval, [this] { master_->Tick(); });
   }
-  if (process->tls_) {
+  return Status();
+}
+
+void MasterProcess::LogServing() const {
+  const MasterProcessOptions& o = options_;
+  if (tls_) {
     spdlog::info(
         "master: TLS with the certificate {} (client certificates: {}{})",
         o.tls.cert, rpc::TlsClientAuthName(o.tls_client_auth),
         o.tls_client_auth == rpc::TlsClientAuth::kRequire
             ? ""
             : "; callers without one need a token");
-  } else if (process->authorizer_) {
+  } else if (authorizer_) {
     spdlog::info(
         "master: every call needs a node's or a client's token; tokens "
         "travel in clear over gRPC without TLS");
   }
-  if (!process->authorizer_ && process->options_.insecure) {
+  if (!authorizer_ && o.insecure) {
     spdlog::warn(
         "master: --insecure: anyone who reaches {} may make any call, "
         "register and deregister nodes included",
-        process->address_);
+        address_);
   }
   spdlog::info(
       "master: serving gRPC on {} (control lane {}, offload {}, promotion on "
       "hit {})",
-      process->address_, process->lane_ ? "on" : "off",
-      OffloadModeName(process->options_.config.offload_mode),
-      process->options_.config.promotion.on_hit ? "on" : "off");
-  return process;
+      address_, lane_ ? "on" : "off", OffloadModeName(o.config.offload_mode),
+      o.config.promotion.on_hit ? "on" : "off");
 }
 
 MasterProcess::~MasterProcess() { Shutdown(); }

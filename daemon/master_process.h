@@ -151,6 +151,18 @@ class MasterProcess {
   explicit MasterProcess(MasterProcessOptions options);
   // The tokens of the token files (empty sets without files).
   Result<rpc::CallTokens> ReadTokens() const;
+  // The steps of Start, in order. TLS identity and the call authorizer
+  // (tokens, client certificates) from the options.
+  Status SetUpCallSecurity();
+  // The engine (a lone master, or an HA member) and its gRPC service.
+  Status StartEngine();
+  // The UCX control lane, unless calls are authenticated or encrypted (the
+  // lane has neither); a lane that cannot start leaves gRPC alone.
+  void StartControlLane();
+  // The gRPC server, then the lone master's tick.
+  Status StartServing();
+  // What the master serves, and how callers are checked.
+  void LogServing() const;
 
   const MasterProcessOptions options_;
   std::string address_;
