@@ -54,7 +54,8 @@ py::object GroupField(const ExistsInfo& info, F field) {
   return py::cast(field(*info.group));
 }
 
-void BindResults(py::module_& m) {
+// GroupStatus: a group's completeness.
+void BindGroupStatus(py::module_& m) {
   py::class_<GroupStatus>(m, "GroupStatus",
                           "A group's completeness: state is 'filling', "
                           "'complete', 'broken' or 'expired'; present of "
@@ -71,7 +72,10 @@ void BindResults(py::module_& m) {
           [](const GroupStatus& g) { return g.state == GroupState::kComplete; },
           "True when every member is present (state 'complete').")
       .def("__repr__", &GroupStatusRepr);
+}
 
+// PrefixInfo: the answer of Store.probe_prefix(), also a (length, bytes) pair.
+void BindPrefixInfo(py::module_& m) {
   py::class_<PrefixInfo>(
       m, "PrefixInfo",
       "Answer of Store.probe_prefix(): length (keys readable in order from "
@@ -105,7 +109,11 @@ void BindResults(py::module_& m) {
                ", bytes=" + std::to_string(p.bytes) +
                ", memory_bytes=" + std::to_string(p.memory_bytes) + ")";
       });
+}
 
+// ExistsInfo: the answer of Store.exists(), with shortcuts to the group's
+// status.
+void BindExistsInfo(py::module_& m) {
   py::class_<ExistsInfo>(
       m, "ExistsInfo",
       "Answer of Store.exists(). exists is True when a complete copy is "
@@ -153,7 +161,10 @@ void BindResults(py::module_& m) {
                (i.group ? GroupStatusRepr(*i.group) : std::string("None")) +
                ")";
       });
+}
 
+// GroupMember: one member as Store.group() lists it.
+void BindGroupMember(py::module_& m) {
   py::class_<GroupMemberInfo>(m, "GroupMember",
                               "One member of a group, as Store.group() "
                               "reports it; tiers hold a complete copy, "
@@ -170,7 +181,10 @@ void BindResults(py::module_& m) {
                ", tiers=" + py::repr(TierNames(g.tiers)).cast<std::string>() +
                ")";
       });
+}
 
+// GroupInfo: a group by id, with its members.
+void BindGroupInfo(py::module_& m) {
   py::class_<GroupInfo>(m, "GroupInfo",
                         "A group by id: its status, members and, for a "
                         "broken group, why ('removed', 'node_lost', "
@@ -197,6 +211,14 @@ void BindResults(py::module_& m) {
                     : ", break_cause='" + g.break_cause + "'") +
                ")";
       });
+}
+
+void BindResults(py::module_& m) {
+  BindGroupStatus(m);
+  BindPrefixInfo(m);
+  BindExistsInfo(m);
+  BindGroupMember(m);
+  BindGroupInfo(m);
 }
 
 void BindBatchQueue(py::module_& m) {
@@ -253,53 +275,10 @@ results already taken).
       });
 }
 
-void BindStore(py::module_& m) {
-  py::class_<PyStore>(m, "Store", R"doc(
-A client of a mooncake-tier store (master + storage nodes).
-
-Store(master="127.0.0.1:50051", *, rpc_timeout=5.0, transfer_timeout=5.0,
-      ucx_transports="", probe_master=True, location_cache=True,
-      control_lane=True, token="", token_file=None, tls_ca=None,
-      tls_cert=None, tls_key=None, tls_server_name=None)
-
-Connects to the master at `master` ("host:port"), or to the masters of a
-high-availability cluster ("h1:p,h2:p,h3:p"; calls follow the leader
-across failovers); raises UnavailableError or StoreTimeoutError naming the
-address when no master answers within rpc_timeout seconds. Use it as a
-context manager, or call close().
-
-With location_cache (the default), a repeated read of an object in DRAM
-reads it again where the master last said it is, with no call to the
-master, for as long as the master vouches for that place (its location
-grant, 2 s by default). It never returns another object's bytes; after
-another client removes or rewrites a key, this one may read the earlier
-value until the grant ends.
-
-With control_lane (the default), lookups (exists, replica lists, prefix
-probes) go to the master's UCX control lane when it offers
-one, at about a third of a gRPC call's latency, and over gRPC otherwise.
-
-A master that authenticates calls (mooncake-tierd --client-token-file)
-needs a client token: `token`, or the first line of `token_file`, which
-defaults to the file named by the MOONCAKE_TIER_CLIENT_TOKEN_FILE
-environment variable. Without it every call raises UnauthenticatedError.
-
-A master that serves TLS (mooncake-tierd --tls-cert) is dialed with
-`tls_ca`, the PEM bundle its certificate must lead to; the certificate
-must name the master role and the host dialed (or `tls_server_name`). A
-master that asks for client certificates also needs `tls_cert` and
-`tls_key` (a client or admin certificate), which then prove the role in
-place of a token. Each defaults to the environment variable
-MOONCAKE_TIER_TLS_CA, MOONCAKE_TIER_TLS_CERT, MOONCAKE_TIER_TLS_KEY or
-MOONCAKE_TIER_TLS_SERVER_NAME; bad files raise InvalidArgumentError.
-
-Every method releases the GIL while it waits on the network or a disk, and
-one Store may be shared by many threads. Values are anything with the
-buffer protocol (bytes, bytearray, memoryview, C-contiguous numpy arrays).
-Failures raise StoreError subclasses (ObjectNotFoundError,
-GroupIncompleteError, NoSpaceError, ...); the *_batch methods return one
-result per item instead: the value, or the StoreError instance.
-)doc")
+// Store(...): opening (arguments, else their environment variables), closing,
+// repr.
+void DefineStoreLifecycle(py::class_<PyStore>& store) {
+  store
       .def(py::init([](const std::string& master, double rpc_timeout,
                        double transfer_timeout,
                        const std::string& ucx_transports, bool probe_master,
@@ -361,11 +340,15 @@ result per item instead: the value, or the StoreError instance.
              s.Close();
              return false;
            })
-      .def("__repr__",
-           [](const PyStore& s) {
-             return "Store(master='" + s.master() + "'" +
-                    (s.closed() ? ", closed" : "") + ")";
-           })
+      .def("__repr__", [](const PyStore& s) {
+        return "Store(master='" + s.master() + "'" +
+               (s.closed() ? ", closed" : "") + ")";
+      });
+}
+
+// Puts and gets: single, batched, scattered and from raw addresses.
+void DefineStoreData(py::class_<PyStore>& store) {
+  store
       .def("put", &PyStore::Put, py::arg("key"), py::arg("data"),
            py::arg("group") = py::none(), py::kw_only(),
            py::arg("preferred_node") = "", py::arg("hard_pin") = false,
@@ -436,7 +419,12 @@ Reads keys[i] into raw memory the caller owns (see put_from_addresses;
 a list of ranges is scattered into in order). Returns one entry per key:
 the size read, or the StoreError instance (BufferTooSmallError when the
 ranges are too small; nothing written).
-)doc")
+)doc");
+}
+
+// Lookups and removals: exists, readable, prefix probes, groups, remove.
+void DefineStoreMetadata(py::class_<PyStore>& store) {
+  store
       .def("exists", &PyStore::Exists, py::arg("key"), R"doc(
 Probes `key` (without extending its lease). Returns an ExistsInfo:
 exists, size and, for a group member, the group's state, expected and
@@ -485,7 +473,12 @@ a list or tuple of str / bytes.
       .def("remove_group", &PyStore::RemoveGroup, py::arg("group_id"),
            py::kw_only(), py::arg("force") = false,
            "Removes every member of the group. Raises GroupNotFoundError, "
-           "ObjectLeasedError / ObjectBusyError (nothing removed).")
+           "ObjectLeasedError / ObjectBusyError (nothing removed).");
+}
+
+// Registered memory, the batch queue, health and the benchmark loop.
+void DefineStoreBuffers(py::class_<PyStore>& store) {
+  store
       .def("register_buffer", &PyStore::RegisterBuffer, py::arg("buffer"),
            R"doc(
 Registers `buffer` (C-contiguous) for repeated puts from and get_into
@@ -523,6 +516,59 @@ store does not answer.
            py::arg("buffer"), py::arg("rounds") = 1,
            "Benchmark reference: the same get_into calls in a C++ loop with "
            "the GIL released. Returns (seconds, bytes).");
+}
+
+void BindStore(py::module_& m) {
+  py::class_<PyStore> store(m, "Store", R"doc(
+A client of a mooncake-tier store (master + storage nodes).
+
+Store(master="127.0.0.1:50051", *, rpc_timeout=5.0, transfer_timeout=5.0,
+      ucx_transports="", probe_master=True, location_cache=True,
+      control_lane=True, token="", token_file=None, tls_ca=None,
+      tls_cert=None, tls_key=None, tls_server_name=None)
+
+Connects to the master at `master` ("host:port"), or to the masters of a
+high-availability cluster ("h1:p,h2:p,h3:p"; calls follow the leader
+across failovers); raises UnavailableError or StoreTimeoutError naming the
+address when no master answers within rpc_timeout seconds. Use it as a
+context manager, or call close().
+
+With location_cache (the default), a repeated read of an object in DRAM
+reads it again where the master last said it is, with no call to the
+master, for as long as the master vouches for that place (its location
+grant, 2 s by default). It never returns another object's bytes; after
+another client removes or rewrites a key, this one may read the earlier
+value until the grant ends.
+
+With control_lane (the default), lookups (exists, replica lists, prefix
+probes) go to the master's UCX control lane when it offers
+one, at about a third of a gRPC call's latency, and over gRPC otherwise.
+
+A master that authenticates calls (mooncake-tierd --client-token-file)
+needs a client token: `token`, or the first line of `token_file`, which
+defaults to the file named by the MOONCAKE_TIER_CLIENT_TOKEN_FILE
+environment variable. Without it every call raises UnauthenticatedError.
+
+A master that serves TLS (mooncake-tierd --tls-cert) is dialed with
+`tls_ca`, the PEM bundle its certificate must lead to; the certificate
+must name the master role and the host dialed (or `tls_server_name`). A
+master that asks for client certificates also needs `tls_cert` and
+`tls_key` (a client or admin certificate), which then prove the role in
+place of a token. Each defaults to the environment variable
+MOONCAKE_TIER_TLS_CA, MOONCAKE_TIER_TLS_CERT, MOONCAKE_TIER_TLS_KEY or
+MOONCAKE_TIER_TLS_SERVER_NAME; bad files raise InvalidArgumentError.
+
+Every method releases the GIL while it waits on the network or a disk, and
+one Store may be shared by many threads. Values are anything with the
+buffer protocol (bytes, bytearray, memoryview, C-contiguous numpy arrays).
+Failures raise StoreError subclasses (ObjectNotFoundError,
+GroupIncompleteError, NoSpaceError, ...); the *_batch methods return one
+result per item instead: the value, or the StoreError instance.
+)doc");
+  DefineStoreLifecycle(store);
+  DefineStoreData(store);
+  DefineStoreMetadata(store);
+  DefineStoreBuffers(store);
 }
 
 }  // namespace
